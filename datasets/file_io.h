@@ -1,0 +1,22 @@
+// Reading whole files, and dropping a file's pages from the page cache (a "cold" read
+// without root: posix_fadvise(POSIX_FADV_DONTNEED), which evicts clean pages).
+// Errors: DatasetError (image_folder.h) naming the path and strerror(errno).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+namespace pipebench {
+
+/// Reads the whole file into out (resized to the file size; capacity kept). Returns bytes.
+size_t read_file(const std::filesystem::path& path, std::vector<uint8_t>& out);
+
+/// Asks the kernel to drop the file's cached pages (fdatasync first). Throws on failure to
+/// open; an advisory call that the kernel ignores is not an error.
+void drop_page_cache(const std::filesystem::path& path);
+
+/// Writes bytes to path, creating parent directories.
+void write_file(const std::filesystem::path& path, const uint8_t* data, size_t size);
+
+}  // namespace pipebench

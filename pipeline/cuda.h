@@ -1,0 +1,126 @@
+// Optional CUDA support. Everything here compiles with or without the CUDA toolkit
+// (PIPEBENCH_HAVE_CUDA); without it, or on a machine with no device, cuda_available()
+// is false and the functions that need a device throw CudaUnavailable with a message a
+// benchmark can pass to SkipWithError.
+//
+// Errors: CudaError for a failed CUDA runtime or cuBLAS call, with the call, file and line
+// ("cudaMemcpy(...) failed at pipeline/h2d.cpp:42: invalid argument"). Destructors never
+// throw (a failure there is printed to stderr).
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace pipebench {
+
+class CudaError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+/// Thrown where a CUDA device is needed and none is usable; what() says why.
+class CudaUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CudaInfo {
+  bool compiled = false;        ///< built with the CUDA toolkit
+  bool available = false;       ///< a device is usable now
+  std::string reason;           ///< why not, when !available
+  std::string device_name;      ///< e.g. "NVIDIA H100 80GB HBM3"
+  std::string runtime_version;  ///< e.g. "13.0"
+  std::string driver_version;
+};
+
+/// Probes once (cached) and returns the CUDA state of this process.
+const CudaInfo& cuda_info();
+inline bool cuda_available() { return cuda_info().available; }
+/// Throws CudaUnavailable with cuda_info().reason unless a device is usable.
+void require_cuda();
+
+/// Where host memory comes from.
+enum class MemoryKind {
+  kPageable,  ///< ordinary heap memory (aligned to 64 bytes)
+  kPinned,    ///< page-locked with cudaHostAlloc: needs a device (else CudaUnavailable)
+};
+const char* memory_kind_name(MemoryKind kind);  ///< "pageable", "pinned"
+
+/// An owning host allocation, pageable or pinned. Move-only.
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  HostBuffer(size_t bytes, MemoryKind kind);
+  ~HostBuffer();
+  HostBuffer(HostBuffer&& other) noexcept;
+  HostBuffer& operator=(HostBuffer&& other) noexcept;
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+
+  void* data() const { return data_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(data_); }
+  size_t bytes() const { return bytes_; }
+  MemoryKind kind() const { return kind_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  MemoryKind kind_ = MemoryKind::kPageable;
+};
+
+/// An owning device allocation (cudaMalloc). Move-only. Throws CudaUnavailable without a device.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/// A CUDA stream (cudaStreamNonBlocking) and events for timing on it. Opaque handles keep
+/// cuda_runtime.h out of this header.
+class CudaStream {
+ public:
+  CudaStream();  ///< throws CudaUnavailable without a device
+  ~CudaStream();
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  void* handle() const { return stream_; }  ///< cudaStream_t
+  void synchronize() const;
+
+ private:
+  void* stream_ = nullptr;
+};
+
+class CudaEvent {
+ public:
+  CudaEvent();  ///< throws CudaUnavailable without a device
+  ~CudaEvent();
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  void record(const CudaStream& stream);
+  void synchronize() const;
+  /// Milliseconds between two recorded, completed events (cudaEventElapsedTime).
+  static float elapsed_ms(const CudaEvent& start, const CudaEvent& stop);
+  void* handle() const { return event_; }  ///< cudaEvent_t
+
+ private:
+  void* event_ = nullptr;
+};
+
+/// Host-to-device copy of `bytes`. Synchronous (cudaMemcpy) when stream is null, else
+/// cudaMemcpyAsync on the stream (truly asynchronous only from pinned memory).
+void copy_to_device(void* device, const void* host, size_t bytes, const CudaStream* stream);
+
+}  // namespace pipebench

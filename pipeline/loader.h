@@ -1,0 +1,121 @@
+// Loader: the whole input pipeline as a oneTBB flow graph, in the spirit of PyTorch's
+// DataLoader:
+//
+//   sampler -> read -> decode + transforms (a Recipe) -> collate -> [H2D] -> consumer
+//
+// Batches are NCHW float32 (batch_size x C x H x W, C/H/W from the recipe) with int32
+// labels, delivered in sampler order. Workers are the threads that do sample work (a
+// tbb::task_arena of `workers` concurrency); at most prefetch_depth_batches batches are in
+// flight (being filled, or ready and not yet released by the consumer), so memory is
+// bounded whatever the dataset size. Batch buffers come from a pool (pinned when
+// memory == kPinned) and are reused.
+//
+// Determinism: sample i of epoch e uses Rng::for_sample(sampler.seed, e, i), so one seed
+// gives bit-identical batches at any worker count.
+//
+// Errors: the constructor throws std::invalid_argument for bad options (workers, batch
+// size or prefetch depth < 1, an unknown recipe, epochs < 1). With OnError::kStop a
+// failing sample stops the loader: next() throws LoaderError naming the file and reason;
+// no thread is left running. With OnError::kSkip the sample is dropped and counted
+// (LoaderStats::skipped) and its batch slot is filled from the next samples of the epoch
+// so batches keep their size.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "datasets/image_folder.h"
+#include "pipeline/cuda.h"
+#include "pipeline/sampler.h"
+#include "pipeline/stage_timers.h"
+#include "transforms/recipe.h"
+
+namespace pipebench {
+
+class TraceRecorder;
+
+class LoaderError : public std::runtime_error {
+ public:
+  LoaderError(std::string file, const std::string& what)
+      : std::runtime_error(what), file_(std::move(file)) {}
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+enum class OnError { kStop, kSkip };
+
+struct LoaderOptions {
+  std::string recipe = "imagenet_train";
+  RecipeOptions recipe_options;
+  int batch_size = 64;               ///< samples per batch
+  int workers = 1;                   ///< threads doing sample work
+  int prefetch_depth_batches = 2;    ///< most batches in flight at once
+  SamplerOptions sampler;            ///< shuffle, seed, drop_last, sharding
+  int epochs = 1;
+  OnError on_error = OnError::kStop;
+  MemoryKind memory = MemoryKind::kPageable;  ///< batch buffers; kPinned needs CUDA
+  bool copy_to_device = false;       ///< add the H2D stage (needs CUDA)
+  bool stage_timers = true;          ///< per-stage timing (cheap; see stage_timers.h)
+  TraceRecorder* trace = nullptr;    ///< Chrome trace spans when non-null
+};
+
+/// One delivered batch. Pointers stay valid until the BatchHandle holding it is destroyed.
+struct Batch {
+  int epoch = 0;
+  int64_t index = 0;             ///< batch index within the epoch
+  int size = 0;                  ///< samples (batch_size, or fewer for a last batch)
+  int channels = 0, height = 0, width = 0;
+  const float* data = nullptr;   ///< size x C x H x W float32, host
+  const int32_t* labels = nullptr;                  ///< size labels
+  std::span<const int64_t> sample_indices;          ///< dataset indices, size entries
+  const void* device_data = nullptr;  ///< same batch on the device when copy_to_device
+  size_t bytes() const { return static_cast<size_t>(size) * channels * height * width * 4; }
+};
+
+/// Owns a delivered batch; releasing it returns the buffer to the pool and lets the loader
+/// start another batch. Move-only.
+class BatchHandle {
+ public:
+  BatchHandle() = default;
+  BatchHandle(const Batch* batch, std::shared_ptr<void> releaser)
+      : batch_(batch), releaser_(std::move(releaser)) {}
+  const Batch& operator*() const { return *batch_; }
+  const Batch* operator->() const { return batch_; }
+  void release() { releaser_.reset(); batch_ = nullptr; }
+
+ private:
+  const Batch* batch_ = nullptr;
+  std::shared_ptr<void> releaser_;
+};
+
+class Loader {
+ public:
+  Loader(const ImageFolder& dataset, LoaderOptions options);
+  /// Cancels the graph, waits for the worker threads and frees every buffer; never hangs.
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  /// The next batch in sampler order, or nullopt after the last epoch. Blocks while none
+  /// is ready. Throws LoaderError after a sample failed with OnError::kStop.
+  std::optional<BatchHandle> next();
+
+  int64_t batches_per_epoch() const;
+  const LoaderOptions& options() const;
+  /// Counters and stage times so far (a consistent snapshot).
+  LoaderStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pipebench

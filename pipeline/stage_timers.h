@@ -1,0 +1,50 @@
+// Stage timers: where the loader's time went, accumulated per stage with relaxed atomics
+// (a clock read and an atomic add per stage per sample: cheap enough to leave on).
+// All times in nanoseconds, summed over samples or batches, across all threads.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pipebench {
+
+enum class Stage : int { kRead = 0, kDecode, kTransform, kCollate, kH2D, kCount };
+const char* stage_name(Stage s);  ///< "read", "decode", "transform", "collate", "h2d"
+
+inline int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct LoaderStats {
+  int64_t samples = 0;    ///< samples delivered in batches
+  int64_t batches = 0;    ///< batches delivered
+  int64_t skipped = 0;    ///< samples dropped by OnError::kSkip
+  std::vector<std::string> skipped_files;  ///< the first 100 of them, "path: reason"
+  int64_t stage_ns[static_cast<int>(Stage::kCount)] = {};  ///< per stage, summed
+  int64_t consumer_wait_ns = 0;  ///< time next() blocked waiting for a batch
+  int64_t ready_wait_ns = 0;     ///< time finished batches waited for the consumer
+  int max_batches_in_flight = 0; ///< high-water mark (<= prefetch_depth_batches)
+
+  /// Mean ms per sample of a stage (0 if no sample).
+  double stage_ms_per_sample(Stage s) const {
+    return samples ? stage_ns[static_cast<int>(s)] / 1e6 / samples : 0.0;
+  }
+};
+
+/// Thread-safe accumulator behind LoaderStats.
+class StageTimers {
+ public:
+  void add(Stage s, int64_t ns) { ns_[static_cast<int>(s)].fetch_add(ns, std::memory_order_relaxed); }
+  int64_t get(Stage s) const { return ns_[static_cast<int>(s)].load(std::memory_order_relaxed); }
+  void reset() { for (auto& a : ns_) a.store(0, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int64_t> ns_[static_cast<int>(Stage::kCount)] = {};
+};
+
+}  // namespace pipebench

@@ -1,0 +1,68 @@
+// Chrome trace event recording (the JSON "Trace Event Format" that Perfetto and
+// chrome://tracing open): one track per thread, a complete event ("ph": "X") per span,
+// timestamps in microseconds from the recorder's creation. Where CUDA exists, each
+// TraceSpan also opens an NVTX range of the same name, so Nsight Systems shows the same
+// stages.
+//
+// Thread-safe. Recording costs a mutex and a vector push per span, and only when a
+// recorder is attached (the loader and the end-to-end cases take a nullable pointer).
+// Errors: write() throws std::runtime_error naming the file when it cannot be written.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace pipebench {
+
+class TraceRecorder {
+ public:
+  TraceRecorder();
+
+  /// A span [start_ns, end_ns) on the calling thread's track (times from now_ns()).
+  /// name and category must outlive the recorder (string literals). sample >= 0 is
+  /// written as args.sample.
+  void span(const char* name, const char* category, int64_t start_ns, int64_t end_ns,
+            int64_t sample = -1);
+  /// Names the calling thread's track ("worker 0", "consumer").
+  void name_thread(const std::string& name);
+  size_t size() const;
+  void write(const std::filesystem::path& file) const;
+
+ private:
+  struct Event {
+    const char* name;
+    const char* category;
+    int64_t start_ns, end_ns, sample;
+    int tid;
+  };
+  int thread_id();  // small dense id per thread, under mu_
+  int64_t origin_ns_;
+  mutable std::mutex mu_;
+  std::vector<Event> events_;
+  std::unordered_map<size_t, int> tids_;  // std::thread::id hash -> dense id
+  std::unordered_map<int, std::string> thread_names_;
+};
+
+/// RAII span: records [construction, destruction) and brackets it with an NVTX range.
+/// A null recorder makes it a no-op (apart from NVTX where CUDA exists).
+class TraceSpan {
+ public:
+  TraceSpan(TraceRecorder* recorder, const char* name, const char* category,
+            int64_t sample = -1);
+  ~TraceSpan();
+  TraceSpan(const TraceSpan&) = delete;
+  TraceSpan& operator=(const TraceSpan&) = delete;
+
+ private:
+  TraceRecorder* recorder_;
+  const char* name_;
+  const char* category_;
+  int64_t sample_;
+  int64_t start_ns_;
+};
+
+}  // namespace pipebench

@@ -1,0 +1,41 @@
+#include "tests/test_data.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <limits>
+
+namespace pipebench::testing {
+
+std::filesystem::path scratch_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("pipebench-test-" + std::to_string(::getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::vector<uint8_t> make_jpeg(int width, int height, uint64_t seed, int quality,
+                               const std::string& subsampling, bool progressive) {
+  auto rgb = render_synthetic_rgb(width, height, seed);
+  return encode_jpeg(rgb.data(), width, height, quality, subsampling, progressive);
+}
+
+std::filesystem::path make_dataset(const std::string& name, const SyntheticOptions& options) {
+  auto root = scratch_dir(name);
+  write_synthetic_dataset(root, options);
+  return root;
+}
+
+double psnr(const uint8_t* a, const uint8_t* b, size_t n) {
+  double se = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(a[i]) - b[i];
+    se += d * d;
+  }
+  if (se == 0) return std::numeric_limits<double>::infinity();
+  const double mse = se / static_cast<double>(n);
+  return 10.0 * std::log10(255.0 * 255.0 / mse);
+}
+
+}  // namespace pipebench::testing

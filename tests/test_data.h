@@ -1,0 +1,28 @@
+// Shared fixtures for the tests: scratch directories and synthetic JPEGs made on the fly
+// (datasets/synthetic.h), so no test depends on files outside the build.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "datasets/synthetic.h"
+
+namespace pipebench::testing {
+
+/// A fresh, empty directory under the system temp dir, unique per process and name.
+std::filesystem::path scratch_dir(const std::string& name);
+
+/// One photo-like JPEG in memory.
+std::vector<uint8_t> make_jpeg(int width, int height, uint64_t seed = 1, int quality = 90,
+                               const std::string& subsampling = "4:2:0",
+                               bool progressive = false);
+
+/// A synthetic ImageFolder tree under scratch_dir(name); returns its root.
+std::filesystem::path make_dataset(const std::string& name, const SyntheticOptions& options);
+
+/// PSNR in dB between two equally sized uint8 buffers (infinity when identical).
+double psnr(const uint8_t* a, const uint8_t* b, size_t n);
+
+}  // namespace pipebench::testing

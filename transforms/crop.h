@@ -1,0 +1,49 @@
+// Geometric per-sample transforms on HWC uint8 images (image.h). Resampling is bilinear
+// (cv::resize INTER_LINEAR) when enlarging and area averaging (INTER_AREA) when shrinking,
+// the closest OpenCV match to torchvision's antialiased bilinear resize.
+// Errors: std::invalid_argument for sizes <= 0 or windows outside the image.
+#pragma once
+
+#include "transforms/image.h"
+#include "transforms/rng.h"
+
+namespace pipebench {
+
+/// torchvision RandomResizedCrop defaults (torchvision.transforms.RandomResizedCrop).
+struct RandomResizedCropParams {
+  double scale_min = 0.08;     ///< area fraction of the source
+  double scale_max = 1.0;
+  double ratio_min = 3.0 / 4;  ///< width / height
+  double ratio_max = 4.0 / 3;
+};
+
+/// torchvision's RandomResizedCrop.get_params: up to 10 tries of a random area fraction in
+/// [scale_min, scale_max] and a log-uniform aspect ratio in [ratio_min, ratio_max]; the
+/// first window that fits wins, with a uniform offset. Otherwise the fallback: a central
+/// crop with the ratio clamped to the range. Works on sizes only, so an ROI decoder can
+/// use the window before any pixel is decoded.
+CropWindow random_resized_crop_window(int height, int width, Rng& rng,
+                                      const RandomResizedCropParams& params = {});
+
+/// Crops `window` of src and resizes it to out_height x out_width.
+void resized_crop(const Image& src, const CropWindow& window, int out_height, int out_width,
+                  Image& out);
+
+/// Resize so that the shorter side is `size` (torchvision Resize(int)), aspect kept; the
+/// longer side is floor(size * long / short) as torchvision computes it.
+void resize_shorter(const Image& src, int size, Image& out);
+
+/// The central size x size window (torchvision CenterCrop: offsets round((dim - size) / 2)).
+/// Throws std::invalid_argument when the image is smaller than size.
+void center_crop(const Image& src, int size, Image& out);
+
+/// A size x size window at a uniform random offset (torchvision RandomCrop(size), no
+/// padding). Throws std::invalid_argument when the image is smaller than size.
+void random_crop(const Image& src, int size, Rng& rng, Image& out);
+/// The window random_crop would take (sizes only).
+CropWindow random_crop_window(int height, int width, int size, Rng& rng);
+
+/// Mirror left-right in place.
+void horizontal_flip(Image& img);
+
+}  // namespace pipebench

@@ -1,0 +1,116 @@
+// JPEG decoding to RGB uint8 HWC (see image.h), four backends on the same bytes:
+//
+//   TurboDecoder::decode          TurboJPEG (tjDecompress2), full resolution.
+//   TurboDecoder::decode_scaled   TurboJPEG with DCT scaling: the smallest of the scaling
+//                                 factors tjGetScalingFactors() offers (libjpeg-turbo 2.1:
+//                                 n/8, n = 1..16) whose output is at least min_width x
+//                                 min_height. Decoding at 1/2, 1/4 or 1/8 skips most of
+//                                 the IDCT and upsampling work.
+//   RoiDecoder::decode            region-of-interest (ROI) decode through the libjpeg API:
+//                                 jpeg_crop_scanline() narrows the columns (to whole iMCUs,
+//                                 so the window is widened and we crop the rest in memory),
+//                                 jpeg_skip_scanlines() skips rows above the window, and
+//                                 decoding stops at the window's last row. Optionally DCT
+//                                 scaled like decode_scaled. See libjpeg-turbo's
+//                                 libjpeg.txt, "Partial image decompression".
+//   decode_opencv                 cv::imdecode(IMREAD_COLOR), converted BGR -> RGB.
+//
+// Inputs and outputs: `jpeg` is the whole file's bytes; `file` names the sample in error
+// messages (a path, or any label). Grayscale, CMYK/YCCK and progressive JPEGs are decoded
+// and converted to 3-channel RGB (CMYK via the libjpeg colour converter).
+// Errors: every function throws DecodeError (decode_error.h) naming the file and the
+// reason: empty input, not a JPEG, truncated or corrupt data, an image larger than
+// DecodeOptions::max_pixels, or an unsupported colour space. libjpeg *warnings* (such as
+// "premature end of data segment" on a truncated file, which libjpeg pads with grey) are
+// treated as errors, since a silently grey-padded image is a wrong number.
+//
+// Thread safety: a decoder object holds library handles and must be used by one thread at
+// a time; make one per worker.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "transforms/decode_error.h"
+#include "transforms/image.h"
+
+namespace pipebench {
+
+struct DecodeOptions {
+  /// Largest accepted source image, width * height in pixels. Default 100 megapixels.
+  int64_t max_pixels = 100'000'000;
+};
+
+/// What a JPEG header says, read without decoding pixels.
+struct JpegInfo {
+  int width = 0;         ///< pixels
+  int height = 0;        ///< pixels
+  int components = 0;    ///< 1 gray, 3 YCbCr/RGB, 4 CMYK/YCCK
+  bool progressive = false;
+  /// Chroma subsampling as "4:4:4", "4:2:2", "4:2:0", "4:4:0", "4:1:1", "gray" or "other".
+  const char* subsampling = "other";
+};
+
+/// Parses the header with the libjpeg API. Throws DecodeError (also for > max_pixels).
+JpegInfo read_jpeg_info(std::span<const uint8_t> jpeg, std::string_view file,
+                        const DecodeOptions& options = {});
+
+/// A DCT scaling factor num/denom (libjpeg-turbo's tjscalingfactor).
+struct ScalingFactor {
+  int num = 1;
+  int denom = 1;
+  /// Output size of a `size`-pixel dimension: ceil(size * num / denom) (TJSCALED).
+  int scaled(int size) const { return (size * num + denom - 1) / denom; }
+};
+
+/// The smallest TurboJPEG scaling factor with scaled(width) >= min_width and
+/// scaled(height) >= min_height; 1/1 if none is smaller. min_* <= 0 means "no limit".
+ScalingFactor choose_scaling(int width, int height, int min_width, int min_height);
+
+class TurboDecoder {
+ public:
+  explicit TurboDecoder(DecodeOptions options = {});
+  ~TurboDecoder();
+  TurboDecoder(const TurboDecoder&) = delete;
+  TurboDecoder& operator=(const TurboDecoder&) = delete;
+
+  /// Full-resolution decode into `out` (HWC RGB uint8, height x width x 3).
+  void decode(std::span<const uint8_t> jpeg, std::string_view file, Image& out);
+  /// DCT-scaled decode: out is scaled(height) x scaled(width) x 3 for the factor
+  /// choose_scaling(width, height, min_width, min_height). Returns the factor used.
+  ScalingFactor decode_scaled(std::span<const uint8_t> jpeg, std::string_view file,
+                              int min_width, int min_height, Image& out);
+
+ private:
+  DecodeOptions options_;
+  void* handle_ = nullptr;  // tjhandle
+};
+
+class RoiDecoder {
+ public:
+  explicit RoiDecoder(DecodeOptions options = {});
+  ~RoiDecoder();
+  RoiDecoder(const RoiDecoder&) = delete;
+  RoiDecoder& operator=(const RoiDecoder&) = delete;
+
+  /// Decodes only `window` (source pixel coordinates; must lie inside the image, else
+  /// DecodeError with reason kBadArgument). With min_width/min_height > 0 the decode is
+  /// also DCT scaled by choose_scaling(window.width, window.height, min_width, min_height),
+  /// and out holds the window at that scale: scaled(window.height) x scaled(window.width)
+  /// x 3 (the scaled window's edges are rounded to whole output pixels). Returns the factor.
+  ScalingFactor decode(std::span<const uint8_t> jpeg, std::string_view file,
+                       const CropWindow& window, int min_width, int min_height, Image& out);
+
+ private:
+  struct State;
+  DecodeOptions options_;
+  std::unique_ptr<State> state_;
+};
+
+/// OpenCV's cv::imdecode with IMREAD_COLOR, converted to RGB. Stateless, thread-safe.
+void decode_opencv(std::span<const uint8_t> jpeg, std::string_view file, Image& out,
+                   const DecodeOptions& options = {});
+
+}  // namespace pipebench

@@ -1,0 +1,49 @@
+// Deterministic per-sample random numbers.
+//
+// Every random transform of a sample draws from an Rng seeded by (seed, epoch, sample
+// index), so one seed gives bit-identical samples whatever the worker count or the order
+// in which workers run. The generator is SplitMix64 (Steele, Lea, Flood: "Fast splittable
+// pseudorandom number generators", OOPSLA 2014), the seeder of xoshiro; it is small, fast
+// and passes BigCrush, which is plenty for crop offsets and masks.
+#pragma once
+
+#include <cstdint>
+
+namespace pipebench {
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+
+  /// The generator for one sample: a hash of the three keys, so neighbouring indices
+  /// give unrelated streams.
+  static Rng for_sample(uint64_t seed, uint64_t epoch, uint64_t sample_index) {
+    Rng r(seed ^ 0x9E3779B97F4A7C15ull);
+    uint64_t s = r.next_u64() ^ (epoch * 0xBF58476D1CE4E5B9ull);
+    Rng r2(s);
+    return Rng(r2.next_u64() ^ (sample_index * 0x94D049BB133111EBull));
+  }
+
+  uint64_t next_u64() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform double in [0, 1), 53 random bits.
+  double uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+  /// Uniform double in [lo, hi).
+  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
+  /// Uniform integer in [lo, hi] (inclusive), lo <= hi.
+  int64_t uniform_int(int64_t lo, int64_t hi) {
+    const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+    return lo + static_cast<int64_t>(span == 0 ? next_u64() : next_u64() % span);
+  }
+  /// True with probability p.
+  bool bernoulli(double p) { return uniform() < p; }
+
+ private:
+  uint64_t state_;
+};
+
+}  // namespace pipebench
