@@ -2,8 +2,9 @@
 //   root/<class>/<image>.jpg|.jpeg   (extension case-insensitive)
 // Classes are the sub-directory names sorted byte-wise; label = class index. Samples are
 // sorted by (class, file name), so index i means the same file on every machine. Files
-// directly under root and other extensions are ignored (as torchvision does). Symbolic
-// links to files are followed.
+// directly under root, in nested sub-directories of a class, and other extensions are
+// ignored. An empty class directory still counts as a class. Symbolic links to files and
+// class directories are followed.
 //
 // Bytes are read from disk on every read() or, after cache_in_memory(), served from an
 // in-memory byte cache (what a benchmark of decode alone wants).

@@ -2,8 +2,8 @@
 // overlapping shapes, texture and per-pixel noise) so that bits per pixel resemble real
 // photographs (about 1.5 to 4 bpp at quality 90, not the ~0.1 of flat colour), encoded
 // with TurboJPEG. Used by the tests and the CI smoke run.
-// Errors: std::invalid_argument for counts/sizes <= 0, quality outside [1, 100], or an
-// unknown subsampling; DatasetError when a file cannot be written.
+// Errors: std::invalid_argument for counts/sizes <= 0, classes > count, max < min size,
+// quality outside [1, 100], or an unknown subsampling; DatasetError when a file cannot be written.
 #pragma once
 
 #include <cstdint>
