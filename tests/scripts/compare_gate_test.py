@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+"""compare_gate_test.py - scripts/compare.sh against generated Google Benchmark JSON.
+
+Why it exists: compare.sh is the CI gate for performance regressions, so its exit status
+(0 pass, 1 regression, 2 bad input) is the contract; every test below runs the real
+script on files written by gen_bench_json.py with known slowdowns and noise, and checks
+the status and the per-case lines. The expected p-values come from scipy directly.
+
+  /usr/bin/python3 compare_gate_test.py SCRIPTS_DIR
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_bench_json import Case, make_run  # noqa: E402
+
+SCRIPTS = os.environ.get("PIPEBENCH_SCRIPTS") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
+
+
+def three_cases(slow_factor_b=1.0, noise=0.01):
+    return [Case("BM_Transform/resize/real_time", real_ms=2.0, noise_cv=noise),
+            Case("BM_Decode/turbo_full/real_time", real_ms=5.0 * slow_factor_b, noise_cv=noise),
+            Case("BM_Collate/nhwc/pageable/batch:64", real_ms=0.5, noise_cv=noise,
+                 time_unit="us")]
+
+
+class CompareGateTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, doc):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            if isinstance(doc, str):
+                f.write(doc)
+            else:
+                json.dump(doc, f)
+        return path
+
+    def compare(self, base, new, *extra):
+        p = subprocess.run([os.path.join(SCRIPTS, "compare.sh"), base, new, *extra],
+                           capture_output=True, text=True, timeout=120)
+        return p.returncode, p.stdout, p.stderr
+
+    # --- passing comparisons -------------------------------------------------------
+
+    def test_same_distribution_passes(self):
+        a = self.write("a.json", make_run(three_cases(), reps=9, seed=1))
+        b = self.write("b.json", make_run(three_cases(), reps=9, seed=2))
+        rc, out, err = self.compare(a, b)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("compare: PASS: 0 of 3 case(s)", out)
+        self.assertNotIn("REGRESSION", out)
+        # compare.py's own table is printed, with its U-test rows.
+        self.assertIn("Time Old", out)
+        self.assertIn("BM_Decode/turbo_full/real_time_pvalue", out)
+
+    def test_faster_passes(self):
+        a = self.write("a.json", make_run(three_cases(), reps=9, seed=1))
+        b = self.write("b.json", make_run(three_cases(), reps=9, seed=2, scale=0.5))
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("3 faster by more than that", out)
+
+    # --- regressions ---------------------------------------------------------------
+
+    def test_significant_slowdown_of_one_case_fails_naming_it(self):
+        a = self.write("a.json", make_run(three_cases(), reps=9, seed=1))
+        b = self.write("b.json", make_run(three_cases(slow_factor_b=1.2), reps=9, seed=2))
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 1, out)
+        lines = [ln for ln in out.splitlines() if ln.startswith("REGRESSION")]
+        self.assertEqual(len(lines), 1, out)
+        m = re.match(r"REGRESSION BM_Decode/turbo_full/real_time: real_time ([\d.]+) ms -> "
+                     r"([\d.]+) ms \(\+([\d.]+)%, limit \+5%, p=([\d.e-]+) < 0.05\)", lines[0])
+        self.assertIsNotNone(m, lines[0])
+        self.assertAlmostEqual(float(m.group(1)), 5.0, delta=0.2)
+        self.assertAlmostEqual(float(m.group(2)), 6.0, delta=0.25)
+        self.assertAlmostEqual(float(m.group(3)), 20.0, delta=5.0)
+        # 9 vs 9 fully separated samples: scipy's two-sided U test gives p < 1e-3.
+        self.assertLess(float(m.group(4)), 1e-3)
+        self.assertIn("compare: FAIL: 1 of 3 case(s)", out)
+
+    def test_threshold_is_respected(self):
+        # A clear +3% shift (noise 0.2%): passes at the default 5%, fails at 2%.
+        a = self.write("a.json", make_run(three_cases(noise=0.002), reps=9, seed=1))
+        b = self.write("b.json", make_run(three_cases(noise=0.002), reps=9, seed=2, scale=1.03))
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 0, out)
+        rc, out, _ = self.compare(a, b, "--max-regression", "2")
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(out.count("\nREGRESSION "), 3, out)
+        rc, out, _ = self.compare(a, b, "--max-regression=3.5")
+        self.assertEqual(rc, 0, out)
+
+    def test_slower_but_not_significant_passes_with_p_value(self):
+        base = [50, 100, 150, 200, 250, 300, 350, 400, 450]
+        new = [60, 110, 160, 210, 290, 310, 360, 410, 460]  # median +16%, heavy overlap
+        a = self.write("a.json", make_run([Case("BM_X", values_ms=base)]))
+        b = self.write("b.json", make_run([Case("BM_X", values_ms=new)]))
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 0, out)
+        from scipy.stats import mannwhitneyu
+        p = mannwhitneyu(base, new, alternative="two-sided").pvalue
+        self.assertGreater(p, 0.05)
+        self.assertIn(f"BM_X is +16.0% slower but not significant (p={p:.4g} >= 0.05)", out)
+        # The same shift with a loose alpha does fail.
+        rc, out, _ = self.compare(a, b, "--alpha", str(min(0.99, p * 1.5)))
+        self.assertEqual(rc, 1, out)
+
+    def test_aggregate_rows_are_not_compared(self):
+        a_doc = make_run(three_cases(), reps=9, seed=1)
+        b_doc = make_run(three_cases(), reps=9, seed=2)
+        for row in b_doc["benchmarks"]:  # corrupt only the aggregates: mean x10
+            if row.get("run_type") == "aggregate":
+                row["real_time"] *= 10
+        a, b = self.write("a.json", a_doc), self.write("b.json", b_doc)
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 0, out)
+
+    def test_single_runs_use_the_threshold_and_warn(self):
+        a = self.write("a.json", make_run(three_cases(noise=0.0), reps=1))
+        b = self.write("b.json", make_run(three_cases(noise=0.0), reps=1, scale=1.2))
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("no significance test was possible", out)
+        self.assertIn("p=n/a, single run", out)
+        rc, out, _ = self.compare(a, b, "--max-regression", "25")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("no significance test was possible", out)
+
+    def test_few_repetitions_warn_that_the_test_cannot_fail(self):
+        a = self.write("a.json", make_run(three_cases(), reps=3, seed=1))
+        b = self.write("b.json", make_run(three_cases(), reps=3, seed=2, scale=2.0))
+        rc, out, _ = self.compare(a, b)
+        # 3 vs 3: the smallest exact two-sided p is 0.1 > 0.05, so nothing can fail.
+        self.assertEqual(rc, 0, out)
+        self.assertIn("with 3 vs 3 repetitions the U test can never reach p < 0.05", out)
+
+    def test_time_units_are_converted(self):
+        base = [Case("BM_X", real_ms=2.0, noise_cv=0.01, time_unit="ms")]
+        same = [Case("BM_X", real_ms=2.0, noise_cv=0.01, time_unit="us")]
+        a = self.write("a.json", make_run(base, seed=1))
+        b = self.write("b.json", make_run(same, seed=2))
+        c = self.write("c.json", make_run(same, seed=2, scale=1.5))
+        self.assertEqual(self.compare(a, b)[0], 0)
+        rc, out, _ = self.compare(a, c)
+        self.assertEqual(rc, 1, out)
+        m = re.search(r"REGRESSION BM_X: real_time ([\d.]+) ms -> ([\d.]+) ms", out)
+        self.assertIsNotNone(m, out)
+        self.assertAlmostEqual(float(m.group(1)), 2.0, delta=0.1)
+        self.assertAlmostEqual(float(m.group(2)), 3.0, delta=0.15)
+        # compare.py's table shows the case too, the new times converted to ms.
+        self.assertRegex(out, r"\nBM_X_mean\s+\+0\.[45]\d+\s+\+0\.[45]\d+\s+2\s+3\s")
+        self.assertIn("\nBM_X_cv ", out)
+
+    def test_filter_limits_the_gate(self):
+        a = self.write("a.json", make_run(three_cases(), reps=9, seed=1))
+        b = self.write("b.json", make_run(three_cases(slow_factor_b=1.5), reps=9, seed=2))
+        self.assertEqual(self.compare(a, b, "--filter", "BM_Transform")[0], 0)
+        self.assertEqual(self.compare(a, b, "--filter", "^BM_(Decode|Collate)")[0], 1)
+        rc, out, err = self.compare(a, b, "--filter", "BM_DoesNotExist")
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("no case in common", err)
+
+    def test_errored_cases_are_skipped(self):
+        base = [Case("BM_H2D/pinned/async/batch:64", real_ms=1.0), Case("BM_Y", real_ms=1.0)]
+        new = [Case("BM_H2D/pinned/async/batch:64", error="no CUDA device"),
+               Case("BM_Y", real_ms=1.0)]
+        a = self.write("a.json", make_run(base, seed=1))
+        b = self.write("b.json", make_run(new, seed=2))
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("skipped BM_H2D/pinned/async/batch:64: reported an error in", out)
+        rc, _, err = self.compare(a, b, "--filter", "BM_H2D")
+        self.assertEqual(rc, 2)
+        self.assertIn("no case in common", err)
+
+    def test_disjoint_runs_are_bad_input(self):
+        a = self.write("a.json", make_run([Case("BM_A")]))
+        b = self.write("b.json", make_run([Case("BM_B")]))
+        rc, _, err = self.compare(a, b)
+        self.assertEqual(rc, 2)
+        self.assertIn("no case in common", err)
+
+    # --- bad input -----------------------------------------------------------------
+
+    def assert_bad_input(self, args, needle):
+        p = subprocess.run([os.path.join(SCRIPTS, "compare.sh"), *args],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(needle, p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+
+    def test_bad_input_exits_2(self):
+        good = self.write("good.json", make_run(three_cases()))
+        missing = os.path.join(self.dir, "missing.json")
+        self.assert_bad_input([missing, good], "missing.json: no such file")
+        self.assert_bad_input([good, missing], "missing.json: no such file")
+        self.assert_bad_input([self.dir, good], "not a regular file")
+        bad = self.write("bad.json", '{"benchmarks": [ {"name": "BM_X", ')
+        self.assert_bad_input([good, bad], "bad.json: malformed JSON")
+        empty = self.write("empty.json", "")
+        self.assert_bad_input([empty, good], "empty.json: malformed JSON")
+        notgb = self.write("notgb.json", '{"results": []}')
+        self.assert_bad_input([good, notgb], "not a Google Benchmark JSON")
+        alist = self.write("list.json", "[1, 2]")
+        self.assert_bad_input([alist, good], "not a Google Benchmark JSON")
+        noname = self.write("noname.json", '{"benchmarks": [{"real_time": 1}]}')
+        self.assert_bad_input([good, noname], "has no \"name\"")
+        badtime = self.write("badtime.json", json.dumps({"benchmarks": [
+            {"name": "BM_X", "real_time": "fast", "cpu_time": 1, "time_unit": "ns"}]}))
+        self.assert_bad_input([good, badtime], "\"real_time\" must be a finite number")
+        badunit = self.write("badunit.json", json.dumps({"benchmarks": [
+            {"name": "BM_X", "real_time": 1, "cpu_time": 1, "time_unit": "days"}]}))
+        self.assert_bad_input([good, badunit], "\"time_unit\" must be one of")
+        binary = self.write("binary.json", "")
+        with open(binary, "wb") as f:
+            f.write(b"\xff\xfe\x00garbage")
+        self.assert_bad_input([binary, good], "binary.json")
+
+    def test_bad_options_exit_2(self):
+        good = self.write("good.json", make_run(three_cases()))
+        for value in ("-1", "abc", "nan", "inf", ""):
+            self.assert_bad_input([good, good, "--max-regression", value],
+                                  "--max-regression must be a number")
+        self.assert_bad_input([good, good, "--alpha", "0"], "--alpha must be a number")
+        self.assert_bad_input([good, good, "--alpha", "1.5"], "--alpha must be a number")
+        self.assert_bad_input([good, good, "--filter", "BM_(("], "not a valid regular expression")
+        self.assert_bad_input([good], "required")
+        self.assert_bad_input([good, good, "--bogus"], "unrecognized arguments")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
+        SCRIPTS = sys.argv.pop(1)
+    unittest.main(verbosity=2)
