@@ -1,6 +1,8 @@
 // Geometric per-sample transforms on HWC uint8 images (image.h). Resampling is bilinear
 // (cv::resize INTER_LINEAR) when enlarging and area averaging (INTER_AREA) when shrinking,
 // the closest OpenCV match to torchvision's antialiased bilinear resize.
+// Resampling runs on the calling thread: the first call switches OpenCV's own threading off
+// process-wide (cv::setNumThreads(0)), since pipebench parallelises across samples.
 // Errors: std::invalid_argument for sizes <= 0 or windows outside the image.
 #pragma once
 
@@ -20,12 +22,16 @@ struct RandomResizedCropParams {
 /// torchvision's RandomResizedCrop.get_params: up to 10 tries of a random area fraction in
 /// [scale_min, scale_max] and a log-uniform aspect ratio in [ratio_min, ratio_max]; the
 /// first window that fits wins, with a uniform offset. Otherwise the fallback: a central
-/// crop with the ratio clamped to the range. Works on sizes only, so an ROI decoder can
-/// use the window before any pixel is decoded.
+/// crop with the ratio clamped to the range (at least 1 x 1). Rounding is Python's
+/// round() (half to even), as torchvision's. Throws std::invalid_argument for sizes <= 0
+/// or a scale/ratio range that is empty or not positive. Works on sizes only, so an ROI
+/// decoder can use the window before any pixel is decoded.
 CropWindow random_resized_crop_window(int height, int width, Rng& rng,
                                       const RandomResizedCropParams& params = {});
 
-/// Crops `window` of src and resizes it to out_height x out_width.
+/// Crops `window` of src and resizes it to out_height x out_width: INTER_AREA when neither
+/// side grows, else INTER_LINEAR; a plain copy when the sizes match. src and out must be
+/// different Images (also for center_crop and random_crop).
 void resized_crop(const Image& src, const CropWindow& window, int out_height, int out_width,
                   Image& out);
 
@@ -33,7 +39,8 @@ void resized_crop(const Image& src, const CropWindow& window, int out_height, in
 /// longer side is floor(size * long / short) as torchvision computes it.
 void resize_shorter(const Image& src, int size, Image& out);
 
-/// The central size x size window (torchvision CenterCrop: offsets round((dim - size) / 2)).
+/// The central size x size window (torchvision CenterCrop: offsets round((dim - size) / 2),
+/// Python rounding, so 2.5 -> 2 and 1.5 -> 2).
 /// Throws std::invalid_argument when the image is smaller than size.
 void center_crop(const Image& src, int size, Image& out);
 

@@ -3,7 +3,7 @@
 //   imagenet_train      TurboJPEG full decode, RandomResizedCrop(size) (torchvision
 //                       scale 0.08..1, ratio 3/4..4/3), RandomHorizontalFlip(p = 0.5),
 //                       Normalize (ImageNet mean/std)                -> 3 x size x size f32
-//   imagenet_val        TurboJPEG full decode, Resize(size * 256 / 224), CenterCrop(size),
+//   imagenet_val        TurboJPEG full decode, Resize(round(size * 256 / 224)), CenterCrop(size),
 //                       Normalize                                    -> 3 x size x size f32
 //   imagenet_train_roi  RandomResizedCrop window chosen from the header, ROI + DCT-scaled
 //                       decode of only that window (RoiDecoder), resize to size, flip,
@@ -31,7 +31,8 @@
 
 namespace pipebench {
 
-/// Time spent in each part of one sample, in nanoseconds; filled when a Recipe is given one.
+/// Time spent in each part of the samples run so far, in nanoseconds. Recipe::run ADDS
+/// each sample's times (+=), so one SampleTimes can sum a whole run.
 struct SampleTimes {
   int64_t decode_ns = 0;
   int64_t transform_ns = 0;
@@ -73,7 +74,8 @@ class Recipe {
   }
 
   /// Decodes one JPEG and applies the chain, writing output_floats() floats (CHW) to out.
-  /// Throws DecodeError (naming `file`) on bad input.
+  /// Throws DecodeError (naming `file`) on bad input; the casestudy recipes throw
+  /// std::invalid_argument naming `file` and its size for an image under 256 x 256.
   virtual void run(std::span<const uint8_t> jpeg, std::string_view file, Rng& rng,
                    RecipeWorkspace& ws, float* out, SampleTimes* times = nullptr) const = 0;
 };
