@@ -1,1 +1,366 @@
-// placeholder: being written
+// TurboJPEG decoding (full and DCT scaled), header parsing with the libjpeg API, and the
+// libjpeg error wrapper shared with jpeg_roi.cpp and jpeg_opencv.cpp (jpeg_libjpeg.h).
+//
+// TurboJPEG flags: TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS and nothing else, so smooth
+// ("fancy") chroma upsampling and the accurate integer IDCT (JDCT_ISLOW) stay on: the
+// defaults of tjDecompress2() and of tjbench (libjpeg-turbo 2.1.5), which makes the
+// "decode vs tjbench" comparison like for like. STOPONWARNING and LIMITSCANS only change
+// what happens on bad data (stop at the first warning; refuse > 500 progressive scans).
+#include "transforms/jpeg_decode.h"
+
+#include <turbojpeg.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "transforms/jpeg_libjpeg.h"
+
+namespace pipebench {
+namespace detail {
+namespace {
+
+void error_exit_longjmp(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<LibjpegDecompressor::ErrorManager*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  err->msg_code = cinfo->err->msg_code;
+  std::longjmp(err->jump, 1);
+}
+
+// msg_level -1 is a warning (corrupt or truncated data that libjpeg would paper over);
+// 0 and up are trace messages, ignored.
+void emit_message_longjmp(j_common_ptr cinfo, int msg_level) {
+  if (msg_level >= 0) return;
+  cinfo->err->num_warnings++;
+  error_exit_longjmp(cinfo);
+}
+
+void output_message_silent(j_common_ptr) {}
+
+void progress_limit_scans(j_common_ptr cinfo) {
+  if (!cinfo->is_decompressor) return;
+  auto* dinfo = reinterpret_cast<j_decompress_ptr>(cinfo);
+  if (dinfo->input_scan_number <= kMaxProgressiveScans) return;
+  auto* progress = reinterpret_cast<LibjpegDecompressor::Progress*>(cinfo->progress);
+  std::snprintf(progress->err->message, sizeof progress->err->message,
+                "progressive JPEG has more than %d scans", kMaxProgressiveScans);
+  progress->err->msg_code = -1;
+  progress->err->scan_limit_hit = true;
+  std::longjmp(progress->err->jump, 1);
+}
+
+DecodeError::Reason reason_for_code(int code) {
+  switch (code) {
+    case JWRN_JPEG_EOF:
+    case JERR_INPUT_EOF:
+    case JERR_INPUT_EMPTY:
+      return DecodeError::Reason::kTruncated;
+    case JERR_NO_SOI:
+      return DecodeError::Reason::kNotJpeg;
+    case JERR_BAD_PRECISION:
+    case JERR_CONVERSION_NOTIMPL:
+    case JERR_NOTIMPL:
+    case JERR_NOT_COMPILED:
+    case JERR_ARITH_NOTIMPL:
+    case JERR_EMPTY_IMAGE:
+      return DecodeError::Reason::kUnsupported;
+    case JERR_IMAGE_TOO_BIG:
+      return DecodeError::Reason::kTooLarge;
+    default:
+      return DecodeError::Reason::kCorrupt;
+  }
+}
+
+constexpr int kClassifiedCodes[] = {
+    JWRN_JPEG_EOF,       JERR_INPUT_EOF,          JERR_INPUT_EMPTY, JERR_NO_SOI,
+    JERR_BAD_PRECISION,  JERR_CONVERSION_NOTIMPL, JERR_NOTIMPL,     JERR_NOT_COMPILED,
+    JERR_ARITH_NOTIMPL,  JERR_EMPTY_IMAGE,        JERR_IMAGE_TOO_BIG};
+
+const char* subsampling_name(const jpeg_decompress_struct& cinfo) {
+  if (cinfo.num_components == 1) return "gray";
+  const jpeg_component_info* c = cinfo.comp_info;
+  // Chroma (components 1 and 2) must be 1x1; a CMYK/YCCK K channel must match Y.
+  for (int i = 1; i < 3; ++i) {
+    if (c[i].h_samp_factor != 1 || c[i].v_samp_factor != 1) {
+      // All components equal (e.g. 2x2 everywhere) is still 4:4:4.
+      bool all_equal = true;
+      for (int k = 1; k < cinfo.num_components; ++k)
+        all_equal = all_equal && c[k].h_samp_factor == c[0].h_samp_factor &&
+                    c[k].v_samp_factor == c[0].v_samp_factor;
+      return all_equal ? "4:4:4" : "other";
+    }
+  }
+  if (cinfo.num_components == 4 &&
+      (c[3].h_samp_factor != c[0].h_samp_factor || c[3].v_samp_factor != c[0].v_samp_factor))
+    return "other";
+  const int h = c[0].h_samp_factor, v = c[0].v_samp_factor;
+  if (h == 1 && v == 1) return "4:4:4";
+  if (h == 2 && v == 1) return "4:2:2";
+  if (h == 2 && v == 2) return "4:2:0";
+  if (h == 1 && v == 2) return "4:4:0";
+  if (h == 4 && v == 1) return "4:1:1";
+  return "other";
+}
+
+const tjscalingfactor* turbo_factors(int* count) {
+  static int n = 0;
+  static const tjscalingfactor* factors = tjGetScalingFactors(&n);
+  *count = factors ? n : 0;
+  return factors;
+}
+
+}  // namespace
+
+void check_signature(std::span<const uint8_t> jpeg, std::string_view file) {
+  if (jpeg.empty()) throw DecodeError(file, DecodeError::Reason::kEmpty, "0 bytes");
+  if (jpeg.size() < 2 || jpeg[0] != 0xFF || jpeg[1] != 0xD8) {
+    char detail[96];
+    if (jpeg.size() < 2)
+      std::snprintf(detail, sizeof detail, "1 byte (0x%02x), no SOI marker 0xFF 0xD8",
+                    jpeg[0]);
+    else
+      std::snprintf(detail, sizeof detail,
+                    "starts with 0x%02x 0x%02x, not the SOI marker 0xFF 0xD8", jpeg[0],
+                    jpeg[1]);
+    throw DecodeError(file, DecodeError::Reason::kNotJpeg, detail);
+  }
+}
+
+LibjpegDecompressor::LibjpegDecompressor() {
+  std::memset(&cinfo, 0, sizeof cinfo);
+  cinfo.err = jpeg_std_error(&err.pub);
+  err.pub.error_exit = error_exit_longjmp;
+  err.pub.emit_message = emit_message_longjmp;
+  err.pub.output_message = output_message_silent;
+  progress.pub.progress_monitor = progress_limit_scans;
+  progress.err = &err;
+  if (setjmp(err.jump)) {
+    throw std::runtime_error(std::string("jpeg_create_decompress failed: ") + err.message);
+  }
+  jpeg_create_decompress(&cinfo);
+  cinfo.progress = &progress.pub;  // after create, which clears the struct
+}
+
+LibjpegDecompressor::~LibjpegDecompressor() { jpeg_destroy_decompress(&cinfo); }
+
+DecodeError libjpeg_error(const LibjpegDecompressor::ErrorManager& err, std::string_view file) {
+  const DecodeError::Reason reason =
+      err.scan_limit_hit ? DecodeError::Reason::kCorrupt : reason_for_code(err.msg_code);
+  return DecodeError(file, reason, std::string("libjpeg: ") + err.message);
+}
+
+DecodeError::Reason reason_for_message(std::string_view message) {
+  static const char* const* table = [] {
+    static jpeg_error_mgr std_err;
+    jpeg_std_error(&std_err);
+    return std_err.jpeg_message_table;
+  }();
+  for (const int code : kClassifiedCodes) {
+    std::string_view templ = table[code];
+    templ = templ.substr(0, templ.find('%'));  // the fixed part before any argument
+    if (!templ.empty() && message.starts_with(templ)) return reason_for_code(code);
+  }
+  return DecodeError::Reason::kCorrupt;
+}
+
+JpegInfo info_from_header(const jpeg_decompress_struct& cinfo, std::string_view file,
+                          const DecodeOptions& options) {
+  JpegInfo info;
+  info.width = static_cast<int>(cinfo.image_width);
+  info.height = static_cast<int>(cinfo.image_height);
+  info.components = cinfo.num_components;
+  info.progressive = cinfo.progressive_mode != 0;
+  const int64_t pixels = static_cast<int64_t>(info.width) * info.height;
+  if (pixels > options.max_pixels) {
+    char detail[160];
+    std::snprintf(detail, sizeof detail,
+                  "%d x %d = %" PRId64 " pixels, above max_pixels = %" PRId64, info.width,
+                  info.height, pixels, options.max_pixels);
+    throw DecodeError(file, DecodeError::Reason::kTooLarge, detail);
+  }
+  const J_COLOR_SPACE cs = cinfo.jpeg_color_space;
+  const int n = cinfo.num_components;
+  const bool supported = (n == 1 && cs == JCS_GRAYSCALE) ||
+                         (n == 3 && (cs == JCS_YCbCr || cs == JCS_RGB)) ||
+                         (n == 4 && (cs == JCS_CMYK || cs == JCS_YCCK));
+  if (!supported) {
+    char detail[128];
+    std::snprintf(detail, sizeof detail,
+                  "libjpeg colour space %d with %d components has no RGB conversion",
+                  static_cast<int>(cs), n);
+    throw DecodeError(file, DecodeError::Reason::kUnsupported, detail);
+  }
+  info.subsampling = subsampling_name(cinfo);
+  return info;
+}
+
+JpegInfo read_header(std::span<const uint8_t> jpeg, std::string_view file,
+                     const DecodeOptions& options, size_t* entropy_offset) {
+  check_signature(jpeg, file);
+  thread_local LibjpegDecompressor dec;
+  j_decompress_ptr cinfo = &dec.cinfo;
+  dec.err.scan_limit_hit = false;
+  if (setjmp(dec.err.jump)) {
+    jpeg_abort_decompress(cinfo);
+    throw libjpeg_error(dec.err, file);
+  }
+  jpeg_mem_src(cinfo, jpeg.data(), static_cast<unsigned long>(jpeg.size()));
+  jpeg_read_header(cinfo, TRUE);
+  if (entropy_offset) *entropy_offset = jpeg.size() - cinfo->src->bytes_in_buffer;
+  JpegInfo info;
+  try {
+    info = info_from_header(*cinfo, file, options);
+  } catch (...) {
+    jpeg_abort_decompress(cinfo);
+    throw;
+  }
+  jpeg_abort_decompress(cinfo);
+  return info;
+}
+
+bool has_eoi_after(std::span<const uint8_t> jpeg, size_t offset) {
+  for (size_t end = jpeg.size(); end >= offset + 2; --end) {
+    if (jpeg[end - 1] == 0xD9 && jpeg[end - 2] == 0xFF) return true;
+  }
+  return false;
+}
+
+void cmyk_to_rgb(const uint8_t* cmyk, uint8_t* rgb, size_t n) {
+  // x * k / 255 rounded to nearest, exact for all 8-bit x, k.
+  auto mul = [](unsigned x, unsigned k) {
+    const unsigned t = x * k + 128;
+    return static_cast<uint8_t>((t + (t >> 8)) >> 8);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned c = cmyk[4 * i], m = cmyk[4 * i + 1], y = cmyk[4 * i + 2],
+                   k = cmyk[4 * i + 3];
+    rgb[3 * i] = mul(c, k);
+    rgb[3 * i + 1] = mul(m, k);
+    rgb[3 * i + 2] = mul(y, k);
+  }
+}
+
+}  // namespace detail
+
+JpegInfo read_jpeg_info(std::span<const uint8_t> jpeg, std::string_view file,
+                        const DecodeOptions& options) {
+  return detail::read_header(jpeg, file, options, nullptr);
+}
+
+ScalingFactor choose_scaling(int width, int height, int min_width, int min_height) {
+  int count = 0;
+  const tjscalingfactor* factors = detail::turbo_factors(&count);
+  ScalingFactor best;  // 1/1
+  for (int i = 0; i < count; ++i) {
+    const ScalingFactor f{factors[i].num, factors[i].denom};
+    if (f.num >= f.denom) continue;  // never upscale; 1/1 is the default
+    if (min_width > 0 && f.scaled(width) < min_width) continue;
+    if (min_height > 0 && f.scaled(height) < min_height) continue;
+    if (f.num * best.denom < best.num * f.denom) best = f;
+  }
+  return best;
+}
+
+namespace {
+
+constexpr int kTurboFlags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS;
+
+struct TurboHeader {
+  int width = 0;
+  int height = 0;
+  bool cmyk = false;  // CMYK or YCCK: decoded to TJPF_CMYK, then converted
+};
+
+TurboHeader turbo_header(tjhandle handle, std::span<const uint8_t> jpeg,
+                         std::string_view file, const DecodeOptions& options) {
+  detail::check_signature(jpeg, file);
+  TurboHeader h;
+  int subsamp = 0, colorspace = 0;
+  if (tjDecompressHeader3(handle, jpeg.data(), static_cast<unsigned long>(jpeg.size()),
+                          &h.width, &h.height, &subsamp, &colorspace) != 0) {
+    // The libjpeg reader classifies the failure by message code and throws; it succeeds
+    // only where TurboJPEG cannot name the chroma subsampling, which tjDecompress2 does
+    // not need.
+    const JpegInfo info = detail::read_header(jpeg, file, options, nullptr);
+    h.width = info.width;
+    h.height = info.height;
+    h.cmyk = info.components == 4;
+    return h;
+  }
+  h.cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
+  const int64_t pixels = static_cast<int64_t>(h.width) * h.height;
+  if (pixels > options.max_pixels) {
+    char detail[160];
+    std::snprintf(detail, sizeof detail,
+                  "%d x %d = %" PRId64 " pixels, above max_pixels = %" PRId64, h.width,
+                  h.height, pixels, options.max_pixels);
+    throw DecodeError(file, DecodeError::Reason::kTooLarge, detail);
+  }
+  return h;
+}
+
+// Decompresses at the factor that yields exactly out_width x out_height (tjDecompress2
+// picks the largest factor whose output fits), converting CMYK in place.
+void turbo_decompress(tjhandle handle, std::span<const uint8_t> jpeg, std::string_view file,
+                      const TurboHeader& h, int out_width, int out_height, Image& out) {
+  out.resize(out_height, out_width, h.cmyk ? 4 : 3);
+  if (tjDecompress2(handle, jpeg.data(), static_cast<unsigned long>(jpeg.size()), out.ptr(),
+                    out_width, 0, out_height, h.cmyk ? TJPF_CMYK : TJPF_RGB,
+                    kTurboFlags) != 0) {
+    const bool warning = tjGetErrorCode(handle) == TJERR_WARNING;
+    const char* message = tjGetErrorStr2(handle);
+    out.resize(0, 0, 3);
+    throw DecodeError(file, detail::reason_for_message(message),
+                      std::string("TurboJPEG ") + (warning ? "warning: " : "error: ") +
+                          message);
+  }
+  if (h.cmyk) {
+    detail::cmyk_to_rgb(out.ptr(), out.ptr(), static_cast<size_t>(out_width) * out_height);
+    out.resize(out_height, out_width, 3);
+  }
+}
+
+}  // namespace
+
+TurboDecoder::TurboDecoder(DecodeOptions options) : options_(options) {
+  handle_ = tjInitDecompress();
+  if (!handle_)
+    throw std::runtime_error(std::string("tjInitDecompress failed: ") +
+                             tjGetErrorStr2(nullptr));
+}
+
+TurboDecoder::~TurboDecoder() {
+  if (handle_) tjDestroy(static_cast<tjhandle>(handle_));
+}
+
+void TurboDecoder::decode(std::span<const uint8_t> jpeg, std::string_view file, Image& out) {
+  auto handle = static_cast<tjhandle>(handle_);
+  const TurboHeader h = turbo_header(handle, jpeg, file, options_);
+  turbo_decompress(handle, jpeg, file, h, h.width, h.height, out);
+}
+
+ScalingFactor TurboDecoder::decode_scaled(std::span<const uint8_t> jpeg, std::string_view file,
+                                          int min_width, int min_height, Image& out) {
+  auto handle = static_cast<tjhandle>(handle_);
+  const TurboHeader h = turbo_header(handle, jpeg, file, options_);
+  const ScalingFactor chosen = choose_scaling(h.width, h.height, min_width, min_height);
+  const int out_width = chosen.scaled(h.width), out_height = chosen.scaled(h.height);
+  // Several factors can give the same output size for tiny images; report the one
+  // tjDecompress2 uses: the largest whose output fits (its list runs largest first).
+  ScalingFactor used = chosen;
+  int count = 0;
+  const tjscalingfactor* factors = detail::turbo_factors(&count);
+  for (int i = 0; i < count; ++i) {
+    const ScalingFactor f{factors[i].num, factors[i].denom};
+    if (f.scaled(h.width) <= out_width && f.scaled(h.height) <= out_height) {
+      used = f;
+      break;
+    }
+  }
+  turbo_decompress(handle, jpeg, file, h, out_width, out_height, out);
+  return used;
+}
+
+}  // namespace pipebench
