@@ -1,1 +1,256 @@
-// placeholder: being written
+// CUDA runtime wrappers (see cuda.h). Compiled as C++; the runtime API is used only under
+// PIPEBENCH_HAVE_CUDA, so a build without the toolkit still provides every symbol:
+// cuda_info() then says "built without CUDA", pageable HostBuffers work and everything
+// that needs a device throws CudaUnavailable.
+#include "pipeline/cuda.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <utility>
+
+#ifdef PIPEBENCH_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace pipebench {
+namespace {
+
+constexpr size_t kHostAlignment = 64;
+
+#ifdef PIPEBENCH_HAVE_CUDA
+std::string version_string(int v) {  // 13000 -> "13.0"
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+#endif
+
+CudaInfo probe() {
+  CudaInfo info;
+#ifndef PIPEBENCH_HAVE_CUDA
+  info.reason = "built without CUDA";
+#else
+  info.compiled = true;
+  int runtime = 0, driver = 0;
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) info.runtime_version = version_string(runtime);
+  if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) {
+    info.driver_version = version_string(driver);
+  }
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    info.reason = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(err);
+    (void)cudaGetLastError();  // clear the (non-sticky) error state
+    return info;
+  }
+  if (count <= 0) {
+    info.reason = "no CUDA-capable device is detected (cudaGetDeviceCount returned 0)";
+    return info;
+  }
+  cudaDeviceProp prop{};
+  const cudaError_t perr = cudaGetDeviceProperties(&prop, 0);
+  if (perr != cudaSuccess) {
+    info.reason = std::string("cudaGetDeviceProperties(0) failed: ") + cudaGetErrorString(perr);
+    return info;
+  }
+  info.device_name = prop.name;
+  info.available = true;
+#endif
+  return info;
+}
+
+std::string error_message(int status, const char* call, const char* file, int line) {
+#ifdef PIPEBENCH_HAVE_CUDA
+  const char* what = cudaGetErrorString(static_cast<cudaError_t>(status));
+#else
+  const char* what = "CUDA error";
+#endif
+  return std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " + what +
+         " (" + std::to_string(status) + ")";
+}
+
+}  // namespace
+
+namespace detail {
+void throw_cuda_error(int status, const char* call, const char* file, int line) {
+  throw CudaError(error_message(status, call, file, line));
+}
+void warn_cuda_error(int status, const char* call, const char* file, int line) noexcept {
+  try {
+    std::fprintf(stderr, "pipebench: %s\n", error_message(status, call, file, line).c_str());
+  } catch (...) {
+    std::fprintf(stderr, "pipebench: %s failed at %s:%d\n", call, file, line);
+  }
+}
+}  // namespace detail
+
+const CudaInfo& cuda_info() {
+  static const CudaInfo info = probe();  // thread-safe one-time probe
+  return info;
+}
+
+void require_cuda() {
+  const CudaInfo& info = cuda_info();
+  if (!info.available) throw CudaUnavailable("CUDA unavailable: " + info.reason);
+}
+
+const char* memory_kind_name(MemoryKind kind) {
+  switch (kind) {
+    case MemoryKind::kPageable: return "pageable";
+    case MemoryKind::kPinned: return "pinned";
+  }
+  return "unknown";
+}
+
+// --- HostBuffer -------------------------------------------------------------------------
+
+HostBuffer::HostBuffer(size_t bytes, MemoryKind kind) : bytes_(bytes), kind_(kind) {
+  if (kind == MemoryKind::kPinned) {
+    require_cuda();
+#ifdef PIPEBENCH_HAVE_CUDA
+    if (bytes > 0) PIPEBENCH_CUDA_CHECK(cudaHostAlloc(&data_, bytes, cudaHostAllocDefault));
+#endif
+    return;
+  }
+  if (bytes == 0) return;
+  const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+  data_ = std::aligned_alloc(kHostAlignment, rounded);
+  if (data_ == nullptr) throw std::bad_alloc();
+}
+
+HostBuffer::~HostBuffer() {
+  if (data_ == nullptr) return;
+  if (kind_ == MemoryKind::kPinned) {
+#ifdef PIPEBENCH_HAVE_CUDA
+    PIPEBENCH_CUDA_WARN(cudaFreeHost(data_));
+#endif
+  } else {
+    std::free(data_);
+  }
+}
+
+HostBuffer::HostBuffer(HostBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)),
+      kind_(other.kind_) {}
+
+HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
+  if (this != &other) {
+    HostBuffer tmp(std::move(*this));
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    kind_ = other.kind_;
+  }
+  return *this;
+}
+
+// --- DeviceBuffer -----------------------------------------------------------------------
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+  require_cuda();
+#ifdef PIPEBENCH_HAVE_CUDA
+  if (bytes > 0) PIPEBENCH_CUDA_CHECK(cudaMalloc(&data_, bytes));
+#endif
+}
+
+DeviceBuffer::~DeviceBuffer() {
+#ifdef PIPEBENCH_HAVE_CUDA
+  if (data_ != nullptr) PIPEBENCH_CUDA_WARN(cudaFree(data_));
+#endif
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    DeviceBuffer tmp(std::move(*this));
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+// --- CudaStream / CudaEvent -------------------------------------------------------------
+
+CudaStream::CudaStream() {
+  require_cuda();
+#ifdef PIPEBENCH_HAVE_CUDA
+  cudaStream_t s = nullptr;
+  PIPEBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  stream_ = s;
+#endif
+}
+
+CudaStream::~CudaStream() {
+#ifdef PIPEBENCH_HAVE_CUDA
+  if (stream_ != nullptr) PIPEBENCH_CUDA_WARN(cudaStreamDestroy(static_cast<cudaStream_t>(stream_)));
+#endif
+}
+
+void CudaStream::synchronize() const {
+#ifdef PIPEBENCH_HAVE_CUDA
+  PIPEBENCH_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)));
+#endif
+}
+
+CudaEvent::CudaEvent() {
+  require_cuda();
+#ifdef PIPEBENCH_HAVE_CUDA
+  cudaEvent_t e = nullptr;
+  PIPEBENCH_CUDA_CHECK(cudaEventCreate(&e));
+  event_ = e;
+#endif
+}
+
+CudaEvent::~CudaEvent() {
+#ifdef PIPEBENCH_HAVE_CUDA
+  if (event_ != nullptr) PIPEBENCH_CUDA_WARN(cudaEventDestroy(static_cast<cudaEvent_t>(event_)));
+#endif
+}
+
+void CudaEvent::record(const CudaStream& stream) {
+#ifdef PIPEBENCH_HAVE_CUDA
+  PIPEBENCH_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event_),
+                                       static_cast<cudaStream_t>(stream.handle())));
+#else
+  (void)stream;
+#endif
+}
+
+void CudaEvent::synchronize() const {
+#ifdef PIPEBENCH_HAVE_CUDA
+  PIPEBENCH_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
+#endif
+}
+
+float CudaEvent::elapsed_ms(const CudaEvent& start, const CudaEvent& stop) {
+  float ms = 0.0f;
+#ifdef PIPEBENCH_HAVE_CUDA
+  PIPEBENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start.event_),
+                                            static_cast<cudaEvent_t>(stop.event_)));
+#else
+  (void)start;
+  (void)stop;
+#endif
+  return ms;
+}
+
+void copy_to_device(void* device, const void* host, size_t bytes, const CudaStream* stream) {
+  require_cuda();
+#ifdef PIPEBENCH_HAVE_CUDA
+  if (stream == nullptr) {
+    PIPEBENCH_CUDA_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
+  } else {
+    PIPEBENCH_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice,
+                                         static_cast<cudaStream_t>(stream->handle())));
+  }
+#else
+  (void)device;
+  (void)host;
+  (void)bytes;
+  (void)stream;
+#endif
+}
+
+}  // namespace pipebench

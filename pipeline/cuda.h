@@ -119,6 +119,28 @@ class CudaEvent {
   void* event_ = nullptr;
 };
 
+/// PIPEBENCH_CUDA_CHECK(call): evaluates a CUDA runtime call (anything returning
+/// cudaError_t) and throws CudaError "<call> failed at <file>:<line>: <cudaGetErrorString>"
+/// unless it returned cudaSuccess. PIPEBENCH_CUDA_WARN(call) prints the same message to
+/// stderr instead of throwing (for destructors). Usable without including cuda_runtime.h
+/// here: the status goes through an int.
+namespace detail {
+[[noreturn]] void throw_cuda_error(int status, const char* call, const char* file, int line);
+void warn_cuda_error(int status, const char* call, const char* file, int line) noexcept;
+}  // namespace detail
+#define PIPEBENCH_CUDA_CHECK(call)                                                 \
+  do {                                                                             \
+    const int pipebench_cuda_status_ = static_cast<int>(call);                     \
+    if (pipebench_cuda_status_ != 0)                                               \
+      ::pipebench::detail::throw_cuda_error(pipebench_cuda_status_, #call, __FILE__, __LINE__); \
+  } while (0)
+#define PIPEBENCH_CUDA_WARN(call)                                                  \
+  do {                                                                             \
+    const int pipebench_cuda_status_ = static_cast<int>(call);                     \
+    if (pipebench_cuda_status_ != 0)                                               \
+      ::pipebench::detail::warn_cuda_error(pipebench_cuda_status_, #call, __FILE__, __LINE__); \
+  } while (0)
+
 /// Host-to-device copy of `bytes`. Synchronous (cudaMemcpy) when stream is null, else
 /// cudaMemcpyAsync on the stream (truly asynchronous only from pinned memory).
 void copy_to_device(void* device, const void* host, size_t bytes, const CudaStream* stream);

@@ -1,1 +1,587 @@
-// placeholder: being written
+// Loader: the input pipeline as one oneTBB flow graph (see loader.h). The graph, in
+// Impl::run_graph below, reads top to bottom like this diagram:
+//
+//   tickets     input_node, serial: the next batch ticket (epoch, batch index, a run of
+//               positions of the epoch's sampler order claimed from a per-epoch cursor)
+//   limit       limiter_node(prefetch_depth_batches): a ticket passes only while fewer
+//               than prefetch_depth_batches batches are in flight; the consumer's release
+//               of a batch decrements it
+//   dispatch    multifunction_node, serial: takes a free batch buffer from the pool, fills
+//               in its sample indices and fans out one SampleTask per slot (O(1) a sample)
+//   samples     multifunction_node, concurrency = workers: read + recipe (decode,
+//               transforms) + collate into the batch's slot; the sample that completes a
+//               batch passes the batch on (an atomic countdown, no serial node per sample)
+//   order       sequencer_node: batches back in ticket (sampler) order
+//   deliver     function_node, serial: optional H2D copy, then the batch goes into the
+//               ready queue that Loader::next() pops on the consumer thread
+//
+// The graph runs inside a tbb::task_arena(workers) on a background thread that owns it;
+// the consumer thread only pops ready batches and releases them.
+//
+// Skipping (OnError::kSkip): a failed sample's slot takes a replacement from the epoch's
+// remaining order through the same cursor the tickets claim from, so batches keep their
+// size; later tickets shift by one position per replacement, the last batch of the epoch
+// comes out that much shorter (or is dropped with drop_last), and a batch whose
+// replacement found the epoch exhausted comes out short (its samples compacted). Without
+// errors the order is exactly the sampler's; with skips, which replacement lands in which
+// batch depends on timing when workers > 1.
+#include "pipeline/loader.h"
+
+#include <oneapi/tbb/concurrent_queue.h>
+#include <oneapi/tbb/enumerable_thread_specific.h>
+#include <oneapi/tbb/flow_graph.h>
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
+
+#include "pipeline/collate.h"
+#include "pipeline/trace.h"
+
+namespace pipebench {
+namespace {
+
+namespace flow = tbb::flow;
+
+constexpr size_t kMaxSkippedFiles = 100;
+
+// One epoch's sampler order and the cursor that tickets and replacements claim from.
+struct EpochState {
+  int epoch = 0;
+  std::vector<int64_t> order;
+  std::atomic<int64_t> cursor{0};
+};
+
+struct Ticket {
+  int64_t seq = 0;            // global batch sequence number (sampler order)
+  int64_t batch_index = 0;    // within the epoch
+  std::shared_ptr<EpochState> epoch;
+  int64_t start = 0;          // first position in epoch->order
+  int count = 0;              // samples
+};
+
+struct SampleTask {
+  int slot = 0;
+  int pos = 0;  // position in the batch
+};
+
+// A pooled batch buffer and the bookkeeping of the batch it currently holds.
+struct Slot {
+  HostBuffer data;                 // batch_size x C x H x W float32
+  std::vector<int32_t> labels;     // batch_size
+  std::vector<int64_t> indices;    // batch_size dataset indices
+  std::vector<uint8_t> ok;         // 0 where a skipped sample found no replacement
+  DeviceBuffer device;             // when copy_to_device
+  std::shared_ptr<EpochState> epoch;
+  int64_t seq = 0;
+  int64_t batch_index = 0;
+  int count = 0;
+  std::atomic<int> remaining{0};
+  std::atomic<int> holes{0};
+  int64_t ready_ns = 0;
+  Batch batch;
+};
+
+// The batch buffers, shared with the BatchHandles so that a handle may outlive the Loader.
+struct Pool {
+  std::vector<std::unique_ptr<Slot>> slots;
+  tbb::concurrent_queue<int> free_slots;
+  std::atomic<int> in_flight{0};
+  std::atomic<int> max_in_flight{0};
+  std::mutex mu;                                       // guards release vs. shutdown
+  flow::receiver<flow::continue_msg>* decrement = nullptr;  // the limiter, while it lives
+
+  void take() {
+    const int now = in_flight.fetch_add(1, std::memory_order_relaxed) + 1;
+    int seen = max_in_flight.load(std::memory_order_relaxed);
+    while (now > seen && !max_in_flight.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+    }
+  }
+  void release(int slot) {
+    in_flight.fetch_sub(1, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(mu);
+    if (decrement == nullptr) return;  // the graph is gone
+    free_slots.push(slot);  // before the decrement: a ticket passing the limiter finds it
+    decrement->try_put(flow::continue_msg());
+  }
+};
+
+// What the ready queue carries: a batch, the end of the stream, or the stop after an error.
+struct Ready {
+  enum Kind { kBatch, kEnd, kError } kind = kBatch;
+  int slot = -1;
+};
+
+// Per worker thread, reused across samples: no heap allocation per sample after warm-up.
+struct WorkerState {
+  explicit WorkerState(const DecodeOptions& options) : ws(options) {}
+  RecipeWorkspace ws;
+  std::vector<uint8_t> bytes;
+  std::vector<float> sample;  // one sample's output before the collate copy
+  bool named = false;
+};
+
+std::string options_error(const char* name, int value) {
+  return std::string("loader: ") + name + " must be >= 1, got " + std::to_string(value);
+}
+
+}  // namespace
+
+struct Loader::Impl {
+  Impl(const ImageFolder& dataset_in, LoaderOptions options_in)
+      : dataset(dataset_in), options(std::move(options_in)) {
+    if (options.workers < 1) throw std::invalid_argument(options_error("workers", options.workers));
+    if (options.batch_size < 1) {
+      throw std::invalid_argument(options_error("batch_size", options.batch_size));
+    }
+    if (options.prefetch_depth_batches < 1) {
+      throw std::invalid_argument(
+          options_error("prefetch_depth_batches", options.prefetch_depth_batches));
+    }
+    if (options.epochs < 1) throw std::invalid_argument(options_error("epochs", options.epochs));
+    recipe = Recipe::create(options.recipe, options.recipe_options);  // names unknown recipes
+    nominal_batches = pipebench::batches_per_epoch(dataset.size(), options.batch_size, options.sampler);
+    if (options.memory == MemoryKind::kPinned || options.copy_to_device) require_cuda();
+    const auto shape = recipe->output_shape();
+    sample_floats = recipe->output_floats();
+
+    pool = std::make_shared<Pool>();
+    const auto b = static_cast<size_t>(options.batch_size);
+    for (int i = 0; i < options.prefetch_depth_batches; ++i) {
+      auto s = std::make_unique<Slot>();
+      s->data = HostBuffer(b * sample_floats * sizeof(float), options.memory);
+      s->labels.resize(b);
+      s->indices.resize(b);
+      s->ok.resize(b);
+      if (options.copy_to_device) s->device = DeviceBuffer(b * sample_floats * sizeof(float));
+      s->batch.channels = shape[0];
+      s->batch.height = shape[1];
+      s->batch.width = shape[2];
+      s->batch.data = s->data.as<float>();
+      s->batch.labels = s->labels.data();
+      s->batch.device_data = s->device.data();
+      pool->slots.push_back(std::move(s));
+      pool->free_slots.push(i);
+    }
+    if (options.copy_to_device) h2d_stream = std::make_unique<CudaStream>();
+
+    // A worker count above the scheduler's default thread limit raises it for our lifetime.
+    if (static_cast<size_t>(options.workers) >
+        tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)) {
+      parallelism.emplace(tbb::global_control::max_allowed_parallelism,
+                          static_cast<size_t>(options.workers));
+    }
+    arena.initialize(options.workers);
+    thread = std::thread([this] { arena.execute([this] { run_graph(); }); });
+  }
+
+  ~Impl() { shutdown(); }
+
+  // --- the graph --------------------------------------------------------------------------
+
+  void run_graph() {
+    flow::graph g;  // constructed inside the arena, so every node's task runs in it
+
+    flow::input_node<Ticket> tickets(g, [this](tbb::flow_control& fc) { return next_ticket(fc); });
+    flow::limiter_node<Ticket> limit(g, static_cast<size_t>(options.prefetch_depth_batches));
+    using DispatchNode = flow::multifunction_node<Ticket, std::tuple<SampleTask>>;
+    DispatchNode dispatch(g, flow::serial, [this](const Ticket& t, DispatchNode::output_ports_type& out) {
+      start_batch(t, std::get<0>(out));
+    });
+    using SampleNode = flow::multifunction_node<SampleTask, std::tuple<int>>;
+    SampleNode samples(g, static_cast<size_t>(options.workers),
+                       [this](const SampleTask& t, SampleNode::output_ports_type& out) {
+                         if (run_sample(t)) std::get<0>(out).try_put(t.slot);
+                       });
+    flow::sequencer_node<int> order(g, [pool = pool.get()](const int& slot) {
+      return static_cast<size_t>(pool->slots[static_cast<size_t>(slot)]->seq);
+    });
+    flow::function_node<int> deliver(g, flow::serial, [this](int slot) {
+      deliver_batch(slot);
+      return flow::continue_msg();
+    });
+
+    flow::make_edge(tickets, limit);
+    flow::make_edge(limit, dispatch);
+    flow::make_edge(flow::output_port<0>(dispatch), samples);
+    flow::make_edge(flow::output_port<0>(samples), order);
+    flow::make_edge(order, deliver);
+
+    {
+      std::lock_guard<std::mutex> lock(control_mu);
+      if (!stopping) {
+        graph = &g;
+        g.reserve_wait();  // held until the last batch is out, an error, or shutdown
+        {
+          std::lock_guard<std::mutex> pool_lock(pool->mu);
+          pool->decrement = &limit.decrementer();
+        }
+        tickets.activate();
+      }
+    }
+    g.wait_for_all();
+    // No more releases into the graph; then let tasks a last release spawned finish.
+    {
+      std::lock_guard<std::mutex> pool_lock(pool->mu);
+      pool->decrement = nullptr;
+    }
+    {
+      std::lock_guard<std::mutex> lock(control_mu);
+      graph = nullptr;
+    }
+    g.wait_for_all();
+  }
+
+  // tickets: serial. Claims the next run of the epoch's order; moves on to the next epoch
+  // when this one is exhausted; stops after the last epoch.
+  Ticket next_ticket(tbb::flow_control& fc) {
+    const int64_t b = options.batch_size;
+    while (!stopping.load(std::memory_order_relaxed)) {
+      if (!epoch_state) {
+        if (next_epoch == options.epochs) break;
+        epoch_state = std::make_shared<EpochState>();
+        epoch_state->epoch = next_epoch;
+        epoch_state->order = epoch_indices(dataset.size(), next_epoch, options.sampler);
+        ++next_epoch;
+        batch_in_epoch = 0;
+      }
+      const auto n = static_cast<int64_t>(epoch_state->order.size());
+      const int64_t start = epoch_state->cursor.fetch_add(b, std::memory_order_relaxed);
+      const int64_t count = std::min(b, n - start);
+      if (count <= 0 || (options.sampler.drop_last && count < b)) {
+        epoch_state.reset();
+        continue;
+      }
+      Ticket t;
+      t.seq = tickets_issued++;
+      t.batch_index = batch_in_epoch++;
+      t.epoch = epoch_state;
+      t.start = start;
+      t.count = static_cast<int>(count);
+      return t;
+    }
+    fc.stop();
+    epoch_state.reset();
+    if (!stopping.load(std::memory_order_relaxed)) {
+      std::lock_guard<std::mutex> lock(end_mu);
+      input_done = true;
+      if (delivered == tickets_issued) finish(Ready::kEnd);
+    }
+    return {};
+  }
+
+  // dispatch: serial. A free buffer exists: the limiter lets a ticket through only while
+  // fewer than depth batches are in flight, and a release frees its buffer before it
+  // decrements the limiter.
+  template <typename Port>
+  void start_batch(const Ticket& t, Port& out) {
+    int id = -1;
+    if (!pool->free_slots.try_pop(id)) {
+      fail("", "loader: internal error: no free batch buffer (prefetch accounting broken)");
+      return;
+    }
+    pool->take();
+    Slot& s = *pool->slots[static_cast<size_t>(id)];
+    s.epoch = t.epoch;
+    s.seq = t.seq;
+    s.batch_index = t.batch_index;
+    s.count = t.count;
+    s.holes.store(0, std::memory_order_relaxed);
+    const int64_t* order = t.epoch->order.data() + t.start;
+    for (int i = 0; i < t.count; ++i) {
+      s.indices[static_cast<size_t>(i)] = order[i];
+      s.ok[static_cast<size_t>(i)] = 1;
+    }
+    s.remaining.store(t.count, std::memory_order_release);
+    for (int i = 0; i < t.count; ++i) out.try_put(SampleTask{id, i});
+  }
+
+  // samples: concurrency = workers. Returns true when this sample completed its batch.
+  bool run_sample(const SampleTask& task) {
+    Slot& s = *pool->slots[static_cast<size_t>(task.slot)];
+    WorkerState& w = worker_state.local();
+    TraceRecorder* trace = options.trace;
+    if (trace != nullptr && !w.named) {
+      trace->name_thread("worker " + std::to_string(tbb::this_task_arena::current_thread_index()));
+      w.named = true;
+    }
+    const bool timed = options.stage_timers || trace != nullptr;
+    const auto pos = static_cast<size_t>(task.pos);
+    float* dst = s.data.as<float>() + pos * sample_floats;
+    if (w.sample.size() < sample_floats) w.sample.resize(sample_floats);
+
+    while (!stopping.load(std::memory_order_relaxed)) {
+      const int64_t index = s.indices[pos];
+      const auto& entry = dataset.sample(static_cast<size_t>(index));
+      try {
+        const int64_t t0 = timed ? now_ns() : 0;
+        std::span<const uint8_t> bytes;
+        if (dataset.is_cached()) {
+          bytes = dataset.cached(static_cast<size_t>(index));
+        } else {
+          dataset.read(static_cast<size_t>(index), w.bytes);
+          bytes = w.bytes;
+        }
+        const int64_t t1 = timed ? now_ns() : 0;
+        Rng rng = Rng::for_sample(options.sampler.seed, static_cast<uint64_t>(s.epoch->epoch),
+                                  static_cast<uint64_t>(index));
+        SampleTimes times;
+        recipe->run(bytes, entry.path.native(), rng, w.ws, w.sample.data(), timed ? &times : nullptr);
+        const int64_t t2 = timed ? now_ns() : 0;
+        const float* one[1] = {w.sample.data()};
+        collate_chw_f32(one, sample_floats, dst);
+        s.labels[pos] = entry.label;
+        if (timed) {
+          const int64_t t3 = now_ns();
+          if (options.stage_timers) {
+            timers.add(Stage::kRead, t1 - t0);
+            timers.add(Stage::kDecode, times.decode_ns);
+            timers.add(Stage::kTransform, times.transform_ns);
+            timers.add(Stage::kCollate, t3 - t2);
+          }
+          if (trace != nullptr) {
+            // The recipe reports durations: decode, then the transforms, end at t2.
+            const int64_t decode_end = std::min(t2, t1 + times.decode_ns);
+            trace->span("read", "loader", t0, t1, index);
+            trace->span("decode", "loader", t1, decode_end, index);
+            trace->span("transform", "loader", decode_end, t2, index);
+            trace->span("collate", "loader", t2, t3, index);
+          }
+        }
+        break;
+      } catch (const std::exception& e) {
+        const std::string& path = entry.path.native();
+        const std::string reason = e.what();
+        if (options.on_error == OnError::kStop) {
+          const std::string message =
+              reason.find(path) != std::string::npos ? reason : path + ": " + reason;
+          fail(path, "loader stopped at sample " + std::to_string(index) + " of epoch " +
+                         std::to_string(s.epoch->epoch) + ": " + message);
+          return false;
+        }
+        {
+          std::lock_guard<std::mutex> lock(stats_mu);
+          ++skipped;
+          if (skipped_files.size() < kMaxSkippedFiles) skipped_files.push_back(path + ": " + reason);
+        }
+        const int64_t next = s.epoch->cursor.fetch_add(1, std::memory_order_relaxed);
+        if (next >= static_cast<int64_t>(s.epoch->order.size())) {  // epoch exhausted
+          s.ok[pos] = 0;
+          s.holes.fetch_add(1, std::memory_order_relaxed);
+          break;
+        }
+        s.indices[pos] = s.epoch->order[static_cast<size_t>(next)];
+      }
+    }
+    if (s.remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
+    complete_batch(s);
+    return true;
+  }
+
+  // The last sample of a batch: fill in the Batch, compacting away holes left by skips.
+  void complete_batch(Slot& s) {
+    int size = s.count;
+    if (s.holes.load(std::memory_order_relaxed) > 0) {
+      int out = 0;
+      for (int i = 0; i < s.count; ++i) {
+        const auto src = static_cast<size_t>(i);
+        if (!s.ok[src]) continue;
+        const auto dst = static_cast<size_t>(out++);
+        if (dst == src) continue;
+        std::memcpy(s.data.as<float>() + dst * sample_floats, s.data.as<float>() + src * sample_floats,
+                    sample_floats * sizeof(float));
+        s.labels[dst] = s.labels[src];
+        s.indices[dst] = s.indices[src];
+      }
+      size = out;
+    }
+    s.batch.epoch = s.epoch->epoch;
+    s.batch.index = s.batch_index;
+    s.batch.size = size;
+    s.batch.sample_indices = std::span<const int64_t>(s.indices.data(), static_cast<size_t>(size));
+    s.epoch.reset();
+  }
+
+  // deliver: serial, in sequence order. Optional H2D, then into the ready queue.
+  void deliver_batch(int id) {
+    Slot& s = *pool->slots[static_cast<size_t>(id)];
+    if (stopping.load(std::memory_order_relaxed)) return;
+    if (s.batch.size == 0) {
+      pool->release(id);  // every sample skipped: nothing to deliver
+    } else {
+      if (options.copy_to_device) {
+        try {
+          TraceSpan span(options.trace, "h2d", "loader", s.seq);
+          const int64_t t0 = now_ns();
+          copy_to_device(s.device.data(), s.data.data(), s.batch.bytes(), h2d_stream.get());
+          h2d_stream->synchronize();
+          if (options.stage_timers) timers.add(Stage::kH2D, now_ns() - t0);
+        } catch (const std::exception& e) {
+          fail("", std::string("loader stopped: H2D copy of batch ") + std::to_string(s.seq) +
+                       " failed: " + e.what());
+          return;
+        }
+      }
+      s.ready_ns = now_ns();
+      ready.push(Ready{Ready::kBatch, id});
+    }
+    std::lock_guard<std::mutex> lock(end_mu);
+    ++delivered;
+    if (input_done && delivered == tickets_issued) finish(Ready::kEnd);
+  }
+
+  // --- ends -------------------------------------------------------------------------------
+
+  // kStop: records the first error, cancels the graph, wakes the consumer.
+  void fail(const std::string& file, const std::string& message) {
+    {
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (error) return;
+      error.emplace(file, message);
+    }
+    stopping.store(true, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(control_mu);
+      if (graph != nullptr) graph->cancel();
+    }
+    finish(Ready::kError);
+  }
+
+  // Pushes the final sentinel and lets wait_for_all return; once only.
+  void finish(Ready::Kind kind) {
+    if (finished.exchange(true)) return;
+    ready.push(Ready{kind, -1});
+    std::lock_guard<std::mutex> lock(control_mu);
+    if (graph != nullptr) graph->release_wait();
+  }
+
+  void shutdown() {
+    if (!thread.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(control_mu);
+      stopping.store(true, std::memory_order_relaxed);
+      if (graph != nullptr) graph->cancel();
+    }
+    if (!finished.exchange(true)) {
+      std::lock_guard<std::mutex> lock(control_mu);
+      if (graph != nullptr) graph->release_wait();
+    }
+    thread.join();
+  }
+
+  // --- consumer side ----------------------------------------------------------------------
+
+  std::optional<BatchHandle> next() {
+    if (consumer_done) {
+      if (consumer_error) throw *consumer_error;
+      return std::nullopt;
+    }
+    Ready r;
+    const int64_t t0 = now_ns();
+    {
+      TraceSpan span(options.trace, "wait", "loader");
+      ready.pop(r);
+    }
+    const int64_t t1 = now_ns();
+    consumer_wait_ns.fetch_add(t1 - t0, std::memory_order_relaxed);
+    if (r.kind != Ready::kBatch) {
+      consumer_done = true;
+      if (r.kind == Ready::kError) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        consumer_error = error;
+        throw *consumer_error;
+      }
+      return std::nullopt;
+    }
+    Slot& s = *pool->slots[static_cast<size_t>(r.slot)];
+    ready_wait_ns.fetch_add(std::max<int64_t>(0, t1 - s.ready_ns), std::memory_order_relaxed);
+    batches.fetch_add(1, std::memory_order_relaxed);
+    samples.fetch_add(s.batch.size, std::memory_order_relaxed);
+    std::shared_ptr<void> releaser(static_cast<void*>(&s),
+                                   [pool = pool, id = r.slot](void*) { pool->release(id); });
+    return BatchHandle(&s.batch, std::move(releaser));
+  }
+
+  LoaderStats stats() const {
+    LoaderStats st;
+    {
+      std::lock_guard<std::mutex> lock(stats_mu);
+      st.skipped = skipped;
+      st.skipped_files = skipped_files;
+    }
+    st.samples = samples.load(std::memory_order_relaxed);
+    st.batches = batches.load(std::memory_order_relaxed);
+    for (int i = 0; i < static_cast<int>(Stage::kCount); ++i) st.stage_ns[i] = timers.get(static_cast<Stage>(i));
+    st.consumer_wait_ns = consumer_wait_ns.load(std::memory_order_relaxed);
+    st.ready_wait_ns = ready_wait_ns.load(std::memory_order_relaxed);
+    st.max_batches_in_flight = pool->max_in_flight.load(std::memory_order_relaxed);
+    return st;
+  }
+
+  // --- state ------------------------------------------------------------------------------
+
+  const ImageFolder& dataset;
+  LoaderOptions options;
+  std::unique_ptr<Recipe> recipe;
+  size_t sample_floats = 0;
+  int64_t nominal_batches = 0;
+  std::shared_ptr<Pool> pool;
+  std::unique_ptr<CudaStream> h2d_stream;
+  tbb::enumerable_thread_specific<WorkerState> worker_state{options.recipe_options.decode};
+  StageTimers timers;
+
+  // tickets (touched only by the serial input node)
+  std::shared_ptr<EpochState> epoch_state;
+  int next_epoch = 0;
+  int64_t batch_in_epoch = 0;
+
+  // end of stream
+  std::mutex end_mu;
+  int64_t tickets_issued = 0;  // written by the input node; read under end_mu once input_done
+  int64_t delivered = 0;
+  bool input_done = false;
+  std::atomic<bool> finished{false};
+
+  // errors and shutdown
+  std::mutex error_mu;
+  std::optional<LoaderError> error;
+  std::atomic<bool> stopping{false};
+  std::mutex control_mu;
+  flow::graph* graph = nullptr;
+
+  // ready queue and the consumer
+  tbb::concurrent_bounded_queue<Ready> ready;
+  bool consumer_done = false;
+  std::optional<LoaderError> consumer_error;
+
+  // stats
+  mutable std::mutex stats_mu;
+  int64_t skipped = 0;
+  std::vector<std::string> skipped_files;
+  std::atomic<int64_t> samples{0}, batches{0}, consumer_wait_ns{0}, ready_wait_ns{0};
+
+  std::optional<tbb::global_control> parallelism;
+  tbb::task_arena arena;
+  std::thread thread;
+};
+
+Loader::Loader(const ImageFolder& dataset, LoaderOptions options)
+    : impl_(std::make_unique<Impl>(dataset, std::move(options))) {}
+
+Loader::~Loader() = default;
+
+std::optional<BatchHandle> Loader::next() { return impl_->next(); }
+
+int64_t Loader::batches_per_epoch() const { return impl_->nominal_batches; }
+
+const LoaderOptions& Loader::options() const { return impl_->options; }
+
+LoaderStats Loader::stats() const { return impl_->stats(); }
+
+}  // namespace pipebench

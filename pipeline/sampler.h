@@ -11,6 +11,7 @@
 // [0, world_size), or an empty dataset.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

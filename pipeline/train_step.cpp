@@ -1,1 +1,311 @@
-// placeholder: being written
+// Training-step baselines (see train_step.h): the emulated step (a timed sleep) and the
+// CUDA step (a 3-layer MLP with cuBLAS, kernels in train_step_cuda.cu).
+#include "pipeline/train_step.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "pipeline/cuda.h"
+
+#ifdef PIPEBENCH_HAVE_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <memory>
+#endif
+
+namespace pipebench {
+namespace {
+
+void check_shape(const char* where, int n, int c, int h, int w) {
+  if (n <= 0 || c <= 0 || h <= 0 || w <= 0) {
+    throw std::invalid_argument(std::string(where) + ": batch shape N x C x H x W must be > 0, got " +
+                                std::to_string(n) + " x " + std::to_string(c) + " x " +
+                                std::to_string(h) + " x " + std::to_string(w));
+  }
+}
+
+void check_iters(const char* where, int iters) {
+  if (iters < 1) {
+    throw std::invalid_argument(std::string(where) + ": iters must be >= 1, got " +
+                                std::to_string(iters));
+  }
+}
+
+// --- emulated ---------------------------------------------------------------------------
+
+// Holds the "accelerator" for ms_per_batch from the start of each step by sleeping until a
+// steady_clock deadline: the calling thread blocks without using a core, and step() returns
+// when the step is done (the emulated device is synchronous). The batch is not read.
+class EmulatedStep final : public TrainStep {
+ public:
+  explicit EmulatedStep(double ms_per_batch)
+      : duration_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double, std::milli>(ms_per_batch))) {}
+
+  const std::string& name() const override { return name_; }
+
+  void step(const float* host_batch, int n, int c, int h, int w) override {
+    check_shape("emulated step", n, c, h, w);
+    if (host_batch == nullptr) throw std::invalid_argument("emulated step: host_batch is null");
+    hold();
+  }
+  void synchronize() override {}
+
+  double measure_compute_ms(int n, int c, int h, int w, int iters) override {
+    check_shape("emulated measure_compute_ms", n, c, h, w);
+    check_iters("emulated measure_compute_ms", iters);
+    hold();  // warm-up
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) hold();
+    const auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::milli>(t1 - t0).count() / iters;
+  }
+  double compute_gflop(int n, int c, int h, int w) const override {
+    check_shape("emulated compute_gflop", n, c, h, w);
+    return 0.0;
+  }
+
+ private:
+  void hold() const {
+    const auto deadline = std::chrono::steady_clock::now() + duration_;
+    std::this_thread::sleep_until(deadline);
+  }
+  std::chrono::steady_clock::duration duration_;
+  std::string name_ = "emulated";
+};
+
+}  // namespace
+
+std::unique_ptr<TrainStep> make_emulated_step(double ms_per_batch) {
+  if (!std::isfinite(ms_per_batch) || ms_per_batch < 0.0) {
+    throw std::invalid_argument("emulated step: ms_per_batch must be finite and >= 0, got " +
+                                std::to_string(ms_per_batch));
+  }
+  return std::make_unique<EmulatedStep>(ms_per_batch);
+}
+
+// --- cuda -------------------------------------------------------------------------------
+
+#ifdef PIPEBENCH_HAVE_CUDA
+namespace cuda_kernels {  // train_step_cuda.cu
+void relu_forward(float* x, size_t n, void* stream);
+void relu_backward(float* grad, const float* act, size_t n, void* stream);
+void fill_uniform(float* x, size_t n, uint64_t seed, float scale, void* stream);
+}  // namespace cuda_kernels
+
+namespace {
+
+#define PIPEBENCH_CUBLAS_CHECK(call)                                                     \
+  do {                                                                                   \
+    const cublasStatus_t pipebench_cublas_status_ = (call);                              \
+    if (pipebench_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                             \
+      throw CudaError(std::string(#call) + " failed at " + __FILE__ + ":" +              \
+                      std::to_string(__LINE__) + ": " +                                  \
+                      cublasGetStatusString(pipebench_cublas_status_));                  \
+    }                                                                                    \
+  } while (0)
+
+// MLP widths: input C*H*W -> kHidden1 -> kHidden2 -> kClasses.
+constexpr int kHidden1 = 1024;
+constexpr int kHidden2 = 1024;
+constexpr int kClasses = 1000;
+constexpr float kLearningRate = 1e-6f;
+
+double mlp_gflop(int n, int c, int h, int w) {
+  const double in = static_cast<double>(c) * h * w;
+  const double params = in * kHidden1 + double{kHidden1} * kHidden2 + double{kHidden2} * kClasses;
+  const double forward = 2.0 * n * params;
+  // Backward: weight gradients of all three layers plus input gradients of layers 3 and 2
+  // (the input's own gradient is not needed).
+  const double backward =
+      2.0 * n * (params + double{kHidden2} * kClasses + double{kHidden1} * kHidden2);
+  const double update = 2.0 * params;  // saxpy: a multiply and an add per weight
+  return (forward + backward + update) / 1e9;
+}
+
+// Column-major throughout (cuBLAS): the host batch N x (C*H*W) row-major is the matrix
+// X = in x N with leading dimension in. Weights: W1 h1 x in, W2 h2 x h1, W3 out x h2.
+// Forward: A1 = relu(W1 X), A2 = relu(W2 A1), Y = W3 A2. Loss L = |Y|^2 / 2, so dY = Y
+// (fixed FLOPs, no labels needed). Backward: dW3 = dY A2^T, dA2 = relu'(W3^T dY),
+// dW2 = dA2 A1^T, dA1 = relu'(W2^T dA2), dW1 = dA1 X^T. SGD: W -= lr dW (cublasSaxpy).
+//
+// Two streams: the copy stream moves batch k into input slot k % 2 (after the step that
+// last read that slot is done, by event), the compute stream waits for that copy and runs
+// step k. step() returns when batch k's copy is done, so batch k+1's copy overlaps step k.
+class CudaStep final : public TrainStep {
+ public:
+  CudaStep() : compute_(), copy_() {
+    PIPEBENCH_CUBLAS_CHECK(cublasCreate(&handle_));
+    cublasStatus_t s = cublasSetStream(handle_, static_cast<cudaStream_t>(compute_.handle()));
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      cublasDestroy(handle_);
+      PIPEBENCH_CUBLAS_CHECK(s);
+    }
+  }
+  ~CudaStep() override {
+    try {
+      synchronize();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "pipebench: cuda step: %s\n", e.what());
+    }
+    if (handle_ != nullptr) cublasDestroy(handle_);
+  }
+
+  const std::string& name() const override { return name_; }
+
+  void step(const float* host_batch, int n, int c, int h, int w) override {
+    check_shape("cuda step", n, c, h, w);
+    if (host_batch == nullptr) throw std::invalid_argument("cuda step: host_batch is null");
+    ensure_shape(n, c, h, w);
+    const int slot = static_cast<int>(steps_ % 2);
+    auto copy_stream = static_cast<cudaStream_t>(copy_.handle());
+    auto compute_stream = static_cast<cudaStream_t>(compute_.handle());
+    // The slot is free once the step that last read it (two steps ago) is done.
+    PIPEBENCH_CUDA_CHECK(cudaStreamWaitEvent(copy_stream, ev(compute_done_[slot]), 0));
+    PIPEBENCH_CUDA_CHECK(cudaMemcpyAsync(x_[slot].data(), host_batch, input_bytes(),
+                                         cudaMemcpyHostToDevice, copy_stream));
+    copy_done_[slot]->record(copy_);
+    PIPEBENCH_CUDA_CHECK(cudaStreamWaitEvent(compute_stream, ev(copy_done_[slot]), 0));
+    run_step(static_cast<const float*>(x_[slot].data()));
+    compute_done_[slot]->record(compute_);
+    ++steps_;
+    copy_done_[slot]->synchronize();  // the host batch may be reused now
+  }
+
+  void synchronize() override {
+    compute_.synchronize();
+    copy_.synchronize();
+  }
+
+  double measure_compute_ms(int n, int c, int h, int w, int iters) override {
+    check_shape("cuda measure_compute_ms", n, c, h, w);
+    check_iters("cuda measure_compute_ms", iters);
+    ensure_shape(n, c, h, w);
+    synchronize();
+    auto* x = static_cast<float*>(x_[0].data());
+    cuda_kernels::fill_uniform(x, input_floats(), 7, 1.0f, compute_.handle());
+    run_step(x);  // warm-up
+    CudaEvent start, stop;
+    start.record(compute_);
+    for (int i = 0; i < iters; ++i) run_step(x);
+    stop.record(compute_);
+    stop.synchronize();
+    return CudaEvent::elapsed_ms(start, stop) / iters;
+  }
+
+  double compute_gflop(int n, int c, int h, int w) const override {
+    check_shape("cuda compute_gflop", n, c, h, w);
+    return mlp_gflop(n, c, h, w);
+  }
+
+ private:
+  static cudaEvent_t ev(const std::unique_ptr<CudaEvent>& e) {
+    return static_cast<cudaEvent_t>(e->handle());
+  }
+  size_t input_floats() const { return static_cast<size_t>(n_) * in_; }
+  size_t input_bytes() const { return input_floats() * sizeof(float); }
+  static float* f(const DeviceBuffer& b) { return static_cast<float*>(b.data()); }
+
+  // (Re)allocates weights, activations and gradients for a batch shape.
+  void ensure_shape(int n, int c, int h, int w) {
+    const int64_t in = static_cast<int64_t>(c) * h * w;
+    if (n == n_ && in == in_) return;
+    synchronize();
+    if (in != in_) {
+      const size_t w1 = static_cast<size_t>(in) * kHidden1;
+      const size_t w2 = size_t{kHidden1} * kHidden2;
+      const size_t w3 = size_t{kHidden2} * kClasses;
+      w1_ = DeviceBuffer(w1 * 4); w2_ = DeviceBuffer(w2 * 4); w3_ = DeviceBuffer(w3 * 4);
+      dw1_ = DeviceBuffer(w1 * 4); dw2_ = DeviceBuffer(w2 * 4); dw3_ = DeviceBuffer(w3 * 4);
+      // He-style uniform init: scale sqrt(6 / fan_in).
+      void* s = compute_.handle();
+      cuda_kernels::fill_uniform(f(w1_), w1, 1, static_cast<float>(std::sqrt(6.0 / in)), s);
+      cuda_kernels::fill_uniform(f(w2_), w2, 2, static_cast<float>(std::sqrt(6.0 / kHidden1)), s);
+      cuda_kernels::fill_uniform(f(w3_), w3, 3, static_cast<float>(std::sqrt(6.0 / kHidden2)), s);
+    }
+    const size_t nn = static_cast<size_t>(n);
+    for (auto& x : x_) x = DeviceBuffer(nn * static_cast<size_t>(in) * 4);
+    a1_ = DeviceBuffer(nn * kHidden1 * 4); a2_ = DeviceBuffer(nn * kHidden2 * 4);
+    y_ = DeviceBuffer(nn * kClasses * 4);
+    da1_ = DeviceBuffer(nn * kHidden1 * 4); da2_ = DeviceBuffer(nn * kHidden2 * 4);
+    for (auto& e : copy_done_) e = std::make_unique<CudaEvent>();
+    for (auto& e : compute_done_) e = std::make_unique<CudaEvent>();
+    n_ = n;
+    in_ = in;
+    compute_.synchronize();
+  }
+
+  void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a,
+            int lda, const float* b, int ldb, float* c, int ldc) {
+    const float one = 1.0f, zero = 0.0f;
+    PIPEBENCH_CUBLAS_CHECK(cublasSgemm(handle_, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc));
+  }
+
+  void run_step(const float* x) {
+    const int n = n_, in = static_cast<int>(in_);
+    constexpr auto N = CUBLAS_OP_N;
+    constexpr auto T = CUBLAS_OP_T;
+    void* s = compute_.handle();
+    float *a1 = f(a1_), *a2 = f(a2_), *y = f(y_), *da1 = f(da1_), *da2 = f(da2_);
+    // Forward.
+    gemm(N, N, kHidden1, n, in, f(w1_), kHidden1, x, in, a1, kHidden1);
+    cuda_kernels::relu_forward(a1, size_t(n) * kHidden1, s);
+    gemm(N, N, kHidden2, n, kHidden1, f(w2_), kHidden2, a1, kHidden1, a2, kHidden2);
+    cuda_kernels::relu_forward(a2, size_t(n) * kHidden2, s);
+    gemm(N, N, kClasses, n, kHidden2, f(w3_), kClasses, a2, kHidden2, y, kClasses);
+    // Backward, dY = Y.
+    gemm(N, T, kClasses, kHidden2, n, y, kClasses, a2, kHidden2, f(dw3_), kClasses);
+    gemm(T, N, kHidden2, n, kClasses, f(w3_), kClasses, y, kClasses, da2, kHidden2);
+    cuda_kernels::relu_backward(da2, a2, size_t(n) * kHidden2, s);
+    gemm(N, T, kHidden2, kHidden1, n, da2, kHidden2, a1, kHidden1, f(dw2_), kHidden2);
+    gemm(T, N, kHidden1, n, kHidden2, f(w2_), kHidden2, da2, kHidden2, da1, kHidden1);
+    cuda_kernels::relu_backward(da1, a1, size_t(n) * kHidden1, s);
+    gemm(N, T, kHidden1, in, n, da1, kHidden1, x, in, f(dw1_), kHidden1);
+    // SGD update.
+    const float minus_lr = -kLearningRate;
+    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, static_cast<int>(in_ * kHidden1), &minus_lr,
+                                       f(dw1_), 1, f(w1_), 1));
+    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden1 * kHidden2, &minus_lr, f(dw2_), 1, f(w2_), 1));
+    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden2 * kClasses, &minus_lr, f(dw3_), 1, f(w3_), 1));
+  }
+
+  std::string name_ = "cuda";
+  CudaStream compute_;
+  CudaStream copy_;
+  cublasHandle_t handle_ = nullptr;
+  int n_ = 0;
+  int64_t in_ = 0;
+  int64_t steps_ = 0;
+  DeviceBuffer x_[2];
+  DeviceBuffer w1_, w2_, w3_, dw1_, dw2_, dw3_, a1_, a2_, y_, da1_, da2_;
+  std::unique_ptr<CudaEvent> copy_done_[2];
+  std::unique_ptr<CudaEvent> compute_done_[2];
+};
+
+}  // namespace
+
+std::unique_ptr<TrainStep> make_cuda_step() {
+  require_cuda();
+  return std::make_unique<CudaStep>();
+}
+#else
+std::unique_ptr<TrainStep> make_cuda_step() {
+  require_cuda();  // throws: built without CUDA
+  throw CudaUnavailable("CUDA unavailable: built without CUDA");
+}
+#endif
+
+std::unique_ptr<TrainStep> make_train_step(const std::string& baseline, double ms_per_batch) {
+  if (baseline == "emulated") return make_emulated_step(ms_per_batch);
+  if (baseline == "cuda") return make_cuda_step();
+  throw std::invalid_argument("train step baseline must be \"emulated\" or \"cuda\", got \"" +
+                              baseline + "\"");
+}
+
+}  // namespace pipebench

@@ -1,1 +1,66 @@
-// placeholder: being written
+// The few device kernels of the CUDA training step (train_step.cpp drives them with
+// cuBLAS): ReLU forward and backward, and a hash-based uniform fill for the weights. Kept
+// tiny so nvcc has little to do; everything else is C++.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "pipeline/cuda.h"
+
+namespace pipebench::cuda_kernels {
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void relu_forward_kernel(float* x, size_t n) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  }
+}
+
+// grad *= (act > 0): act is the ReLU output, positive exactly where the input was.
+__global__ void relu_backward_kernel(float* grad, const float* act, size_t n) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    grad[i] = act[i] > 0.0f ? grad[i] : 0.0f;
+  }
+}
+
+// x[i] = uniform in [-scale, scale) from a SplitMix64 hash of (seed, i).
+__global__ void fill_uniform_kernel(float* x, size_t n, uint64_t seed, float scale) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+    x[i] = (2.0f * u - 1.0f) * scale;
+  }
+}
+
+unsigned blocks_for(size_t n) {
+  const size_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 65535 ? (b == 0 ? 1 : b) : 65535);
+}
+
+}  // namespace
+
+void relu_forward(float* x, size_t n, void* stream) {
+  relu_forward_kernel<<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(x, n);
+  PIPEBENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+void relu_backward(float* grad, const float* act, size_t n, void* stream) {
+  relu_backward_kernel<<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(grad, act, n);
+  PIPEBENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+void fill_uniform(float* x, size_t n, uint64_t seed, float scale, void* stream) {
+  fill_uniform_kernel<<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(x, n, seed, scale);
+  PIPEBENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace pipebench::cuda_kernels
