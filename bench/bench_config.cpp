@@ -1,1 +1,172 @@
-// placeholder: being written
+#include "bench/bench_config.h"
+
+#include <benchmark/benchmark.h>
+#include <jconfig.h>
+#include <oneapi/tbb/version.h>
+
+#include <CLI/CLI.hpp>
+#include <mutex>
+#include <opencv2/core/version.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "pipeline/cuda.h"
+#include "transforms/jpeg_decode.h"
+
+namespace pipebench::bench {
+namespace {
+
+BenchConfig g_config;
+std::unique_ptr<ImageFolder> g_disk;
+std::unique_ptr<ImageFolder> g_memory;
+std::unique_ptr<TraceRecorder> g_trace;
+
+std::vector<int> default_workers() {
+  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<int> w;
+  for (int n = 1; n <= 2 * cores; n *= 2) w.push_back(n);
+  return w;
+}
+
+std::string join(const std::vector<int>& v) {
+  std::ostringstream s;
+  for (size_t i = 0; i < v.size(); ++i) s << (i ? "," : "") << v[i];
+  return s.str();
+}
+
+}  // namespace
+
+const BenchConfig& config() { return g_config; }
+
+void parse_flags(int argc, char** argv) {
+  BenchConfig c;
+  double compute_ms = -1;
+  CLI::App app{"pipebench: stage microbenchmarks and end-to-end loader sweeps"};
+  app.set_help_flag();  // --help is Google Benchmark's; our flags are listed in bench/README.md
+  app.add_option("--data", c.data, "ImageFolder dataset root")->capture_default_str();
+  app.add_option("--batch", c.batch, "samples per batch")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--size", c.size, "crop size in pixels")->check(CLI::Range(8, 4096));
+  app.add_option("--seed", c.seed, "random seed");
+  app.add_option("--recipe", c.recipe, "recipe of the loader and end-to-end cases");
+  app.add_option("--workers", c.workers, "worker counts to sweep, e.g. 1,2,4")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--compute-ms", compute_ms, "emulated training step per batch, ms");
+  app.add_option("--baseline", c.baseline, "training-step baseline")
+      ->check(CLI::IsMember({"emulated", "cuda"}));
+  app.add_option("--trace", c.trace, "write a Chrome trace of the loader and end-to-end cases");
+  app.add_option("--steps", c.steps, "timed batches per loader / end-to-end run")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--prefetch", c.prefetch, "loader prefetch depth in batches")
+      ->check(CLI::Range(1, 1024));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    if (dynamic_cast<const CLI::ExtrasError*>(&e))
+      msg = "unknown flag: " + msg.substr(msg.find(':') == std::string::npos ? 0 : msg.find(':') + 2) +
+            " (pipebench flags: --data --batch --size --seed --recipe --workers --compute-ms "
+            "--baseline --trace --steps --prefetch; Google Benchmark's: --benchmark_*)";
+    throw std::invalid_argument(msg);
+  }
+  if (c.workers.empty()) c.workers = default_workers();
+  if (compute_ms >= 0) {
+    c.compute_ms = compute_ms;
+  } else if (app.count("--compute-ms")) {
+    throw std::invalid_argument("--compute-ms must be >= 0 ms, got " + std::to_string(compute_ms));
+  } else {
+    c.compute_ms = 25.0 * c.batch / 64.0;  // 25 ms per batch of 64, scaled to --batch
+  }
+  if (c.baseline.empty()) c.baseline = cuda_available() ? "cuda" : "emulated";
+  if (c.baseline == "cuda" && !cuda_available())
+    throw std::invalid_argument("--baseline=cuda needs a CUDA device: " + cuda_info().reason);
+  g_config = c;
+  if (!c.trace.empty()) g_trace = std::make_unique<TraceRecorder>();
+}
+
+void open_dataset() {
+  g_disk = std::make_unique<ImageFolder>(g_config.data);
+  // The dataset must hold at least one JPEG that decodes; stop at the first that does.
+  TurboDecoder decoder;
+  Image img;
+  std::vector<uint8_t> bytes;
+  std::string last_error;
+  for (size_t i = 0; i < g_disk->size(); ++i) {
+    try {
+      g_disk->read(i, bytes);
+      decoder.decode(bytes, g_disk->sample(i).path.string(), img);
+      return;
+    } catch (const std::exception& e) {
+      last_error = e.what();
+    }
+  }
+  throw DatasetError(g_config.data.string() + ": no readable JPEG among " +
+                     std::to_string(g_disk->size()) + " files (last error: " + last_error + ")");
+}
+
+const ImageFolder& disk_dataset() { return *g_disk; }
+
+const ImageFolder& memory_dataset() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_memory = std::make_unique<ImageFolder>(g_config.data);
+    g_memory->cache_in_memory();
+  });
+  return *g_memory;
+}
+
+const std::vector<Image>& decoded_images(size_t count) {
+  static std::vector<Image> images;
+  static std::mutex mu;
+  std::lock_guard lock(mu);
+  const auto& ds = memory_dataset();
+  TurboDecoder decoder;
+  for (size_t i = images.size(); i < std::min(count, ds.size()); ++i) {
+    Image img;
+    try {
+      decoder.decode(ds.cached(i), ds.sample(i).path.string(), img);
+    } catch (const std::exception&) {
+      continue;  // a bad file is the bad-input tests' business; skip it here
+    }
+    images.push_back(std::move(img));
+  }
+  return images;
+}
+
+TraceRecorder* trace() { return g_trace.get(); }
+
+std::filesystem::path write_trace() {
+  if (!g_trace) return {};
+  g_trace->write(g_config.trace);
+  return g_config.trace;
+}
+
+void add_context() {
+  const auto& c = g_config;
+  const auto& cuda = cuda_info();
+  benchmark::AddCustomContext("pipebench_version", "0.1.0");
+  benchmark::AddCustomContext("opencv_version", CV_VERSION);
+  benchmark::AddCustomContext("libjpeg_turbo_version",
+                              std::to_string(LIBJPEG_TURBO_VERSION_NUMBER / 1000000) + "." +
+                                  std::to_string(LIBJPEG_TURBO_VERSION_NUMBER / 1000 % 1000) + "." +
+                                  std::to_string(LIBJPEG_TURBO_VERSION_NUMBER % 1000));
+  benchmark::AddCustomContext("tbb_version", TBB_runtime_version());
+  benchmark::AddCustomContext("cuda_runtime", cuda.compiled ? cuda.runtime_version : "none");
+  benchmark::AddCustomContext("gpu", cuda.available ? cuda.device_name : "none (" + cuda.reason + ")");
+  benchmark::AddCustomContext("dataset", std::filesystem::absolute(c.data).string());
+  benchmark::AddCustomContext("dataset_images", std::to_string(disk_dataset().size()));
+  benchmark::AddCustomContext("dataset_bytes", std::to_string(disk_dataset().total_bytes()));
+  benchmark::AddCustomContext("dataset_fingerprint", disk_dataset().fingerprint(true));
+  benchmark::AddCustomContext("recipe", c.recipe);
+  benchmark::AddCustomContext("batch_size", std::to_string(c.batch));
+  benchmark::AddCustomContext("crop_size", std::to_string(c.size));
+  benchmark::AddCustomContext("seed", std::to_string(c.seed));
+  benchmark::AddCustomContext("baseline", c.baseline);
+  benchmark::AddCustomContext("compute_ms", std::to_string(c.compute_ms));
+  benchmark::AddCustomContext("workers", join(c.workers));
+  benchmark::AddCustomContext("prefetch_depth_batches", std::to_string(c.prefetch));
+  benchmark::AddCustomContext("hardware_threads", std::to_string(std::thread::hardware_concurrency()));
+}
+
+}  // namespace pipebench::bench

@@ -1,1 +1,137 @@
-// placeholder: being written
+// The training-step baseline and the end-to-end loop.
+//
+// BM_TrainStep/<baseline>: one training step per iteration on one resident batch
+//   (B x 3 x S x S float32): the FastAI.jl "n steps on one batch" timing. compute_ms = the
+//   step's mean time per batch with the data resident (TrainStep::measure_compute_ms);
+//   compute_gflop = its FLOPs per step / 1e9 (0 for emulated). Real time.
+//
+// BM_EndToEnd/<recipe>/<baseline>/workers:<w>: the real loop, loader and step together,
+//   one batch per iteration (--steps of them after a warm-up). In the same case, before
+//   the timed loop: data_ms = the loader alone per batch (--steps batches), compute_ms =
+//   the step on a resident batch. Counters (all ms per batch unless stated): data_ms,
+//   compute_ms, step_ms (measured loop), bound_ms = max(data_ms, compute_ms), au_pct,
+//   stall_pct, prediction_error_pct (pipeline/bound.h), workers, batch_size. Real time.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+
+#include "bench/bench_config.h"
+#include "bench/loader_util.h"
+#include "pipeline/bound.h"
+#include "pipeline/cuda.h"
+#include "pipeline/stage_timers.h"
+#include "pipeline/trace.h"
+#include "transforms/rng.h"
+
+namespace pipebench::bench {
+namespace {
+
+constexpr int kComputeIters = 10;
+
+MemoryKind batch_memory() {
+  return config().baseline == "cuda" ? MemoryKind::kPinned : MemoryKind::kPageable;
+}
+
+void BM_TrainStep(benchmark::State& state, const std::string& baseline) {
+  const auto& c = config();
+  const int n = c.batch, ch = 3, h = c.size, w = c.size;
+  std::unique_ptr<TrainStep> step;
+  HostBuffer batch;
+  double compute_ms = 0;
+  try {
+    step = make_train_step(baseline, c.compute_ms);
+    batch = HostBuffer(static_cast<size_t>(n) * ch * h * w * sizeof(float), batch_memory());
+    Rng rng(c.seed);
+    float* p = batch.as<float>();
+    for (size_t i = 0; i < batch.bytes() / sizeof(float); ++i) p[i] = static_cast<float>(rng.uniform(-2, 2));
+    compute_ms = step->measure_compute_ms(n, ch, h, w, kComputeIters);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  for (auto _ : state) {
+    TraceSpan span(trace(), "train_step", "step");
+    step->step(batch.as<float>(), n, ch, h, w);
+    step->synchronize();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.counters["compute_ms"] = compute_ms;
+  state.counters["compute_gflop"] = step->compute_gflop(n, ch, h, w);
+}
+
+void BM_EndToEnd(benchmark::State& state, const std::string& recipe, const std::string& baseline,
+                 int workers) {
+  const auto& c = config();
+  std::unique_ptr<TrainStep> step;
+  std::unique_ptr<Loader> loader;
+  double data_ms = 0, compute_ms = 0;
+  try {
+    step = make_train_step(baseline, c.compute_ms);
+    loader = make_loader(recipe, workers);
+    if (trace()) trace()->name_thread("consumer");
+    // 1. The loader alone, in steady state.
+    warm_up(*loader, nullptr);
+    const int64_t t0 = now_ns();
+    for (int i = 0; i < c.steps; ++i) {
+      if (!loader->next()) throw std::runtime_error("the loader ran out of batches");
+    }
+    data_ms = (now_ns() - t0) / 1e6 / c.steps;
+    // 2. The step on a resident batch.
+    const auto shape = Recipe::create(recipe, {c.size, {}})->output_shape();
+    compute_ms = step->measure_compute_ms(c.batch, shape[0], shape[1], shape[2], kComputeIters);
+    // 3. Both together: refill / drain the prefetch queue to steady state first.
+    warm_up(*loader, step.get());
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  const LoaderStats before = loader->stats();
+  const int64_t t0 = now_ns();
+  for (auto _ : state) {
+    auto batch = loader->next();
+    if (!batch) {
+      state.SkipWithError("the loader ran out of batches");
+      break;
+    }
+    const Batch& b = **batch;
+    {
+      TraceSpan span(trace(), "train_step", "step");
+      step->step(b.data, b.size, b.channels, b.height, b.width);
+    }
+    batch->release();
+  }
+  step->synchronize();
+  const double step_ms = (now_ns() - t0) / 1e6 / std::max<int64_t>(1, state.iterations());
+  const LoaderStats after = loader->stats();
+  state.SetItemsProcessed(state.iterations() * c.batch);
+  const Bound bound = compute_bound(data_ms, compute_ms, step_ms);
+  state.counters["workers"] = workers;
+  state.counters["batch_size"] = c.batch;
+  state.counters["data_ms"] = bound.data_ms;
+  state.counters["compute_ms"] = bound.compute_ms;
+  state.counters["step_ms"] = bound.step_ms;
+  state.counters["bound_ms"] = bound.bound_ms;
+  state.counters["au_pct"] = bound.au_pct;
+  state.counters["stall_pct"] = bound.stall_pct;
+  state.counters["prediction_error_pct"] = bound.prediction_error_pct;
+  add_stage_counters(state, before, after);
+}
+
+}  // namespace
+
+void register_end_to_end_benchmarks() {
+  const auto& c = config();
+  benchmark::RegisterBenchmark(("BM_TrainStep/" + c.baseline).c_str(), BM_TrainStep, c.baseline)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  for (int w : c.workers) {
+    const std::string name =
+        "BM_EndToEnd/" + c.recipe + "/" + c.baseline + "/workers:" + std::to_string(w);
+    benchmark::RegisterBenchmark(name.c_str(), BM_EndToEnd, c.recipe, c.baseline, w)
+        ->UseRealTime()
+        ->Iterations(c.steps)
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+}  // namespace pipebench::bench

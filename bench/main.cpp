@@ -1,1 +1,42 @@
-int main(){return 0;}
+// pipebench: every stage of an image training input pipeline as a Google Benchmark case,
+// and the end-to-end loader against a fixed training step. Google Benchmark's flags
+// (--benchmark_filter, --benchmark_out, ...) work as usual; pipebench's own are in
+// bench/README.md. Bad flags or an unusable dataset: one line on stderr, exit code 2.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "bench/bench_config.h"
+
+int main(int argc, char** argv) {
+  namespace pb = pipebench::bench;
+  benchmark::Initialize(&argc, argv);  // removes --benchmark_* flags
+  try {
+    pb::parse_flags(argc, argv);
+    pb::open_dataset();
+    pb::add_context();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pipebench: error: %s\n", e.what());
+    return 2;
+  }
+  pb::register_read_benchmarks();
+  pb::register_decode_benchmarks();
+  pb::register_transform_benchmarks();
+  pb::register_sample_benchmarks();
+  pb::register_collate_benchmarks();
+  pb::register_h2d_benchmarks();
+  pb::register_loader_benchmarks();
+  pb::register_end_to_end_benchmarks();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  try {
+    if (auto path = pb::write_trace(); !path.empty())
+      std::fprintf(stderr, "pipebench: trace written to %s (open in ui.perfetto.dev)\n",
+                   path.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pipebench: error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

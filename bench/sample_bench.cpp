@@ -1,1 +1,63 @@
-// placeholder: being written
+// BM_Sample/<recipe>: one whole sample on one thread: read the file (warm page cache),
+// decode, and the recipe's transforms, into a float32 CHW output. This is the per-sample
+// CPU cost of a recipe, the number a worker count is sized from. items_per_second =
+// images/s; read_ms, decode_ms and transform_ms are the mean per sample.
+#include <benchmark/benchmark.h>
+
+#include "bench/bench_config.h"
+#include "pipeline/stage_timers.h"
+#include "transforms/recipe.h"
+
+namespace pipebench::bench {
+namespace {
+
+void BM_Sample(benchmark::State& state, const std::string& name) {
+  const auto& ds = disk_dataset();
+  RecipeOptions options;
+  options.crop_size = config().size;
+  std::unique_ptr<Recipe> recipe;
+  try {
+    recipe = Recipe::create(name, options);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  RecipeWorkspace ws(options.decode);
+  std::vector<float> out(recipe->output_floats());
+  std::vector<uint8_t> bytes;
+  size_t i = 0;
+  int64_t read_ns = 0, nbytes = 0;
+  SampleTimes times;
+  for (auto _ : state) {
+    try {
+      const int64_t t0 = now_ns();
+      ds.read(i, bytes);
+      read_ns += now_ns() - t0;
+      Rng rng = Rng::for_sample(config().seed, 0, i);
+      recipe->run(bytes, ds.sample(i).path.native(), rng, ws, out.data(), &times);
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
+      break;
+    }
+    benchmark::DoNotOptimize(out.data());
+    nbytes += static_cast<int64_t>(bytes.size());
+    i = (i + 1) % ds.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(nbytes);
+  const auto per_sample = benchmark::Counter::kAvgIterations;
+  state.counters["read_ms"] = benchmark::Counter(read_ns / 1e6, per_sample);
+  state.counters["decode_ms"] = benchmark::Counter(times.decode_ns / 1e6, per_sample);
+  state.counters["transform_ms"] = benchmark::Counter(times.transform_ns / 1e6, per_sample);
+}
+
+}  // namespace
+
+void register_sample_benchmarks() {
+  for (const auto& name : Recipe::names()) {
+    benchmark::RegisterBenchmark(("BM_Sample/" + name).c_str(), BM_Sample, name)
+        ->Unit(benchmark::kMicrosecond);
+  }
+}
+
+}  // namespace pipebench::bench

@@ -1,0 +1,44 @@
+#include "bench/loader_util.h"
+
+#include "bench/bench_config.h"
+
+namespace pipebench::bench {
+
+std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers) {
+  const auto& c = config();
+  LoaderOptions o;
+  o.recipe = recipe;
+  o.recipe_options.crop_size = c.size;
+  o.batch_size = c.batch;
+  o.workers = workers;
+  o.prefetch_depth_batches = c.prefetch;
+  o.sampler.shuffle = true;
+  o.sampler.seed = c.seed;
+  o.sampler.drop_last = true;  // fixed batch shape, as a training loop wants
+  o.epochs = 1 << 20;          // never runs out within a benchmark
+  o.trace = trace();
+  return std::make_unique<Loader>(disk_dataset(), o);
+}
+
+void warm_up(Loader& loader, TrainStep* step) {
+  for (int i = 0; i <= config().prefetch; ++i) {
+    auto b = loader.next();
+    if (!b) return;
+    if (step) step->step((*b)->data, (*b)->size, (*b)->channels, (*b)->height, (*b)->width);
+  }
+  if (step) step->synchronize();
+}
+
+void add_stage_counters(benchmark::State& state, const LoaderStats& before,
+                        const LoaderStats& after) {
+  const double samples = std::max<int64_t>(1, after.samples - before.samples);
+  const double batches = std::max<int64_t>(1, after.batches - before.batches);
+  for (int s = 0; s < static_cast<int>(Stage::kCount); ++s) {
+    const std::string name = std::string(stage_name(static_cast<Stage>(s))) + "_ms";
+    state.counters[name] = (after.stage_ns[s] - before.stage_ns[s]) / 1e6 / samples;
+  }
+  state.counters["consumer_wait_ms"] =
+      (after.consumer_wait_ns - before.consumer_wait_ns) / 1e6 / batches;
+}
+
+}  // namespace pipebench::bench

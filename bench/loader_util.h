@@ -1,0 +1,28 @@
+// What the loader and end-to-end cases share: building the loader from the flags, the
+// warm-up, and the stage counters.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+
+#include "pipeline/loader.h"
+#include "pipeline/train_step.h"
+
+namespace pipebench::bench {
+
+/// A loader over disk_dataset() with the flags' batch, size, seed and prefetch depth,
+/// shuffled, with effectively endless epochs, tracing to --trace. Throws what Loader throws.
+std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers);
+
+/// Takes prefetch depth + 1 batches (and runs the step on them when step != nullptr), so
+/// that the timed part starts in steady state.
+void warm_up(Loader& loader, TrainStep* step);
+
+/// Per-sample stage means (read_ms, decode_ms, transform_ms, collate_ms, h2d_ms) and
+/// consumer_wait_ms per batch, from the difference of two stats snapshots.
+void add_stage_counters(benchmark::State& state, const LoaderStats& before,
+                        const LoaderStats& after);
+
+}  // namespace pipebench::bench
