@@ -94,7 +94,7 @@ def make_run(cases, reps=9, seed=0, scale=1.0, context=None, aggregates=True):
                         "cpu_time": ms * case.cpu_ratio * _MS_TO_UNIT[case.time_unit],
                         "time_unit": case.time_unit})
             for k, v in case.counters.items():
-                if case.counter_noise_cv > 0:
+                if case.counter_noise_cv > 0 and k not in ("workers", "batch_size"):
                     v = v * rng.gauss(1.0, case.counter_noise_cv)
                 row[k] = v
             iters.append(row)

@@ -1,0 +1,371 @@
+#!/usr/bin/python3
+"""plot.py - one picture of a pipebench run: the worker sweep and the per-sample cost.
+
+  /usr/bin/python3 scripts/plot.py RUN.json OUT.png
+
+RUN.json is pipebench's Google Benchmark JSON (--benchmark_out=RUN.json
+--benchmark_out_format=json; bench/README.md lists the cases and counters).
+
+Left panel, the worker sweep (x: loader workers, log2 scale):
+  - measured end to end, images/s: items_per_second of BM_EndToEnd/<recipe>/<baseline>/workers:<w>
+  - loader alone, images/s: items_per_second of BM_Loader/<recipe>/workers:<w>
+  - predicted bound, images/s: batch_size * 1000 / bound_ms of the BM_EndToEnd cases
+  - training step capacity, images/s (horizontal line): batch_size * 1000 / compute_ms
+    (compute_ms from BM_EndToEnd, else BM_TrainStep, else the run context)
+  - AU % (accelerator utilisation, au_pct of BM_EndToEnd) on the right-hand axis.
+Right panel, what one sample costs, ms, stacked by stage: the per-sample counters read_ms,
+decode_ms, transform_ms, collate_ms, h2d_ms of BM_Loader at its smallest worker count, and
+beside it BM_Sample's read_ms, decode_ms, transform_ms (one thread, no loader) if present.
+
+Values are repetition means: the "mean" aggregate row when the run has repetitions, else
+the mean of the iteration rows. Errored cases (error_occurred) are left out and listed.
+What the run lacks is written in the figure; a run with none of these families gets a
+bar chart of every case's time instead. Malformed input: one line on stderr, exit 2.
+"""
+
+import math
+import os
+import re
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_gate import BadInput, case_name, is_aggregate, load_run  # noqa: E402
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+
+STAGES = ("read_ms", "decode_ms", "transform_ms", "collate_ms", "h2d_ms")
+STAGE_COLORS = {"read_ms": "#8c8c8c", "decode_ms": "#d62728", "transform_ms": "#ff7f0e",
+                "collate_ms": "#2ca02c", "h2d_ms": "#1f77b4"}
+
+_END_TO_END = re.compile(r"^BM_EndToEnd/([^/]+)/([^/]+)/workers:(\d+)(?:/|$)")
+_LOADER = re.compile(r"^BM_Loader/([^/]+)/workers:(\d+)(?:/|$)")
+_SAMPLE = re.compile(r"^BM_Sample/([^/]+)(?:/|$)")
+_TRAIN_STEP = re.compile(r"^BM_TrainStep/([^/]+)(?:/|$)")
+_NOT_VALUES = {"name", "run_name", "run_type", "aggregate_name", "aggregate_unit",
+               "time_unit", "label", "family_index", "per_family_instance_index",
+               "repetitions", "repetition_index", "threads", "iterations", "error_occurred",
+               "error_message"}
+
+
+def _number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def case_means(data):
+    """{case: {field: mean value}} over repetitions, and the sorted errored case names."""
+    iters, means, errored = {}, {}, set()
+    for row in data["benchmarks"]:
+        name = case_name(row)
+        if row.get("error_occurred"):
+            errored.add(name)
+        elif is_aggregate(row):
+            if row.get("aggregate_name") == "mean":
+                means[name] = row
+        else:
+            iters.setdefault(name, []).append(row)
+    out = {}
+    for name in list(iters) + [n for n in means if n not in iters]:
+        rows = [means[name]] if name in means else iters[name]
+        fields = {}
+        for key in rows[0]:
+            if key in _NOT_VALUES:
+                continue
+            vals = [r.get(key) for r in rows]
+            if all(_number(v) for v in vals):
+                fields[key] = statistics.fmean(vals)
+        fields["time_unit"] = rows[0].get("time_unit", "ns")
+        out[name] = fields
+    return out, sorted(errored - set(out))
+
+
+def _ctx_number(ctx, key):
+    try:
+        v = float(ctx.get(key))
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) and v > 0 else None
+
+
+def extract(data):
+    """Everything the figure shows, as plain numbers (tested on its own).
+
+    Returns a dict:
+      sweeps: {(recipe, baseline): [{workers, measured_ips, bound_ips, au_pct}]} by workers
+      loader: {recipe: [{workers, ips}]} by workers
+      compute_ips: images/s the training step can consume, or None
+      loader_stages: (label, {stage: ms per sample}) or None
+      sample_stages: (label, {stage: ms per sample}) or None
+      errored: [case names]; context: the run context; cases: {case: fields}
+    """
+    ctx = data.get("context") if isinstance(data.get("context"), dict) else {}
+    cases, errored = case_means(data)
+    sweeps, loader, samples = {}, {}, {}
+    compute_ms, batch_sizes, train_compute_ms = [], [], []
+    for name, f in cases.items():
+        m = _END_TO_END.match(name)
+        if m:
+            recipe, baseline, w = m.group(1), m.group(2), int(m.group(3))
+            w = int(round(f.get("workers", w)))
+            batch = f.get("batch_size") or _ctx_number(ctx, "batch_size")
+            bound = f.get("bound_ms")
+            sweeps.setdefault((recipe, baseline), []).append({
+                "workers": w, "measured_ips": f.get("items_per_second"),
+                "bound_ips": batch * 1000.0 / bound if batch and bound else None,
+                "au_pct": f.get("au_pct")})
+            if f.get("compute_ms"):
+                compute_ms.append(f["compute_ms"])
+            if batch:
+                batch_sizes.append(batch)
+            continue
+        m = _LOADER.match(name)
+        if m:
+            w = int(round(f.get("workers", int(m.group(2)))))
+            loader.setdefault(m.group(1), []).append(
+                {"workers": w, "ips": f.get("items_per_second"), "fields": f})
+            continue
+        m = _SAMPLE.match(name)
+        if m:
+            samples[m.group(1)] = f
+            continue
+        m = _TRAIN_STEP.match(name)
+        if m and f.get("compute_ms"):
+            train_compute_ms.append(f["compute_ms"])
+    for rows in list(sweeps.values()) + list(loader.values()):
+        rows.sort(key=lambda r: r["workers"])
+
+    batch = statistics.fmean(batch_sizes) if batch_sizes else _ctx_number(ctx, "batch_size")
+    step_ms = (statistics.fmean(compute_ms) if compute_ms else
+               statistics.fmean(train_compute_ms) if train_compute_ms else
+               _ctx_number(ctx, "compute_ms"))
+    compute_ips = batch * 1000.0 / step_ms if batch and step_ms else None
+
+    loader_stages = None
+    recipe = ctx.get("recipe") if ctx.get("recipe") in loader else next(iter(loader), None)
+    if recipe is not None:
+        first = loader[recipe][0]
+        stages = {s: first["fields"][s] for s in STAGES if s in first["fields"]}
+        if stages:
+            loader_stages = (f"BM_Loader\nworkers:{first['workers']}", stages)
+    sample_stages = None
+    srecipe = ctx.get("recipe") if ctx.get("recipe") in samples else next(iter(samples), None)
+    if srecipe is not None:
+        stages = {s: samples[srecipe][s] for s in STAGES if s in samples[srecipe]}
+        if stages:
+            sample_stages = (f"BM_Sample\n1 thread, no loader", stages)
+    return {"sweeps": sweeps, "loader": loader, "compute_ips": compute_ips,
+            "compute_ms": step_ms, "batch_size": batch, "loader_stages": loader_stages,
+            "sample_stages": sample_stages, "errored": errored, "context": ctx,
+            "cases": cases}
+
+
+def _note(ax, text):
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=10,
+            color="#555555", wrap=True,
+            bbox={"boxstyle": "round", "facecolor": "#f4f4f4", "edgecolor": "#cccccc"})
+
+
+def _plot_sweep(ax, ex):
+    sweeps, loader = ex["sweeps"], ex["loader"]
+    missing = []
+    workers = sorted({r["workers"] for rows in list(sweeps.values()) + list(loader.values())
+                      for r in rows})
+    if not workers:
+        ax.set_axis_off()
+        _note(ax, "No BM_Loader or BM_EndToEnd cases in this run:\nno worker sweep to show.")
+        return
+    many = len(sweeps) > 1
+    colors = iter(["#1f77b4", "#9467bd", "#17becf", "#e377c2"])
+    for (recipe, baseline), rows in sweeps.items():
+        c = next(colors, "#1f77b4")
+        tag = f" ({recipe}, {baseline})" if many else ""
+        pts = [(r["workers"], r["measured_ips"]) for r in rows if r["measured_ips"]]
+        if pts:
+            ax.plot(*zip(*pts), "o-", color=c, lw=2.2, ms=6, label=f"measured end to end{tag}")
+        pts = [(r["workers"], r["bound_ips"]) for r in rows if r["bound_ips"]]
+        if pts:
+            ax.plot(*zip(*pts), "s--", color=c, lw=1.5, ms=5, alpha=0.8,
+                    label=f"predicted bound{tag}")
+    for recipe, rows in loader.items():
+        pts = [(r["workers"], r["ips"]) for r in rows if r["ips"]]
+        if pts:
+            tag = f" ({recipe})" if len(loader) > 1 else ""
+            ax.plot(*zip(*pts), "^-", color="#2ca02c", lw=1.8, ms=6, label=f"loader alone{tag}")
+    if ex["compute_ips"]:
+        ax.axhline(ex["compute_ips"], color="#d62728", ls=":", lw=2,
+                   label=f"training step capacity: {ex['compute_ips']:.0f} images/s "
+                         f"({ex['compute_ms']:.3g} ms per batch of {ex['batch_size']:g})")
+    if not sweeps:
+        missing.append("no BM_EndToEnd cases: measured end to end, bound and AU % not shown")
+    if not loader:
+        missing.append("no BM_Loader cases: loader-alone curve not shown")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(workers)
+    ax.set_xticklabels([str(w) for w in workers])
+    ax.set_xlabel("loader workers (threads)")
+    ax.set_ylabel("throughput (images/s)")
+    ys = [v for line in ax.get_lines() for v in line.get_ydata() if _number(v)]
+    ax.set_ylim(0, 1.2 * max(ys) if ys and max(ys) > 0 else 1)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.set_title("Worker sweep: throughput against workers")
+    handles, labels = ax.get_legend_handles_labels()
+    au = [(r["workers"], r["au_pct"]) for rows in sweeps.values() for r in rows
+          if r["au_pct"] is not None]
+    if au:
+        ax2 = ax.twinx()
+        ax2.plot(*zip(*sorted(au)), "D-.", color="#8c564b", lw=1.6, ms=5,
+                 label="AU % (right axis)")
+        ax2.set_ylabel("accelerator utilisation AU (%)")
+        ax2.set_ylim(0, 105)
+        h2, l2 = ax2.get_legend_handles_labels()
+        handles, labels = handles + h2, labels + l2
+    if handles:
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3,
+                  fontsize=9, frameon=False)
+    if missing:
+        ax.text(0.02, 0.97, "\n".join(missing), transform=ax.transAxes, va="top", fontsize=8.5,
+                color="#a00000", bbox={"facecolor": "white", "edgecolor": "#e0b0b0"})
+
+
+def _plot_stages(ax, ex):
+    bars = [b for b in (ex["loader_stages"], ex["sample_stages"]) if b]
+    if not bars:
+        ax.set_axis_off()
+        _note(ax, "No per-sample stage counters in this run\n(BM_Loader or BM_Sample "
+                  "read_ms/decode_ms/...):\nno stage breakdown to show.")
+        return
+    x = list(range(len(bars)))
+    tops = [0.0] * len(bars)
+    totals = [sum(b[1].values()) for b in bars]
+    for stage in STAGES:
+        vals = [b[1].get(stage, 0.0) for b in bars]
+        if not any(b[1].get(stage) is not None for b in bars):
+            continue
+        ax.bar(x, vals, bottom=tops, width=0.55, color=STAGE_COLORS[stage],
+               label=stage[:-3], edgecolor="white")
+        for i, v in enumerate(vals):
+            if v > 0.06 * max(totals):
+                ax.text(i, tops[i] + v / 2, f"{v:.3g}", ha="center", va="center", fontsize=8.5,
+                        color="white", fontweight="bold")
+        tops = [t + v for t, v in zip(tops, vals)]
+    for i, t in enumerate(tops):
+        ax.text(i, t, f"{t:.3g} ms", ha="center", va="bottom", fontsize=9.5, fontweight="bold")
+    ax.set_xticks(x)
+    ax.set_xticklabels([b[0] for b in bars], fontsize=9)
+    ax.set_xlim(-0.7, len(bars) - 0.3 + (0.9 if len(bars) == 1 else 0.6))
+    ax.set_ylim(0, max(tops) * 1.15 if max(tops) > 0 else 1)
+    ax.set_ylabel("time per sample (ms)")
+    ax.set_title("Cost of one sample by stage")
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles[::-1], labels[::-1], loc="upper right", fontsize=8.5, title="stage",
+              title_fontsize=8.5)
+    ax.grid(True, axis="y", alpha=0.3)
+    if not ex["sample_stages"]:
+        ax.text(0.02, 0.98, "no BM_Sample case in this run", transform=ax.transAxes, va="top",
+                fontsize=8.5, color="#a00000")
+
+
+def _plot_all_cases(ax, ex):
+    """Fallback: every case's mean real time, when the run has no pipeline families."""
+    scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+    items = [(n, f["real_time"] * scale.get(f["time_unit"], float("nan")))
+             for n, f in ex["cases"].items() if "real_time" in f]
+    items = items[:40]
+    y = list(range(len(items)))
+    ax.barh(y, [v for _, v in items], color="#1f77b4")
+    ax.set_yticks(y)
+    ax.set_yticklabels([n for n, _ in items], fontsize=8)
+    ax.invert_yaxis()
+    vals = [v for _, v in items if v > 0]
+    log = bool(vals) and max(vals) / min(vals) > 50
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlabel("real time per iteration (ms" + (", log scale)" if log else ")"))
+    ax.set_title("Cases in this run (no BM_Loader, BM_EndToEnd or BM_Sample cases: "
+                 "no sweep or stage breakdown)", fontsize=10)
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    for i, (_, v) in enumerate(items):
+        ax.text(v, i, f" {v:.3g} ms", va="center", fontsize=8)
+
+
+def _suptitle(ex, path):
+    ctx = ex["context"]
+    parts = [f"dataset {ctx.get('dataset', '?')}"]
+    if ctx.get("dataset_images"):
+        parts[0] += f" ({ctx['dataset_images']} images)"
+    parts.append(f"recipe {ctx.get('recipe', '?')}")
+    parts.append(f"baseline {ctx.get('baseline', '?')}")
+    if ex["batch_size"]:
+        parts.append(f"batch {ex['batch_size']:g}")
+    if ctx.get("crop_size"):
+        parts.append(f"crop {ctx['crop_size']}")
+    line2 = [os.path.basename(path)]
+    for key, label in (("host_name", "host"), ("num_cpus", "cpus"), ("gpu", "gpu"),
+                       ("date", "date")):
+        if ctx.get(key) not in (None, ""):
+            line2.append(f"{label} {ctx[key]}")
+    if ctx.get("library_build_type") == "debug":
+        line2.append("DEBUG BUILD of Google Benchmark")
+    return "pipebench: " + " | ".join(parts), "   ".join(line2)
+
+
+def render(ex, run_path, out_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    has_pipeline = ex["sweeps"] or ex["loader"] or ex["loader_stages"] or ex["sample_stages"]
+    if has_pipeline:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(14, 6.2),
+                                          gridspec_kw={"width_ratios": [1.7, 1]})
+        _plot_sweep(left, ex)
+        _plot_stages(right, ex)
+    else:
+        n = min(40, len(ex["cases"]))
+        fig, ax = plt.subplots(figsize=(12, max(3.5, 1.5 + 0.3 * n)))
+        _plot_all_cases(ax, ex)
+    title, sub = _suptitle(ex, run_path)
+    fig.suptitle(title, fontsize=13, fontweight="bold", y=0.995)
+    foot = sub
+    if ex["errored"]:
+        shown = ", ".join(ex["errored"][:4]) + (" ..." if len(ex["errored"]) > 4 else "")
+        foot += f"\nleft out, reported an error: {shown}"
+    fig.text(0.5, 0.005, foot, ha="center", va="bottom", fontsize=8, color="#555555")
+    fig.tight_layout(rect=(0, 0.05 if ex["errored"] else 0.03, 1, 0.96))
+    fig.savefig(out_path, format="png", dpi=110)
+    plt.close(fig)
+
+
+def main(argv):
+    if argv in (["-h"], ["--help"]):
+        print(__doc__)
+        return EXIT_OK
+    if len(argv) != 2:
+        print("plot: error: usage: plot.py RUN.json OUT.png", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    run_path, out_path = argv
+    try:
+        data = load_run(run_path)
+        ex = extract(data)
+        if not ex["cases"]:
+            raise BadInput(f"{run_path}: no case without an error to plot")
+        out_dir = os.path.dirname(os.path.abspath(out_path))
+        if not os.path.isdir(out_dir):
+            raise BadInput(f"{out_path}: folder {out_dir} does not exist")
+        render(ex, run_path, out_path)
+    except BadInput as e:
+        print(f"plot: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as e:
+        print(f"plot: error: {out_path}: cannot write ({e.strerror or e})", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not (ex["sweeps"] or ex["loader"]):
+        print(f"plot: note: {run_path} has no BM_Loader or BM_EndToEnd cases; the figure "
+              "says what is missing", file=sys.stderr)
+    print(f"plot: wrote {out_path}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""plot_test.py - scripts/plot.py on generated pipebench-shaped runs.
+
+Why it exists: the figure is read by people, so the numbers behind it must be the ones
+the JSON contract defines (bench/README.md). extract() is checked against values computed
+here from the generated rows; the command line is checked for a real PNG, for runs that
+lack the end-to-end cases, and for the exit status 2 with one stderr line on bad input.
+
+  /usr/bin/python3 plot_test.py SCRIPTS_DIR
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from gen_bench_json import Case, make_run, pipeline_cases  # noqa: E402
+
+SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
+
+
+def rows_of(doc, name, run_type="iteration"):
+    return [r for r in doc["benchmarks"] if r["run_name"] == name and r["run_type"] == run_type]
+
+
+class ExtractTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, SCRIPTS)
+        import plot
+        cls.plot = plot
+
+    def test_sweep_numbers_follow_the_contract(self):
+        cases, ctx = pipeline_cases(workers=(1, 2, 4, 8), counter_noise_cv=0.05)
+        doc = make_run(cases, reps=5, seed=3, context=ctx)
+        ex = self.plot.extract(doc)
+        (key, rows), = ex["sweeps"].items()
+        self.assertEqual(key, ("imagenet_train", "emulated"))
+        self.assertEqual([r["workers"] for r in rows], [1, 2, 4, 8])
+        for r in rows:
+            name = f"BM_EndToEnd/imagenet_train/emulated/workers:{r['workers']}/real_time"
+            mean, = [x for x in rows_of(doc, name, "aggregate")
+                     if x["aggregate_name"] == "mean"]
+            self.assertAlmostEqual(r["measured_ips"], mean["items_per_second"])
+            self.assertAlmostEqual(r["bound_ips"], 64 * 1000.0 / mean["bound_ms"])
+            self.assertAlmostEqual(r["au_pct"], mean["au_pct"])
+        e2e_compute = [x["compute_ms"] for x in doc["benchmarks"]
+                       if x["name"].startswith("BM_EndToEnd") and x["name"].endswith("_mean")]
+        self.assertAlmostEqual(ex["compute_ips"], 64 * 1000.0 / statistics.fmean(e2e_compute))
+        self.assertEqual([r["workers"] for r in ex["loader"]["imagenet_train"]], [1, 2, 4, 8])
+
+    def test_iteration_means_without_aggregates(self):
+        cases, ctx = pipeline_cases(workers=(2, 1), counter_noise_cv=0.05)
+        doc = make_run(cases, reps=4, seed=5, context=ctx, aggregates=False)
+        ex = self.plot.extract(doc)
+        loader1 = rows_of(doc, "BM_Loader/imagenet_train/workers:1/real_time")
+        self.assertEqual(len(loader1), 4)
+        self.assertAlmostEqual(ex["loader"]["imagenet_train"][0]["ips"],
+                               statistics.fmean(r["items_per_second"] for r in loader1))
+        label, stages = ex["loader_stages"]
+        self.assertIn("workers:1", label)  # the smallest worker count, whatever the order
+        self.assertEqual(list(stages), ["read_ms", "decode_ms", "transform_ms", "collate_ms",
+                                        "h2d_ms"])
+        self.assertAlmostEqual(stages["decode_ms"],
+                               statistics.fmean(r["decode_ms"] for r in loader1))
+        sample = rows_of(doc, "BM_Sample/imagenet_train/real_time")
+        label, stages = ex["sample_stages"]
+        self.assertEqual(set(stages), {"read_ms", "decode_ms", "transform_ms"})
+        self.assertAlmostEqual(stages["transform_ms"],
+                               statistics.fmean(r["transform_ms"] for r in sample))
+
+    def test_aggregate_mean_is_preferred(self):
+        cases, ctx = pipeline_cases(workers=(1,))
+        doc = make_run(cases, reps=3, context=ctx)
+        for r in doc["benchmarks"]:
+            if r["name"] == "BM_Loader/imagenet_train/workers:1/real_time_mean":
+                r["items_per_second"] = 12345.0
+        ex = self.plot.extract(doc)
+        self.assertEqual(ex["loader"]["imagenet_train"][0]["ips"], 12345.0)
+
+    def test_errored_and_missing_cases(self):
+        cases, ctx = pipeline_cases(workers=(1, 2), end_to_end=False, sample=False)
+        cases.append(Case("BM_EndToEnd/imagenet_train/cuda/workers:1/real_time",
+                          error="no CUDA device"))
+        # No compute counters anywhere but the context: the capacity line still exists.
+        cases = [c for c in cases if not c.name.startswith("BM_TrainStep")]
+        ctx["compute_ms"] = "32"
+        ex = self.plot.extract(make_run(cases, reps=1, context=ctx))
+        self.assertEqual(ex["sweeps"], {})
+        self.assertEqual(ex["errored"], ["BM_EndToEnd/imagenet_train/cuda/workers:1/real_time"])
+        self.assertAlmostEqual(ex["compute_ips"], 64 * 1000.0 / 32)
+        self.assertIsNone(ex["sample_stages"])
+
+
+class PlotCliTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, doc):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(doc if isinstance(doc, str) else json.dumps(doc))
+        return path
+
+    def plot(self, *args):
+        p = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, "plot.py"), *args],
+                           capture_output=True, text=True, timeout=120)
+        return p.returncode, p.stdout, p.stderr
+
+    def assert_png(self, path):
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        import matplotlib.image
+        img = matplotlib.image.imread(path)
+        self.assertGreaterEqual(img.shape[1], 1000)  # wide enough to read two panels
+        self.assertGreater(img[..., :3].std(), 0.05)  # not a blank canvas
+
+    def test_full_run(self):
+        cases, ctx = pipeline_cases(workers=(1, 2, 4, 8))
+        run = self.write("run.json", make_run(cases, reps=3, context=ctx))
+        out = os.path.join(self.dir, "run.png")
+        rc, stdout, err = self.plot(run, out)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("wrote", stdout)
+        self.assert_png(out)
+
+    def test_run_without_end_to_end(self):
+        cases, ctx = pipeline_cases(end_to_end=False)
+        run = self.write("run.json", make_run(cases, reps=1, context=ctx))
+        out = os.path.join(self.dir, "run.png")
+        rc, _, err = self.plot(run, out)
+        self.assertEqual(rc, 0, err)
+        self.assert_png(out)
+
+    def test_run_without_pipeline_cases(self):
+        run = self.write("run.json", make_run([Case("BM_Transform/resize/real_time"),
+                                               Case("BM_Decode/opencv", real_ms=4.0)]))
+        out = os.path.join(self.dir, "run.png")
+        rc, _, err = self.plot(run, out)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("no BM_Loader or BM_EndToEnd", err)
+        self.assert_png(out)
+
+    def assert_bad(self, args, needle):
+        rc, _, err = self.plot(*args)
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn(needle, err)
+
+    def test_bad_input(self):
+        out = os.path.join(self.dir, "x.png")
+        self.assert_bad([os.path.join(self.dir, "nope.json"), out], "nope.json: no such file")
+        self.assert_bad([self.write("bad.json", "{\"benchmarks\": ["), out], "malformed JSON")
+        self.assert_bad([self.write("other.json", "{\"a\": 1}"), out],
+                        "not a Google Benchmark JSON")
+        only_errors = make_run([Case("BM_H2D/pinned/sync/batch:64", error="no CUDA device")])
+        self.assert_bad([self.write("err.json", only_errors), out], "no case without an error")
+        good = self.write("good.json", make_run([Case("BM_X")]))
+        self.assert_bad([good, os.path.join(self.dir, "no", "such", "dir.png")],
+                        "does not exist")
+        self.assert_bad([good], "usage")
+        self.assertFalse(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
+        SCRIPTS = sys.argv.pop(1)
+    unittest.main(verbosity=2)

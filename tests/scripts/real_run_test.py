@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""real_run_test.py - compare.sh and plot.py on JSON from two runs of the real pipebench.
+
+Why it exists: the fixture tests pin the scripts to the JSON shape we believe Google
+Benchmark writes; this one feeds them what pipebench actually writes. It makes a tiny
+synthetic dataset, runs a few fast cases twice with 9 repetitions, then checks the exit
+statuses of compare.sh (0 for two honest runs at a 50% limit, 1 for a copy slowed 1.5x,
+2 for bad input) and that plot.py draws a PNG.
+
+  real_run_test.py --pipebench PATH --pipebench-data PATH [--scripts DIR]
+
+Exit 77 (ctest SKIP_RETURN_CODE) when a binary is still the skeleton's placeholder: it
+exits 0 but writes no dataset, or lists no benchmark case at all.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+FILTER = "BM_Transform"
+
+
+def run(cmd, timeout=120):
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    print(f"$ {' '.join(cmd)}  -> rc {p.returncode} in {time.monotonic() - t0:.1f} s")
+    return p
+
+
+def fail(msg):
+    print(f"real_run_test: FAIL: {msg}")
+    sys.exit(1)
+
+
+def expect(p, rc, what):
+    if p.returncode != rc:
+        fail(f"{what}: expected exit {rc}, got {p.returncode}\n--- stdout\n{p.stdout}\n"
+             f"--- stderr\n{p.stderr}")
+    print(f"ok: {what} (exit {rc})")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pipebench", required=True)
+    ap.add_argument("--pipebench-data", required=True)
+    ap.add_argument("--scripts", default=os.path.join(os.path.dirname(
+        os.path.abspath(__file__)), "..", "..", "scripts"))
+    args = ap.parse_args()
+    compare = os.path.join(args.scripts, "compare.sh")
+    plot = os.path.join(args.scripts, "plot.py")
+    for exe in (args.pipebench, args.pipebench_data):
+        if not os.access(exe, os.X_OK):
+            fail(f"{exe}: not an executable (build the pipebench and pipebench-data targets)")
+
+    tmp = tempfile.mkdtemp(prefix="pipebench-real-run-")
+    try:
+        data = os.path.join(tmp, "data")
+        p = run([args.pipebench_data, "synthetic", data, "--count", "16", "--width", "160",
+                 "--height", "120"])
+        expect(p, 0, "pipebench-data synthetic")
+        images = [f for _, _, files in os.walk(data) for f in files]
+        if not images:
+            print(f"real_run_test: SKIP: pipebench-data wrote nothing to {data} "
+                  "(placeholder binary?)")
+            return SKIP
+
+        p = run([args.pipebench, f"--data={data}", f"--benchmark_filter={FILTER}",
+                 "--benchmark_list_tests=true"])
+        expect(p, 0, "pipebench --benchmark_list_tests")
+        listed = [ln for ln in p.stdout.splitlines() if ln.strip()]
+        if not listed:
+            p_all = run([args.pipebench, f"--data={data}", "--benchmark_list_tests=true"])
+            if not p_all.stdout.strip():
+                print("real_run_test: SKIP: pipebench lists no benchmark case at all "
+                      "(placeholder binary?)")
+                return SKIP
+            fail(f"pipebench lists no case matching {FILTER}")
+        print(f"{len(listed)} case(s): {', '.join(listed)}")
+
+        def bench(out):
+            p = run([args.pipebench, f"--data={data}", f"--benchmark_filter={FILTER}",
+                     "--benchmark_repetitions=9", "--benchmark_min_time=0.01",
+                     f"--benchmark_out={out}", "--benchmark_out_format=json"], timeout=300)
+            expect(p, 0, f"pipebench run -> {os.path.basename(out)}")
+            if not os.path.isfile(out):
+                fail(f"pipebench exited 0 but wrote no {out}")
+
+        a, b = os.path.join(tmp, "a.json"), os.path.join(tmp, "b.json")
+        bench(a)
+        bench(b)
+
+        # Two honest runs of the same build: no regression at a 50% limit. The machine is
+        # shared and noisy, so one re-run of b is allowed before calling it a failure.
+        p = run([compare, a, b, "--max-regression", "50", "--no-color"])
+        if p.returncode == 1:
+            print(p.stdout)
+            print("two runs differ by > 50%: the machine is busy; re-running b once")
+            bench(b)
+            p = run([compare, a, b, "--max-regression", "50", "--no-color"])
+        expect(p, 0, "compare a b --max-regression 50")
+        if "Time Old" not in p.stdout or "compare: PASS" not in p.stdout:
+            fail(f"compare output lacks the table or the summary:\n{p.stdout}")
+
+        # b slowed down 1.5x (every repetition and aggregate time): a regression at 5%.
+        with open(b) as f:
+            doc = json.load(f)
+        for row in doc["benchmarks"]:
+            if row.get("aggregate_unit") != "percentage":  # cv is a ratio, not a time
+                row["real_time"] *= 1.5
+                row["cpu_time"] *= 1.5
+        slow = os.path.join(tmp, "slow.json")
+        with open(slow, "w") as f:
+            json.dump(doc, f)
+        p = run([compare, b, slow, "--no-color"])
+        expect(p, 1, "compare b b*1.5 (default 5%)")
+        if "REGRESSION BM_Transform" not in p.stdout:
+            fail(f"no REGRESSION line naming a BM_Transform case:\n{p.stdout}")
+
+        # Bad input.
+        expect(run([compare, a, os.path.join(tmp, "missing.json")]), 2, "compare missing file")
+        bad = os.path.join(tmp, "malformed.json")
+        with open(a) as f, open(bad, "w") as g:
+            g.write(f.read()[: 200])
+        expect(run([compare, a, bad]), 2, "compare malformed file")
+        expect(run([compare, a, b, "--filter", "^BM_NoSuchCase$"]), 2, "compare disjoint filter")
+
+        # The picture of a real run (only BM_Transform here: the figure says what is missing).
+        png = os.path.join(tmp, "a.png")
+        expect(run(["/usr/bin/python3", plot, a, png]), 0, "plot.py a.json")
+        if not os.path.isfile(png) or os.path.getsize(png) < 1000:
+            fail(f"plot.py wrote no PNG (or an empty one) at {png}")
+        with open(png, "rb") as f:
+            if f.read(8) != b"\x89PNG\r\n\x1a\n":
+                fail(f"{png} is not a PNG")
+        print("real_run_test: PASS")
+        return 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
