@@ -1,1 +1,154 @@
-int main(){return 0;}
+// pipebench-data: make, fetch and inspect datasets.
+//
+//   pipebench-data synthetic OUTDIR [--count N --classes K --width W --height H
+//                  (or --min-width/--max-width/--min-height/--max-height) --quality Q
+//                  --subsampling 4:2:0 --progressive --seed S]
+//   pipebench-data photos OUTDIR [--scratch DIR --threads N]
+//   pipebench-data inspect DIR
+//
+// Exit codes: 0 success; 2 bad usage or bad input (unknown flag, invalid value, missing or
+// empty dataset, no readable JPEG), with one line on stderr naming the path or the flag;
+// 1 any other failure (a download or unpack that fails, a disk error).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+#include <string_view>
+
+#include "datasets/image_folder.h"
+#include "datasets/inspect.h"
+#include "datasets/photos.h"
+#include "datasets/synthetic.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace pipebench;
+
+constexpr int kExitFailure = 1;
+constexpr int kExitBadInput = 2;
+
+int run_synthetic(const fs::path& out, SyntheticOptions o, const int* width, const int* height) {
+  if (width) o.min_width = o.max_width = *width;
+  if (height) o.min_height = o.max_height = *height;
+  const auto paths = write_synthetic_dataset(out, o);
+  uint64_t bytes = 0;
+  for (const auto& p : paths) bytes += fs::file_size(p);
+  std::printf("wrote %zu images in %d classes to %s: %.2f MB (%llu bytes), %d-%d x %d-%d px, "
+              "quality %d, %s, %s, seed %llu\n",
+              paths.size(), o.classes, out.string().c_str(), static_cast<double>(bytes) / 1e6,
+              static_cast<unsigned long long>(bytes), o.min_width, o.max_width, o.min_height,
+              o.max_height, o.quality, o.subsampling.c_str(),
+              o.progressive ? "progressive" : "baseline",
+              static_cast<unsigned long long>(o.seed));
+  return 0;
+}
+
+int run_photos(const fs::path& out, fs::path scratch, int threads) {
+  if (scratch.empty()) scratch = out / "photos-scratch";
+  const auto roots = fetch_photo_packages(scratch, kPhotoPackages, std::cerr);
+  const auto originals = find_photo_originals(roots, PhotoSetOptions{}.min_original_bytes);
+  std::cerr << "found " << originals.size() << " distinct JPEG original(s) >= 100 KB\n";
+  if (originals.empty())
+    throw DatasetError(scratch.string() + ": no JPEG of 100 KB or more in the packages");
+  PhotoSetOptions o;
+  o.threads = threads;
+  const PhotoSetSummary s = build_photo_sets(originals, out, o, std::cerr);
+  std::printf("%s: %zu images in %zu classes, %.1f MB (%llu bytes)\n",
+              (out / "photos-full").string().c_str(), s.full_images, s.full_classes,
+              static_cast<double>(s.full_bytes) / 1e6,
+              static_cast<unsigned long long>(s.full_bytes));
+  std::printf("%s: %zu images in %zu classes, %.1f MB (%llu bytes)\n",
+              (out / "photos-in").string().c_str(), s.in_images, s.in_classes,
+              static_cast<double>(s.in_bytes) / 1e6, static_cast<unsigned long long>(s.in_bytes));
+  if (!s.skipped.empty()) std::printf("skipped %zu original(s) that failed to decode\n", s.skipped.size());
+  return 0;
+}
+
+int run_inspect(const fs::path& dir) {
+  const DatasetStats s = inspect_dataset(dir);
+  std::fputs(format_stats(s).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"pipebench-data: make, fetch and inspect ImageFolder JPEG datasets"};
+  app.require_subcommand(1);
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("pipebench-data: error: ") + e.what() + " (see --help)\n";
+  });
+
+  fs::path out_dir;
+  SyntheticOptions syn;
+  int width = 0, height = 0;
+  auto* synthetic = app.add_subcommand("synthetic", "Write a synthetic photo-like JPEG dataset");
+  synthetic->add_option("OUTDIR", out_dir, "Output root (ImageFolder layout)")->required();
+  synthetic->add_option("--count", syn.count, "Images in total")->capture_default_str();
+  synthetic->add_option("--classes", syn.classes, "Class directories")->capture_default_str();
+  auto* w = synthetic->add_option("--width", width, "Image width, pixels (sets min and max)");
+  auto* h = synthetic->add_option("--height", height, "Image height, pixels (sets min and max)");
+  synthetic->add_option("--min-width", syn.min_width, "Minimum width, pixels")
+      ->capture_default_str()->excludes(w);
+  synthetic->add_option("--max-width", syn.max_width, "Maximum width, pixels")
+      ->capture_default_str()->excludes(w);
+  synthetic->add_option("--min-height", syn.min_height, "Minimum height, pixels")
+      ->capture_default_str()->excludes(h);
+  synthetic->add_option("--max-height", syn.max_height, "Maximum height, pixels")
+      ->capture_default_str()->excludes(h);
+  synthetic->add_option("--quality", syn.quality, "JPEG quality, 1..100")->capture_default_str();
+  synthetic->add_option("--subsampling", syn.subsampling, "4:4:4, 4:2:2, 4:2:0, 4:4:0 or gray")
+      ->capture_default_str();
+  synthetic->add_flag("--progressive", syn.progressive, "Progressive JPEG (default baseline)");
+  synthetic->add_option("--seed", syn.seed, "Random seed")->capture_default_str();
+
+  fs::path photos_out, scratch;
+  int threads = 0;
+  auto* photos = app.add_subcommand(
+      "photos", "Build OUTDIR/photos-full and OUTDIR/photos-in from Debian wallpaper packages");
+  photos->add_option("OUTDIR", photos_out, "Output folder (e.g. data/)")->required();
+  photos->add_option("--scratch", scratch, "Download/unpack folder (default OUTDIR/photos-scratch)");
+  photos->add_option("--threads", threads, "Originals processed in parallel (0 = all cores)")
+      ->capture_default_str();
+
+  fs::path inspect_dir;
+  auto* inspect = app.add_subcommand("inspect", "Print counts, resolution, size, bpp and JPEG mix");
+  inspect->add_option("DIR", inspect_dir, "Dataset root (ImageFolder layout)")->required();
+
+  if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "synthetic" &&
+      std::string_view(argv[1]) != "photos" && std::string_view(argv[1]) != "inspect") {
+    std::cerr << "pipebench-data: error: unknown subcommand \"" << argv[1]
+              << "\" (expected synthetic, photos or inspect; see --help)\n";
+    return kExitBadInput;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the one-line reason
+    return kExitBadInput;
+  }
+
+  try {
+    if (*synthetic)
+      return run_synthetic(out_dir, syn, w->count() ? &width : nullptr,
+                           h->count() ? &height : nullptr);
+    if (*photos) return run_photos(photos_out, scratch, threads);
+    if (*inspect) return run_inspect(inspect_dir);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "pipebench-data: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const DatasetError& e) {
+    std::cerr << "pipebench-data: error: " << e.what() << "\n";
+    return *photos ? kExitFailure : kExitBadInput;  // photos: a fetch or disk failure
+  } catch (const std::exception& e) {
+    std::cerr << "pipebench-data: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  return kExitFailure;
+}
