@@ -273,13 +273,24 @@ struct TurboHeader {
   bool cmyk = false;  // CMYK or YCCK: decoded to TJPF_CMYK, then converted
 };
 
-TurboHeader turbo_header(tjhandle handle, std::span<const uint8_t> jpeg,
-                         std::string_view file, const DecodeOptions& options) {
+// `handle` is replaced by a fresh one when the header cannot be read: libjpeg-turbo
+// 2.1.5's tjDecompressHeader3() returns from an error without jpeg_abort_decompress(),
+// leaving the instance mid-header, and the next call on it then fails on a valid file
+// ("Invalid JPEG file structure: two SOI markers").
+TurboHeader turbo_header(void*& handle, std::span<const uint8_t> jpeg, std::string_view file,
+                         const DecodeOptions& options) {
   detail::check_signature(jpeg, file);
   TurboHeader h;
   int subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(handle, jpeg.data(), static_cast<unsigned long>(jpeg.size()),
-                          &h.width, &h.height, &subsamp, &colorspace) != 0) {
+  if (tjDecompressHeader3(static_cast<tjhandle>(handle), jpeg.data(),
+                          static_cast<unsigned long>(jpeg.size()), &h.width, &h.height,
+                          &subsamp, &colorspace) != 0) {
+    tjhandle fresh = tjInitDecompress();
+    if (!fresh)
+      throw std::runtime_error(std::string("tjInitDecompress failed: ") +
+                               tjGetErrorStr2(nullptr));
+    tjDestroy(static_cast<tjhandle>(handle));
+    handle = fresh;
     // The libjpeg reader classifies the failure by message code and throws; it succeeds
     // only where TurboJPEG cannot name the chroma subsampling, which tjDecompress2 does
     // not need.
@@ -336,15 +347,13 @@ TurboDecoder::~TurboDecoder() {
 }
 
 void TurboDecoder::decode(std::span<const uint8_t> jpeg, std::string_view file, Image& out) {
-  auto handle = static_cast<tjhandle>(handle_);
-  const TurboHeader h = turbo_header(handle, jpeg, file, options_);
-  turbo_decompress(handle, jpeg, file, h, h.width, h.height, out);
+  const TurboHeader h = turbo_header(handle_, jpeg, file, options_);
+  turbo_decompress(static_cast<tjhandle>(handle_), jpeg, file, h, h.width, h.height, out);
 }
 
 ScalingFactor TurboDecoder::decode_scaled(std::span<const uint8_t> jpeg, std::string_view file,
                                           int min_width, int min_height, Image& out) {
-  auto handle = static_cast<tjhandle>(handle_);
-  const TurboHeader h = turbo_header(handle, jpeg, file, options_);
+  const TurboHeader h = turbo_header(handle_, jpeg, file, options_);
   const ScalingFactor chosen = choose_scaling(h.width, h.height, min_width, min_height);
   const int out_width = chosen.scaled(h.width), out_height = chosen.scaled(h.height);
   // Several factors can give the same output size for tiny images; report the one
@@ -359,7 +368,7 @@ ScalingFactor TurboDecoder::decode_scaled(std::span<const uint8_t> jpeg, std::st
       break;
     }
   }
-  turbo_decompress(handle, jpeg, file, h, out_width, out_height, out);
+  turbo_decompress(static_cast<tjhandle>(handle_), jpeg, file, h, out_width, out_height, out);
   return used;
 }
 
