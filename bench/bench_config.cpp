@@ -5,6 +5,7 @@
 #include <oneapi/tbb/version.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <mutex>
 #include <opencv2/core/version.hpp>
 #include <sstream>
@@ -146,6 +147,14 @@ void add_context() {
   const auto& c = g_config;
   const auto& cuda = cuda_info();
   benchmark::AddCustomContext("pipebench_version", "0.1.0");
+#ifdef NDEBUG
+  // Debian's libbenchmark is built without NDEBUG, so Google Benchmark itself prints
+  // "Library was built as DEBUG": that is about the framework, not the code measured.
+  benchmark::AddCustomContext("pipebench_build", "release (optimised, NDEBUG)");
+#else
+  benchmark::AddCustomContext("pipebench_build", "DEBUG: timings of this build mean nothing");
+  std::fprintf(stderr, "pipebench: warning: this is a debug build; its timings mean nothing\n");
+#endif
   benchmark::AddCustomContext("opencv_version", CV_VERSION);
   benchmark::AddCustomContext("libjpeg_turbo_version",
                               std::to_string(LIBJPEG_TURBO_VERSION_NUMBER / 1000000) + "." +

@@ -12,7 +12,12 @@
 namespace pipebench {
 
 enum class Stage : int { kRead = 0, kDecode, kTransform, kCollate, kH2D, kCount };
-const char* stage_name(Stage s);  ///< "read", "decode", "transform", "collate", "h2d"
+/// "read", "decode", "transform", "collate", "h2d".
+inline const char* stage_name(Stage s) {
+  static constexpr const char* kNames[] = {"read", "decode", "transform", "collate", "h2d"};
+  const int i = static_cast<int>(s);
+  return i >= 0 && i < static_cast<int>(Stage::kCount) ? kNames[i] : "?";
+}
 
 inline int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -31,8 +31,8 @@
 
 namespace pipebench {
 
-/// Time spent in each part of the samples run so far, in nanoseconds. Recipe::run ADDS
-/// each sample's times (+=), so one SampleTimes can sum a whole run.
+/// Time spent in each part of one sample, in nanoseconds. Recipe::run overwrites it with
+/// the times of the sample it ran (callers sum them).
 struct SampleTimes {
   int64_t decode_ns = 0;
   int64_t transform_ns = 0;
