@@ -94,6 +94,7 @@ struct Pool {
   tbb::concurrent_queue<int> free_slots;
   std::atomic<int> in_flight{0};
   std::atomic<int> max_in_flight{0};
+  std::atomic<int> held{0};  // delivered to the consumer and not yet released
   std::mutex mu;                                       // guards release vs. shutdown
   flow::receiver<flow::continue_msg>* decrement = nullptr;  // the limiter, while it lives
 
@@ -104,6 +105,7 @@ struct Pool {
     }
   }
   void release(int slot) {
+    held.fetch_sub(1, std::memory_order_relaxed);
     in_flight.fetch_sub(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(mu);
     if (decrement == nullptr) return;  // the graph is gone
@@ -413,6 +415,7 @@ struct Loader::Impl {
     Slot& s = *pool->slots[static_cast<size_t>(id)];
     if (stopping.load(std::memory_order_relaxed)) return;
     if (s.batch.size == 0) {
+      pool->held.fetch_add(1, std::memory_order_relaxed);  // release() counts it back
       pool->release(id);  // every sample skipped: nothing to deliver
     } else {
       if (options.copy_to_device) {
@@ -482,6 +485,12 @@ struct Loader::Impl {
       if (consumer_error) throw *consumer_error;
       return std::nullopt;
     }
+    if (pool->held.load(std::memory_order_relaxed) >= options.prefetch_depth_batches) {
+      throw std::logic_error("loader: the consumer holds all " +
+                             std::to_string(options.prefetch_depth_batches) +
+                             " (prefetch_depth_batches) batches; release one before next(), "
+                             "or no batch could ever become ready");
+    }
     Ready r;
     const int64_t t0 = now_ns();
     {
@@ -503,6 +512,7 @@ struct Loader::Impl {
     ready_wait_ns.fetch_add(std::max<int64_t>(0, t1 - s.ready_ns), std::memory_order_relaxed);
     batches.fetch_add(1, std::memory_order_relaxed);
     samples.fetch_add(s.batch.size, std::memory_order_relaxed);
+    pool->held.fetch_add(1, std::memory_order_relaxed);
     std::shared_ptr<void> releaser(static_cast<void*>(&s),
                                    [pool = pool, id = r.slot](void*) { pool->release(id); });
     return BatchHandle(&s.batch, std::move(releaser));
