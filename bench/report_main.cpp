@@ -99,8 +99,8 @@ Report build(const json& doc) {
   const int cores = std::stoi(ctx(doc, "hardware_threads", "0"));
 
   std::vector<SweepPoint> sweep;
-  const std::regex e2e("BM_EndToEnd/" + r.recipe + "/[a-z]+/workers:([0-9]+)");
-  const std::regex loader("BM_Loader/" + r.recipe + "/workers:([0-9]+)");
+  const std::regex e2e("BM_EndToEnd/" + r.recipe + "/[a-z]+/workers:([0-9]+)(/.*)?");
+  const std::regex loader("BM_Loader/" + r.recipe + "/workers:([0-9]+)(/.*)?");
   std::map<int, std::string> loaders;
   for (const auto& [name, c] : cases) {
     std::smatch m;
