@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""Checks a pipebench run against the JSON contract of bench/README.md.
+
+usage: check_run_json.py RUN.json [TRACE.json]
+Exits 1 naming every broken promise: a missing context field, a stage family without a
+case, a case without its counters, an H2D case neither measured nor skipped with a reason,
+or a trace without the loader's spans.
+"""
+import json
+import re
+import sys
+
+CONTEXT = ["pipebench_version", "opencv_version", "libjpeg_turbo_version", "tbb_version",
+           "cuda_runtime", "gpu", "dataset", "dataset_images", "dataset_fingerprint", "recipe",
+           "batch_size", "crop_size", "seed", "baseline", "compute_ms", "workers"]
+FAMILIES = ["BM_Read/", "BM_Decode/", "BM_Transform/", "BM_Sample/", "BM_Collate/", "BM_H2D/",
+            "BM_Loader/", "BM_TrainStep/", "BM_EndToEnd/"]
+COUNTERS = {
+    "BM_Decode/": ["items_per_second", "bytes_per_second", "source_megapixels_per_second"],
+    "BM_Sample/": ["items_per_second", "decode_ms", "transform_ms", "read_ms"],
+    "BM_Loader/": ["items_per_second", "workers", "data_ms", "read_ms", "decode_ms",
+                   "transform_ms", "collate_ms", "h2d_ms"],
+    "BM_TrainStep/": ["compute_ms", "compute_gflop"],
+    "BM_EndToEnd/": ["items_per_second", "workers", "data_ms", "compute_ms", "step_ms",
+                     "bound_ms", "au_pct", "stall_pct", "prediction_error_pct"],
+}
+
+
+def main(argv):
+    problems = []
+    with open(argv[1]) as f:
+        run = json.load(f)
+    ctx = run.get("context", {})
+    problems += [f"context has no {k}" for k in CONTEXT if k not in ctx]
+    rows = [r for r in run.get("benchmarks", []) if r.get("run_type", "iteration") == "iteration"]
+    for fam in FAMILIES:
+        if not any(r["name"].startswith(fam) for r in rows):
+            problems.append(f"no {fam} case")
+    for r in rows:
+        name = r["name"]
+        if r.get("error_occurred"):
+            msg = r.get("error_message", "")
+            # Only the CUDA cases may be skipped, and only with a reason.
+            cuda_case = name.startswith("BM_H2D/") or "/pinned/" in name
+            if not (cuda_case and "CUDA" in msg):
+                problems.append(f"{name} failed: {msg}")
+            continue
+        for fam, counters in COUNTERS.items():
+            if name.startswith(fam):
+                problems += [f"{name} has no counter {c}" for c in counters if c not in r]
+        if not re.match(r"BM_[A-Za-z0-9]+/", name):
+            problems.append(f"{name} does not follow BM_<Stage>/<variant>")
+    for r in rows:
+        if r["name"].startswith("BM_EndToEnd/") and not r.get("error_occurred"):
+            bound = max(r["data_ms"], r["compute_ms"])
+            if abs(bound - r["bound_ms"]) > 1e-6 * max(1.0, bound):
+                problems.append(f"{r['name']}: bound_ms {r['bound_ms']} != max(data, compute) {bound}")
+    if len(argv) > 2:
+        with open(argv[2]) as f:
+            trace = json.load(f)
+        names = {e.get("name") for e in trace.get("traceEvents", []) if e.get("ph") == "X"}
+        for want in ["read", "decode", "transform", "collate", "train_step"]:
+            if want not in names:
+                problems.append(f"trace has no '{want}' span")
+    for p in problems:
+        print(f"check_run_json: {p}", file=sys.stderr)
+    if problems:
+        return 1
+    print(f"check_run_json: {argv[1]}: {len(rows)} cases follow the contract")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
