@@ -9,11 +9,16 @@
 //   dispatch    multifunction_node, serial: takes a free batch buffer from the pool, fills
 //               in its sample indices and fans out one SampleTask per slot (O(1) a sample)
 //   samples     multifunction_node, concurrency = workers: read + recipe (decode,
-//               transforms) + collate into the batch's slot; the sample that completes a
-//               batch passes the batch on (an atomic countdown, no serial node per sample)
+//               transforms) writing straight into the sample's slot of the batch buffer
+//               (collate in place: no per-sample copy; the "collate" stage records the
+//               label and the slot bookkeeping); the sample that completes a batch passes
+//               the batch on (an atomic countdown, no serial node per sample)
 //   order       sequencer_node: batches back in ticket (sampler) order
 //   deliver     function_node, serial: optional H2D copy, then the batch goes into the
 //               ready queue that Loader::next() pops on the consumer thread
+//
+// Collating in place rather than copying each finished sample into the batch saves a
+// 600 KB read + write per 224 x 224 sample (measured: ~6% of imagenet_train's CPU time).
 //
 // The graph runs inside a tbb::task_arena(workers) on a background thread that owns it;
 // the consumer thread only pops ready batches and releases them.
@@ -41,7 +46,6 @@
 #include <tuple>
 #include <utility>
 
-#include "pipeline/collate.h"
 #include "pipeline/trace.h"
 
 namespace pipebench {
@@ -125,7 +129,6 @@ struct WorkerState {
   explicit WorkerState(const DecodeOptions& options) : ws(options) {}
   RecipeWorkspace ws;
   std::vector<uint8_t> bytes;
-  std::vector<float> sample;  // one sample's output before the collate copy
   bool named = false;
 };
 
@@ -316,7 +319,6 @@ struct Loader::Impl {
     const bool timed = options.stage_timers || trace != nullptr;
     const auto pos = static_cast<size_t>(task.pos);
     float* dst = s.data.as<float>() + pos * sample_floats;
-    if (w.sample.size() < sample_floats) w.sample.resize(sample_floats);
 
     while (!stopping.load(std::memory_order_relaxed)) {
       const int64_t index = s.indices[pos];
@@ -334,10 +336,9 @@ struct Loader::Impl {
         Rng rng = Rng::for_sample(options.sampler.seed, static_cast<uint64_t>(s.epoch->epoch),
                                   static_cast<uint64_t>(index));
         SampleTimes times;
-        recipe->run(bytes, entry.path.native(), rng, w.ws, w.sample.data(), timed ? &times : nullptr);
+        // The recipe writes straight into the sample's slot of the batch: collate in place.
+        recipe->run(bytes, entry.path.native(), rng, w.ws, dst, timed ? &times : nullptr);
         const int64_t t2 = timed ? now_ns() : 0;
-        const float* one[1] = {w.sample.data()};
-        collate_chw_f32(one, sample_floats, dst);
         s.labels[pos] = entry.label;
         if (timed) {
           const int64_t t3 = now_ns();
