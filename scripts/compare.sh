@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Compares two pipebench (Google Benchmark) JSON runs and gates on real_time regressions.
 #   scripts/compare.sh BASE.json NEW.json [--max-regression PCT] [--filter REGEX]
-#                      [--alpha P] [--all-rows] [--no-color]
+#                      [--time real|cpu|auto] [--alpha P] [--all-rows] [--no-color]
 # Prints compare.py's table (Google Benchmark's gbench package, U test included), one
 # REGRESSION line per failing case and a summary line. A case fails when its median
-# real_time grew by more than PCT percent (default 5) and, with >= 2 repetitions on both
-# sides, the Mann-Whitney U test gives p < alpha (default 0.05).
+# real_time (--time: real, cpu, or auto) grew by more than PCT percent (default 5) and,
+# with >= 2 repetitions on both sides, the Mann-Whitney U test gives p < alpha (0.05).
 # Exit status: 0 no regression, 1 regression, 2 bad input. See scripts/README.md.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -10,8 +10,12 @@ numbers and Mann-Whitney U test `compare.py benchmarks BASE NEW` prints), then d
   difference is significant (p < --alpha). With a single run on either side no test is
   possible: the threshold alone decides and a warning says so.
 
-Only real_time is gated (for manual-time cases such as BM_H2D it holds the manual time);
-cpu_time and rates (items_per_second) are shown in the table but never gate.
+Only real_time is gated by default (for manual-time cases such as BM_H2D it holds the
+manual time); --time cpu gates on cpu_time instead, and --time auto on the time Google
+Benchmark itself timed each case by: real_time for cases named .../real_time or
+.../manual_time (UseRealTime, UseManualTime), cpu_time for the others (their real_time
+also counts waiting for a busy CPU, so auto suits shared machines). Rates
+(items_per_second) are shown in the table but never gate.
 Aggregate rows (_mean, _median, _stddev, _cv) are not compared, nor are cases that
 reported an error (error_occurred) in either file.
 
@@ -117,8 +121,16 @@ def iterations_by_case(data):
     return cases, errored
 
 
-def real_time_ns(row):
-    return row["real_time"] * _TIME_UNIT_TO_NS[row["time_unit"]]
+def time_ns(row, field):
+    return row[field] * _TIME_UNIT_TO_NS[row["time_unit"]]
+
+
+def gated_field(name, mode):
+    """The time field the gate compares for case `name` under --time `mode`."""
+    if mode != "auto":
+        return mode + "_time"
+    parts = name.split("/")
+    return "real_time" if ("real_time" in parts or "manual_time" in parts) else "cpu_time"
 
 
 def format_time(ns):
@@ -134,23 +146,27 @@ def min_achievable_p(n, m):
     return mannwhitneyu(list(range(n)), list(range(n, n + m)), alternative="two-sided").pvalue
 
 
-def judge(base_rows, new_rows, max_regression, alpha, report):
-    """Decides one case. Returns a dict: change (fraction), p (or None), verdict."""
-    base = [real_time_ns(r) for r in base_rows]
-    new = [real_time_ns(r) for r in new_rows]
+def judge(base_rows, new_rows, max_regression, alpha, report, field="real_time"):
+    """Decides one case on `field`. Returns a dict: change (fraction), p (or None), verdict."""
+    base = [time_ns(r, field) for r in base_rows]
+    new = [time_ns(r, field) for r in new_rows]
     base_med, new_med = statistics.median(base), statistics.median(new)
     change = report.calculate_change(base_med, new_med)
     p = None
     if len(base) >= report.UTEST_MIN_REPETITIONS and len(new) >= report.UTEST_MIN_REPETITIONS:
-        # compare.py's own test: calc_utest(cpu timings, real timings) -> time p-value.
-        cpu = [[r["cpu_time"] for r in base_rows], [r["cpu_time"] for r in new_rows]]
-        _, _, p = report.calc_utest(cpu, [base, new])
+        # compare.py's own test: calc_utest(cpu timings, real timings) -> both p-values.
+        cpu = [[time_ns(r, "cpu_time") for r in base_rows],
+               [time_ns(r, "cpu_time") for r in new_rows]]
+        real = [[time_ns(r, "real_time") for r in base_rows],
+                [time_ns(r, "real_time") for r in new_rows]]
+        _, cpu_p, real_p = report.calc_utest(cpu, real)
+        p = cpu_p if field == "cpu_time" else real_p
     slower = change > max_regression / 100.0
     if p is None:
         verdict = "regression" if slower else "ok"
     else:
         verdict = "regression" if (slower and p < alpha) else "ok"
-    return {"base_ns": base_med, "new_ns": new_med, "change": change, "p": p,
+    return {"field": field, "base_ns": base_med, "new_ns": new_med, "change": change, "p": p,
             "n_base": len(base), "n_new": len(new), "verdict": verdict,
             "slower_than_threshold": slower}
 
@@ -159,11 +175,14 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="compare.sh",
         description="Compare two Google Benchmark JSON runs and fail on significant "
-                    "real_time regressions. Exit 0: none; 1: regression; 2: bad input.")
+                    "time regressions. Exit 0: none; 1: regression; 2: bad input.")
     parser.add_argument("base", metavar="BASE.json", help="baseline run")
     parser.add_argument("new", metavar="NEW.json", help="contender run")
     parser.add_argument("--max-regression", metavar="PCT", default="5",
-                        help="largest allowed real_time growth in percent, >= 0 (default 5)")
+                        help="largest allowed time growth in percent, >= 0 (default 5)")
+    parser.add_argument("--time", choices=("real", "cpu", "auto"), default="real",
+                        help="time gated: real_time (default), cpu_time, or auto: real_time "
+                             "for .../real_time and .../manual_time cases, else cpu_time")
     parser.add_argument("--filter", metavar="REGEX", default=".",
                         help="only cases whose name matches (Python re.search; default: all)")
     parser.add_argument("--alpha", metavar="P", default="0.05",
@@ -248,7 +267,8 @@ def main(argv):
             print(f"compare: note: {name} only in {args.new}")
 
     results = {name: judge(base_cases[name], new_cases[name], args.max_regression,
-                           args.alpha, report) for name in common}
+                           args.alpha, report, gated_field(name, args.time))
+               for name in common}
     untested = [n for n, r in results.items() if r["p"] is None]
     if untested:
         print(f"compare: warning: {len(untested)} case(s) have a single run on one side; no "
@@ -265,7 +285,7 @@ def main(argv):
         r = results[name]
         p_text = ("p=n/a, single run" if r["p"] is None
                   else f"p={r['p']:.4g} < {args.alpha:g}")
-        print(f"REGRESSION {name}: real_time {format_time(r['base_ns'])} -> "
+        print(f"REGRESSION {name}: {r['field']} {format_time(r['base_ns'])} -> "
               f"{format_time(r['new_ns'])} ({r['change'] * 100:+.1f}%, limit "
               f"+{args.max_regression:g}%, {p_text})")
     noisy = [n for n, r in results.items()
@@ -277,8 +297,10 @@ def main(argv):
     faster = sum(1 for r in results.values() if r["change"] < -args.max_regression / 100.0
                  and (r["p"] is None or r["p"] < args.alpha))
     verdict = "FAIL" if regressions else "PASS"
+    time_words = {"real": "real_time", "cpu": "cpu_time",
+                  "auto": "real_time or cpu_time (--time auto)"}[args.time]
     print(f"compare: {verdict}: {len(regressions)} of {len(results)} case(s) regressed by more "
-          f"than {args.max_regression:g}% in real_time (alpha {args.alpha:g}); "
+          f"than {args.max_regression:g}% in {time_words} (alpha {args.alpha:g}); "
           f"{faster} faster by more than that, {len(noisy)} slower but not significant")
     return EXIT_REGRESSION if regressions else EXIT_OK
 

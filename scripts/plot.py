@@ -291,7 +291,10 @@ def _plot_all_cases(ax, ex):
 
 def _suptitle(ex, path):
     ctx = ex["context"]
-    parts = [f"dataset {ctx.get('dataset', '?')}"]
+    dataset = str(ctx.get("dataset", "?"))
+    if len(dataset) > 40:  # a long absolute path: its last two components say enough
+        dataset = "..." + os.sep + os.path.join(*dataset.rstrip(os.sep).split(os.sep)[-2:])
+    parts = [f"dataset {dataset}"]
     if ctx.get("dataset_images"):
         parts[0] += f" ({ctx['dataset_images']} images)"
     parts.append(f"recipe {ctx.get('recipe', '?')}")
@@ -304,9 +307,11 @@ def _suptitle(ex, path):
     for key, label in (("host_name", "host"), ("num_cpus", "cpus"), ("gpu", "gpu"),
                        ("date", "date")):
         if ctx.get(key) not in (None, ""):
-            line2.append(f"{label} {ctx[key]}")
-    if ctx.get("library_build_type") == "debug":
-        line2.append("DEBUG BUILD of Google Benchmark")
+            value = str(ctx[key])
+            line2.append(f"{label} {value if len(value) <= 50 else value[:47] + '...'}")
+    build = str(ctx.get("pipebench_build", ""))
+    if build.startswith("debug"):
+        line2.append("DEBUG BUILD: timings mean little")
     return "pipebench: " + " | ".join(parts), "   ".join(line2)
 
 

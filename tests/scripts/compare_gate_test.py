@@ -165,6 +165,27 @@ class CompareGateTest(unittest.TestCase):
         self.assertRegex(out, r"\nBM_X_mean\s+\+0\.[45]\d+\s+\+0\.[45]\d+\s+2\s+3\s")
         self.assertIn("\nBM_X_cv ", out)
 
+    def test_time_field_choice(self):
+        # real_time 1.5x slower (a busy machine), cpu_time unchanged.
+        cases = [Case("BM_Cpu", real_ms=1.0), Case("BM_Wall/real_time", real_ms=1.0)]
+        a_doc = make_run(cases, seed=1)
+        b_doc = make_run(cases, seed=2)
+        for row in b_doc["benchmarks"]:
+            row["real_time"] *= 1.5
+        a, b = self.write("a.json", a_doc), self.write("b.json", b_doc)
+        rc, out, _ = self.compare(a, b)  # default: real_time for every case
+        self.assertEqual(rc, 1, out)
+        self.assertIn("REGRESSION BM_Cpu: real_time", out)
+        self.assertIn("REGRESSION BM_Wall/real_time: real_time", out)
+        rc, out, _ = self.compare(a, b, "--time", "cpu")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("in cpu_time", out)
+        rc, out, _ = self.compare(a, b, "--time", "auto")  # cpu for BM_Cpu, real for BM_Wall
+        self.assertEqual(rc, 1, out)
+        self.assertNotIn("REGRESSION BM_Cpu", out)
+        self.assertIn("REGRESSION BM_Wall/real_time: real_time", out)
+        self.assert_bad_input([a, b, "--time", "wall"], "invalid choice")
+
     def test_filter_limits_the_gate(self):
         a = self.write("a.json", make_run(three_cases(), reps=9, seed=1))
         b = self.write("b.json", make_run(three_cases(slow_factor_b=1.5), reps=9, seed=2))

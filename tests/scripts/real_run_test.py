@@ -23,7 +23,10 @@ import tempfile
 import time
 
 SKIP = 77
-FILTER = "BM_Transform"
+# A few fast transforms that run on 160 x 120 images with --size=96 (the crop size); the
+# fixed-256 cases (random_crop/size:256, random_mask, ...) need larger images.
+FILTER = "BM_Transform/(random_resized_crop|resize_center_crop|horizontal_flip|normalize)/"
+SIZE = "--size=96"
 
 
 def run(cmd, timeout=120):
@@ -70,7 +73,7 @@ def main():
                   "(placeholder binary?)")
             return SKIP
 
-        p = run([args.pipebench, f"--data={data}", f"--benchmark_filter={FILTER}",
+        p = run([args.pipebench, f"--data={data}", SIZE, f"--benchmark_filter={FILTER}",
                  "--benchmark_list_tests=true"])
         expect(p, 0, "pipebench --benchmark_list_tests")
         listed = [ln for ln in p.stdout.splitlines() if ln.strip()]
@@ -84,7 +87,7 @@ def main():
         print(f"{len(listed)} case(s): {', '.join(listed)}")
 
         def bench(out):
-            p = run([args.pipebench, f"--data={data}", f"--benchmark_filter={FILTER}",
+            p = run([args.pipebench, f"--data={data}", SIZE, f"--benchmark_filter={FILTER}",
                      "--benchmark_repetitions=9", "--benchmark_min_time=0.01",
                      f"--benchmark_out={out}", "--benchmark_out_format=json"], timeout=300)
             expect(p, 0, f"pipebench run -> {os.path.basename(out)}")
@@ -95,14 +98,17 @@ def main():
         bench(a)
         bench(b)
 
-        # Two honest runs of the same build: no regression at a 50% limit. The machine is
-        # shared and noisy, so one re-run of b is allowed before calling it a failure.
-        p = run([compare, a, b, "--max-regression", "50", "--no-color"])
+        # Two honest runs of the same build: no regression at a 50% limit. BM_Transform is
+        # timed by CPU time (no UseRealTime), and on a shared, loaded machine its real_time
+        # swings by more than 50% (seen: +87% median), so this check gates on the time
+        # Google Benchmark timed by (--time auto); one re-run of b is allowed for noise.
+        honest = [compare, a, b, "--max-regression", "50", "--time", "auto", "--no-color"]
+        p = run(honest)
         if p.returncode == 1:
             print(p.stdout)
             print("two runs differ by > 50%: the machine is busy; re-running b once")
             bench(b)
-            p = run([compare, a, b, "--max-regression", "50", "--no-color"])
+            p = run(honest)
         expect(p, 0, "compare a b --max-regression 50")
         if "Time Old" not in p.stdout or "compare: PASS" not in p.stdout:
             fail(f"compare output lacks the table or the summary:\n{p.stdout}")
