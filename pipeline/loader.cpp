@@ -39,6 +39,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -183,7 +184,13 @@ struct Loader::Impl {
                           static_cast<size_t>(options.workers));
     }
     arena.initialize(options.workers);
-    thread = std::thread([this] { arena.execute([this] { run_graph(); }); });
+    thread = std::thread([this] {
+      try {
+        arena.execute([this] { run_graph(); });
+      } catch (const std::exception& e) {  // e.g. bad_alloc building the graph
+        fail("", std::string("loader: the graph thread failed: ") + e.what());
+      }
+    });
   }
 
   ~Impl() { shutdown(); }
@@ -230,7 +237,13 @@ struct Loader::Impl {
         tickets.activate();
       }
     }
-    g.wait_for_all();
+    try {
+      g.wait_for_all();
+    } catch (const std::exception& e) {  // a node body threw (not a sample: those are caught)
+      fail("", std::string("loader: ") + e.what());
+    } catch (...) {
+      fail("", "loader: unknown exception in the flow graph");
+    }
     // No more releases into the graph; then let tasks a last release spawned finish.
     {
       std::lock_guard<std::mutex> pool_lock(pool->mu);
@@ -240,7 +253,10 @@ struct Loader::Impl {
       std::lock_guard<std::mutex> lock(control_mu);
       graph = nullptr;
     }
-    g.wait_for_all();
+    try {
+      g.wait_for_all();
+    } catch (...) {  // already stopped with an error above
+    }
   }
 
   // tickets: serial. Claims the next run of the epoch's order; moves on to the next epoch
@@ -486,15 +502,23 @@ struct Loader::Impl {
       if (consumer_error) throw *consumer_error;
       return std::nullopt;
     }
-    if (pool->held.load(std::memory_order_relaxed) >= options.prefetch_depth_batches) {
-      throw std::logic_error("loader: the consumer holds all " +
-                             std::to_string(options.prefetch_depth_batches) +
-                             " (prefetch_depth_batches) batches; release one before next(), "
-                             "or no batch could ever become ready");
-    }
     Ready r;
     const int64_t t0 = now_ns();
-    {
+    if (pool->held.load(std::memory_order_relaxed) >= options.prefetch_depth_batches) {
+      // Every buffer is held by the caller: no batch can become ready, only the end or an
+      // error, which follow the last delivered batch within microseconds. Poll for them a
+      // while rather than wait forever.
+      bool got = false;
+      for (int i = 0; i < 1000 && !(got = ready.try_pop(r)); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (!got) {
+        throw std::logic_error("loader: the consumer holds all " +
+                               std::to_string(options.prefetch_depth_batches) +
+                               " (prefetch_depth_batches) batches; release one before next(), "
+                               "or no batch could ever become ready");
+      }
+    } else {
       TraceSpan span(options.trace, "wait", "loader");
       ready.pop(r);
     }

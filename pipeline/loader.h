@@ -107,7 +107,8 @@ class Loader {
   /// The next batch in sampler order, or nullopt after the last epoch. Blocks while none
   /// is ready. Throws LoaderError after a sample failed with OnError::kStop (again on every
   /// later call), and std::logic_error when the caller still holds prefetch_depth_batches
-  /// BatchHandles (no batch could become ready: it would wait forever).
+  /// BatchHandles and the stream has not ended (no batch could become ready: it would
+  /// wait forever).
   std::optional<BatchHandle> next();
 
   int64_t batches_per_epoch() const;

@@ -157,6 +157,29 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(info.param.workers) + (info.param.drop_last ? "_droplast" : "");
     });
 
+TEST_F(LoaderTest, HoldingEveryBatchStillSeesTheEnd) {
+  ImageFolder ds(*root_);
+  LoaderOptions o = small_options();
+  o.batch_size = 20;  // two batches, both held
+  o.prefetch_depth_batches = 2;
+  Loader loader(ds, o);
+  auto a = loader.next(), b = loader.next();
+  ASSERT_TRUE(a && b);
+  EXPECT_FALSE(loader.next().has_value());
+}
+
+TEST_F(LoaderTest, DropLastWithBatchLargerThanDatasetDeliversNothing) {
+  ImageFolder ds(*root_);
+  LoaderOptions o = small_options();
+  o.batch_size = 64;
+  o.sampler.drop_last = true;
+  o.epochs = 2;
+  Loader loader(ds, o);
+  EXPECT_EQ(loader.batches_per_epoch(), 0);
+  EXPECT_FALSE(loader.next().has_value());
+  EXPECT_EQ(loader.stats().batches, 0);
+}
+
 TEST_F(LoaderTest, ShardsAreDisjointAndCover) {
   ImageFolder ds(*root_);
   std::vector<int64_t> all;
