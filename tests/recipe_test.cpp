@@ -140,7 +140,7 @@ TEST(Recipe, ImagenetValIsResizeCenterCrop) {
 // bound that a wrong window (other content) or a wrong flip fails by far, while both paths
 // typically agree to well above 30 dB on photo-like content.
 TEST(Recipe, RoiCloseToFullDecodeForTheSameWindow) {
-  const std::vector<std::pair<int, int>> sizes = {{500, 375}, {375, 500}, {640, 480}};
+  const std::vector<std::pair<int, int>> sizes = {{500, 375}, {375, 500}, {640, 480}, {1200, 900}};
   auto full = Recipe::create("imagenet_train");
   auto roi = Recipe::create("imagenet_train_roi");
   RecipeWorkspace ws;

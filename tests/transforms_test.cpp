@@ -9,6 +9,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
 #include "transforms/crop.h"
 #include "transforms/image.h"
 #include "transforms/normalize.h"
@@ -172,6 +175,52 @@ TEST(ResizedCrop, EnlargingIsBilinearWithHalfPixelCentres) {
       for (int c = 0; c < 3; ++c) EXPECT_EQ(at(out, y, x, c), expected[x]);
 }
 
+// The separable area resampler against OpenCV's own INTER_AREA on random content, for
+// shrink factors from barely below 1 to over 4 and windows anywhere in the image.
+TEST(ResizedCrop, ShrinkingMatchesOpenCvInterArea) {
+  const Image src = make_random(375, 500, 77);
+  const cv::Mat whole(src.height, src.width, CV_8UC3, const_cast<uint8_t*>(src.ptr()));
+  Rng rng(3);
+  const int outs[][2] = {{224, 224}, {100, 37}, {1, 1}, {223, 224}, {50, 200}, {7, 5}};
+  Image out;
+  int n_diff = 0;
+  for (const auto& o : outs) {
+    for (int k = 0; k < 20; ++k) {
+      const int w = static_cast<int>(rng.uniform_int(o[1], 500));
+      const int h = static_cast<int>(rng.uniform_int(o[0], 375));
+      const CropWindow win{static_cast<int>(rng.uniform_int(0, 500 - w)),
+                           static_cast<int>(rng.uniform_int(0, 375 - h)), w, h};
+      resized_crop(src, win, o[0], o[1], out);
+      cv::Mat want;
+      cv::resize(whole(cv::Rect(win.x, win.y, w, h)), want, cv::Size(o[1], o[0]), 0, 0,
+                 cv::INTER_AREA);
+      ASSERT_TRUE(want.isContinuous());
+      for (size_t i = 0; i < out.size_bytes(); ++i) {
+        const int d = std::abs(int(out.data[i]) - int(want.data[i]));
+        ASSERT_LE(d, 1) << w << "x" << h << " -> " << o[1] << "x" << o[0] << " byte " << i;
+        n_diff += d;
+      }
+    }
+  }
+  RecordProperty("bytes_off_by_one", n_diff);
+}
+
+TEST(ResizedCrop, MirrorEqualsFlipAfterwards) {
+  const Image src = make_random(60, 80, 5);
+  const CropWindow wins[] = {{3, 4, 70, 50}, {0, 0, 80, 60}, {10, 10, 20, 20}, {5, 5, 30, 12}};
+  const int outs[][2] = {{24, 24}, {20, 20}, {31, 17}, {12, 30}};
+  Image a, b;
+  for (const auto& w : wins) {
+    for (const auto& o : outs) {
+      resized_crop(src, w, o[0], o[1], a);
+      horizontal_flip(a);
+      resized_crop(src, w, o[0], o[1], b, /*mirror=*/true);
+      ASSERT_EQ(a.height, b.height);
+      ASSERT_EQ(0, std::memcmp(a.ptr(), b.ptr(), a.size_bytes()));
+    }
+  }
+}
+
 TEST(ResizedCrop, RejectsBadWindows) {
   const Image src = make_4x6();
   Image out;
@@ -208,6 +257,28 @@ TEST(ResizeShorter, OutputSizeRule) {
   EXPECT_EQ(out.width, 5);
   for (size_t i = 0; i < out.size_bytes(); ++i) ASSERT_EQ(out.data[i], 77);
   EXPECT_THROW(resize_shorter(flat, 0, out), std::invalid_argument);
+}
+
+TEST(ResizeShorterCenterCrop, SameBitsAsTheTwoSteps) {
+  // Shrinking (the fused area path), enlarging (two steps), odd offsets, exact size.
+  const int cases[][4] = {{375, 500, 256, 224}, {500, 375, 256, 224}, {333, 500, 256, 224},
+                          {301, 299, 150, 101}, {100, 80, 160, 150}, {64, 64, 64, 63},
+                          {64, 90, 64, 64}};
+  Image resized, want, got;
+  uint64_t seed = 40;
+  for (const auto& c : cases) {
+    const Image src = make_random(c[0], c[1], seed++);
+    resize_shorter(src, c[2], resized);
+    center_crop(resized, c[3], want);
+    resize_shorter_center_crop(src, c[2], c[3], got);
+    ASSERT_EQ(got.height, c[3]);
+    ASSERT_EQ(got.width, c[3]);
+    EXPECT_EQ(0, std::memcmp(want.ptr(), got.ptr(), want.size_bytes()))
+        << c[0] << "x" << c[1] << " resize " << c[2] << " crop " << c[3];
+  }
+  const Image src = make_random(40, 50, 1);
+  EXPECT_THROW(resize_shorter_center_crop(src, 30, 31, got), std::invalid_argument);
+  EXPECT_THROW(resize_shorter_center_crop(src, 0, 1, got), std::invalid_argument);
 }
 
 TEST(RandomResizedCrop, MatchesTorchvisionTranscription) {

@@ -29,11 +29,14 @@ struct RandomResizedCropParams {
 CropWindow random_resized_crop_window(int height, int width, Rng& rng,
                                       const RandomResizedCropParams& params = {});
 
-/// Crops `window` of src and resizes it to out_height x out_width: INTER_AREA when neither
-/// side grows, else INTER_LINEAR; a plain copy when the sizes match. src and out must be
-/// different Images (also for center_crop and random_crop).
+/// Crops `window` of src and resizes it to out_height x out_width: area averaging when
+/// neither side grows (OpenCV's INTER_AREA box filter, computed by a faster separable
+/// implementation that matches cv::resize(INTER_AREA) to +-1), else cv::resize
+/// INTER_LINEAR; a plain copy when the sizes match. mirror = true also flips the result
+/// left-right, bit-identical to calling horizontal_flip(out) afterwards but without the
+/// extra pass. src and out must be different Images (also for center_crop, random_crop).
 void resized_crop(const Image& src, const CropWindow& window, int out_height, int out_width,
-                  Image& out);
+                  Image& out, bool mirror = false);
 
 /// Resize so that the shorter side is `size` (torchvision Resize(int)), aspect kept; the
 /// longer side is floor(size * long / short) as torchvision computes it.
@@ -43,6 +46,12 @@ void resize_shorter(const Image& src, int size, Image& out);
 /// Python rounding, so 2.5 -> 2 and 1.5 -> 2).
 /// Throws std::invalid_argument when the image is smaller than size.
 void center_crop(const Image& src, int size, Image& out);
+
+/// resize_shorter(src, resize_size) then center_crop(crop_size), the validation transform
+/// (torchvision Resize(256) + CenterCrop(224)), bit-identical to the two calls; when the
+/// resize shrinks, only the kept crop_size x crop_size pixels are computed. Throws
+/// std::invalid_argument for sizes <= 0 or a crop larger than the resized image.
+void resize_shorter_center_crop(const Image& src, int resize_size, int crop_size, Image& out);
 
 /// A size x size window at a uniform random offset (torchvision RandomCrop(size), no
 /// padding). Throws std::invalid_argument when the image is smaller than size.
