@@ -128,6 +128,12 @@ TEST(HorizontalFlip, MirrorsEvenAndOddWidths) {
   for (int y = 0; y < 3; ++y)
     for (int x = 0; x < 5; ++x)
       for (int c = 0; c < 3; ++c) EXPECT_EQ(at(odd, y, x, c), at(src, y, 4 - x, c));
+  Image gray;
+  gray.resize(2, 3, 1);
+  for (int i = 0; i < 6; ++i) gray.data[i] = static_cast<uint8_t>(i);
+  horizontal_flip(gray);
+  EXPECT_EQ(std::vector<uint8_t>(gray.data.begin(), gray.data.begin() + 6),
+            (std::vector<uint8_t>{2, 1, 0, 5, 4, 3}));
 }
 
 TEST(ResizedCrop, SameSizeIsACopyOfTheWindow) {
