@@ -24,10 +24,12 @@ namespace pipebench {
 
 struct RoiDecoder::State {
   detail::LibjpegDecompressor dec;
-  std::vector<uint8_t> row;  // one scanline of the iMCU-widened window, 3 or 4 channels
+  std::vector<uint8_t> row;  // kRoiBlockRows scanlines of the widened window, 3 or 4 channels
 };
 
 namespace {
+
+constexpr int kRoiBlockRows = 16;  // rows per jpeg_read_scanlines call
 
 // What the decode phase needs; plain data only (it runs under setjmp).
 struct RoiPlan {
@@ -35,7 +37,7 @@ struct RoiPlan {
   ScalingFactor factor;
   bool cmyk = false;
   uint8_t* out = nullptr;  // scaled(window.height) x scaled(window.width) x 3
-  uint8_t* row = nullptr;  // scratch scanline
+  uint8_t* row = nullptr;  // scratch: kRoiBlockRows scanlines of the widened window
   size_t row_capacity = 0;
 };
 
@@ -86,7 +88,7 @@ bool decode_phase(detail::LibjpegDecompressor& dec, const RoiPlan& plan) {
   else crop_x = 0, crop_width = cinfo->output_width;
   const int components = cinfo->output_components;  // 3 (RGB) or 4 (CMYK)
   const size_t skip_bytes = static_cast<size_t>(x - static_cast<int>(crop_x)) * components;
-  if (static_cast<size_t>(crop_width) * components > plan.row_capacity ||
+  if (static_cast<size_t>(crop_width) * components * kRoiBlockRows > plan.row_capacity ||
       skip_bytes + static_cast<size_t>(width) * components >
           static_cast<size_t>(crop_width) * components)
     return fail_phase(dec, "jpeg_crop_scanline returned an unexpected region");
@@ -95,18 +97,29 @@ bool decode_phase(detail::LibjpegDecompressor& dec, const RoiPlan& plan) {
                    static_cast<JDIMENSION>(y))
     return fail_phase(dec, "jpeg_skip_scanlines skipped fewer rows than asked");
 
+  // Rows are read kRoiBlockRows at a time: straight into `out` when the crop needed no
+  // widening (and no CMYK conversion), else into the scratch block and copied from there.
+  // (Many rows per jpeg_read_scanlines call let the upsampler write its rows in place.)
   const size_t out_row_bytes = static_cast<size_t>(width) * 3;
+  const size_t crop_row_bytes = static_cast<size_t>(crop_width) * components;
   const bool direct = !plan.cmyk && skip_bytes == 0 && static_cast<int>(crop_width) == width;
-  for (int r = 0; r < height; ++r) {
-    uint8_t* dst = plan.out + r * out_row_bytes;
-    JSAMPROW target = direct ? dst : plan.row;
-    if (jpeg_read_scanlines(cinfo, &target, 1) != 1)
-      return fail_phase(dec, "jpeg_read_scanlines returned no row");
-    if (direct) continue;
-    if (plan.cmyk)
-      detail::cmyk_to_rgb(plan.row + skip_bytes, dst, static_cast<size_t>(width));
-    else
-      std::memcpy(dst, plan.row + skip_bytes, out_row_bytes);
+  JSAMPROW rows[kRoiBlockRows];
+  for (int r = 0; r < height;) {
+    const int want = height - r < kRoiBlockRows ? height - r : kRoiBlockRows;
+    for (int i = 0; i < want; ++i)
+      rows[i] = direct ? plan.out + (r + i) * out_row_bytes : plan.row + i * crop_row_bytes;
+    const int got = static_cast<int>(jpeg_read_scanlines(cinfo, rows, want));
+    if (got <= 0) return fail_phase(dec, "jpeg_read_scanlines returned no row");
+    if (!direct) {
+      for (int i = 0; i < got; ++i) {
+        uint8_t* dst = plan.out + (r + i) * out_row_bytes;
+        if (plan.cmyk)
+          detail::cmyk_to_rgb(rows[i] + skip_bytes, dst, static_cast<size_t>(width));
+        else
+          std::memcpy(dst, rows[i] + skip_bytes, out_row_bytes);
+      }
+    }
+    r += got;
   }
   // Reading on to the end only costs something when rows remain; when the window ends at
   // the image's bottom, finishing also checks the data up to EOI.
@@ -152,7 +165,8 @@ ScalingFactor RoiDecoder::decode(std::span<const uint8_t> jpeg, std::string_view
     plan.cmyk = info.components == 4;
     out.resize(plan.factor.scaled(window.height), plan.factor.scaled(window.width), 3);
     // The widened crop never exceeds the scaled image's width.
-    const size_t row_bytes = static_cast<size_t>(plan.factor.scaled(info.width)) * 4;
+    const size_t row_bytes =
+        static_cast<size_t>(plan.factor.scaled(info.width)) * 4 * kRoiBlockRows;
     if (state_->row.size() < row_bytes) state_->row.resize(row_bytes);
   } catch (...) {
     jpeg_abort_decompress(&dec.cinfo);
