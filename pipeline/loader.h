@@ -98,8 +98,11 @@ class BatchHandle {
 
 class Loader {
  public:
+  /// Starts the pipeline at once (batches are prefetched before the first next()). The
+  /// dataset must outlive the Loader; delivered batches may outlive it.
   Loader(const ImageFolder& dataset, LoaderOptions options);
-  /// Cancels the graph, waits for the worker threads and frees every buffer; never hangs.
+  /// Cancels the graph, waits for the worker threads and frees every buffer that no
+  /// BatchHandle still holds; never hangs (a sample being processed is finished first).
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
