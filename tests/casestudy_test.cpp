@@ -91,8 +91,10 @@ TEST(Dilate4, SinglePixelBecomesTheCross) {
     const auto out = dilate(in, h, w, m);
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x) {
-        const bool on_cross = (y == 2 && std::abs(x - 3) <= 1) || (x == 3 && std::abs(y - 2) <= 1);
-        EXPECT_EQ(out[y * w + x], on_cross ? 1 : 0) << dilation_method_name(m) << " " << y << "," << x;
+        const bool on_cross =
+            (y == 2 && std::abs(x - 3) <= 1) || (x == 3 && std::abs(y - 2) <= 1);
+        EXPECT_EQ(out[y * w + x], on_cross ? 1 : 0)
+            << dilation_method_name(m) << " " << y << "," << x;
       }
   }
 }

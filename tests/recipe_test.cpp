@@ -148,14 +148,15 @@ TEST(Recipe, RoiCloseToFullDecodeForTheSameWindow) {
   for (const auto& [w, h] : sizes) {
     const auto jpeg = make_jpeg(w, h, 17 + w);
     for (uint64_t idx = 0; idx < 12; ++idx) {
-      const auto a = denormalize(run_recipe(*full, jpeg, Rng::for_sample(2, 0, idx), ws), 224 * 224);
-      const auto b = denormalize(run_recipe(*roi, jpeg, Rng::for_sample(2, 0, idx), ws), 224 * 224);
+      const int hw = 224 * 224;
+      const auto a = denormalize(run_recipe(*full, jpeg, Rng::for_sample(2, 0, idx), ws), hw);
+      const auto b = denormalize(run_recipe(*roi, jpeg, Rng::for_sample(2, 0, idx), ws), hw);
       const double p = psnr_d(a, b);
       EXPECT_GT(p, 25.0) << w << "x" << h << " sample " << idx;
       worst = std::min(worst, p);
       // A different sample's crop is far from this one: the bound means something.
-      const auto other = denormalize(run_recipe(*full, jpeg, Rng::for_sample(2, 0, idx + 100), ws),
-                                     224 * 224);
+      const auto other =
+          denormalize(run_recipe(*full, jpeg, Rng::for_sample(2, 0, idx + 100), ws), hw);
       EXPECT_LT(psnr_d(a, other), 25.0) << w << "x" << h << " sample " << idx;
     }
   }

@@ -28,7 +28,8 @@ std::string shape_str(int h, int w) { return std::to_string(h) + " x " + std::to
 void check_image(const Image& img, const char* what) {
   if (img.height <= 0 || img.width <= 0 || (img.channels != 1 && img.channels != 3) ||
       img.data.size() < img.size_bytes()) {
-    throw std::invalid_argument(std::string(what) + ": source image must be non-empty with 1 or 3 channels, got " +
+    throw std::invalid_argument(std::string(what) +
+                                ": source image must be non-empty with 1 or 3 channels, got " +
                                 shape_str(img.height, img.width) + " x " +
                                 std::to_string(img.channels));
   }
