@@ -5,8 +5,10 @@
 //                       Normalize (ImageNet mean/std)                -> 3 x size x size f32
 //   imagenet_val        TurboJPEG full decode, Resize(round(size * 256 / 224)), CenterCrop(size),
 //                       Normalize                                    -> 3 x size x size f32
-//   imagenet_train_roi  RandomResizedCrop window chosen from the header, ROI + DCT-scaled
-//                       decode of only that window (RoiDecoder), resize to size, flip,
+//   imagenet_train_roi  RandomResizedCrop window chosen from the header (the same draws as
+//                       imagenet_train, so the same window), ROI decode of only that window
+//                       (RoiDecoder), DCT scaled by the largest of 1/2, 1/4, 1/8 that keeps
+//                       both sides >= size (else unscaled), resize to size, flip,
 //                       Normalize                                    -> 3 x size x size f32
 //   casestudy           TurboJPEG full decode, RandomCrop(256), RandomMask(0.25, dilation
 //                       by convolution), ConvertColor RGB->YUV, Scale -> 3 x 256 x 256 f32
