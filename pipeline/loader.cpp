@@ -162,6 +162,9 @@ struct Loader::Impl {
     for (int i = 0; i < options.prefetch_depth_batches; ++i) {
       auto s = std::make_unique<Slot>();
       s->data = HostBuffer(b * sample_floats * sizeof(float), options.memory);
+      // Touch every page now: first-touch faults (the kernel zeroing ~20 MB a batch) would
+      // otherwise land in the first epoch's sample times.
+      std::memset(s->data.data(), 0, s->data.bytes());
       s->labels.resize(b);
       s->indices.resize(b);
       s->ok.resize(b);
