@@ -17,12 +17,20 @@
 //
 // Inputs and outputs: `jpeg` is the whole file's bytes; `file` names the sample in error
 // messages (a path, or any label). Grayscale, CMYK/YCCK and progressive JPEGs are decoded
-// and converted to 3-channel RGB (CMYK via the libjpeg colour converter).
+// and converted to 3-channel RGB (gray replicated by libjpeg; CMYK/YCCK decoded to CMYK by
+// libjpeg, then converted as Adobe inverted CMYK: R = C*K/255, G = M*K/255, B = Y*K/255).
+// Decoder settings are libjpeg-turbo's and tjbench's defaults: accurate integer IDCT
+// (JDCT_ISLOW) and smooth ("fancy") chroma upsampling, so all four backends give the same
+// pixels for a full decode (OpenCV and TurboJPEG agree exactly; decode_test.cpp).
 // Errors: every function throws DecodeError (decode_error.h) naming the file and the
 // reason: empty input, not a JPEG, truncated or corrupt data, an image larger than
 // DecodeOptions::max_pixels, or an unsupported colour space. libjpeg *warnings* (such as
 // "premature end of data segment" on a truncated file, which libjpeg pads with grey) are
-// treated as errors, since a silently grey-padded image is a wrong number.
+// treated as errors, since a silently grey-padded image is a wrong number. Two limits of
+// that rule: decode_opencv cannot see warnings inside OpenCV, so it checks truncation
+// itself (no EOI marker after the image data) but may return garbled pixels for corrupt
+// entropy-coded data; RoiDecoder stops at the window's last row, so damage below the
+// window goes unnoticed (the window's pixels are still right).
 //
 // Thread safety: a decoder object holds library handles and must be used by one thread at
 // a time; make one per worker.
@@ -109,7 +117,10 @@ class RoiDecoder {
   std::unique_ptr<State> state_;
 };
 
-/// OpenCV's cv::imdecode with IMREAD_COLOR, converted to RGB. Stateless, thread-safe.
+/// OpenCV's cv::imdecode with IMREAD_COLOR | IMREAD_IGNORE_ORIENTATION (pixels in stored
+/// order, like the other backends), converted to RGB. The header is first read with
+/// read_jpeg_info's parser, so size limits and bad headers are refused before OpenCV
+/// allocates. Thread-safe (per-thread scratch buffer, no other state).
 void decode_opencv(std::span<const uint8_t> jpeg, std::string_view file, Image& out,
                    const DecodeOptions& options = {});
 
