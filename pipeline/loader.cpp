@@ -268,7 +268,7 @@ struct Loader::Impl {
     const int64_t b = options.batch_size;
     while (!stopping.load(std::memory_order_relaxed)) {
       if (!epoch_state) {
-        if (next_epoch == options.epochs) break;
+        if (next_epoch == options.epochs || nominal_batches == 0) break;
         epoch_state = std::make_shared<EpochState>();
         epoch_state->epoch = next_epoch;
         epoch_state->order = epoch_indices(dataset.size(), next_epoch, options.sampler);
