@@ -37,6 +37,8 @@ std::vector<int64_t> epoch_indices(size_t dataset_size, int epoch, const Sampler
   std::iota(order.begin(), order.end(), int64_t{0});
   if (options.shuffle) {
     // Fisher-Yates (Durstenfeld): for i = n-1 .. 1, swap order[i] with order[j], j in [0, i].
+    // The generator is keyed by (seed, epoch) through Rng::for_sample's hash, with a sample
+    // index no sample has (2^64 - 1), so it is unrelated to every sample's transform stream.
     Rng rng = Rng::for_sample(options.seed, static_cast<uint64_t>(epoch), ~uint64_t{0});
     for (size_t i = dataset_size - 1; i > 0; --i) {
       const auto j = static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(i)));
