@@ -30,6 +30,9 @@
 // replacement found the epoch exhausted comes out short (its samples compacted). Without
 // errors the order is exactly the sampler's; with skips, which replacement lands in which
 // batch depends on timing when workers > 1.
+//
+// Stopping (OnError::kStop): the first failure cancels the graph and reaches next() at once;
+// batches already in the ready queue come first, batches not yet complete are dropped.
 #include "pipeline/loader.h"
 
 #include <oneapi/tbb/concurrent_queue.h>
