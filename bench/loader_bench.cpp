@@ -8,6 +8,9 @@
 
 #include "bench/bench_config.h"
 #include "bench/loader_util.h"
+#include "pipeline/stage_timers.h"
+
+#include <stdexcept>
 
 namespace pipebench::bench {
 namespace {
@@ -39,9 +42,42 @@ void BM_Loader(benchmark::State& state, const std::string& recipe, int workers) 
   add_stage_counters(state, before, after);
 }
 
+/// ms per batch over `batches` batches of a warmed-up loader.
+double loader_ms_per_batch(const std::string& recipe, int workers, bool timers, int batches) {
+  auto loader = make_loader(recipe, workers, timers);
+  warm_up(*loader, nullptr);
+  const int64_t t0 = now_ns();
+  for (int i = 0; i < batches; ++i)
+    if (!loader->next()) throw std::runtime_error("the loader ran out of batches");
+  return (now_ns() - t0) / 1e6 / batches;
+}
+
+void BM_StageTimers(benchmark::State& state, const std::string& recipe) {
+  double on_ms = 0, off_ms = 0;
+  for (auto _ : state) {
+    try {
+      on_ms += loader_ms_per_batch(recipe, 1, true, config().steps);
+      off_ms += loader_ms_per_batch(recipe, 1, false, config().steps);
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
+      return;
+    }
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.SetItemsProcessed(state.iterations() * 2 * config().steps * config().batch);
+  state.counters["on_ms"] = on_ms / n;
+  state.counters["off_ms"] = off_ms / n;
+  state.counters["overhead_pct"] = 100.0 * (on_ms - off_ms) / off_ms;
+}
+
 }  // namespace
 
 void register_loader_benchmarks() {
+  benchmark::RegisterBenchmark(("BM_StageTimers/" + config().recipe + "/workers:1").c_str(),
+                               BM_StageTimers, config().recipe)
+      ->UseRealTime()
+      ->Iterations(2)
+      ->Unit(benchmark::kMillisecond);
   for (int w : config().workers) {
     const std::string name =
         "BM_Loader/" + config().recipe + "/workers:" + std::to_string(w);

@@ -4,7 +4,7 @@
 
 namespace pipebench::bench {
 
-std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers) {
+std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers, bool stage_timers) {
   const auto& c = config();
   LoaderOptions o;
   o.recipe = recipe;
@@ -16,7 +16,8 @@ std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers) {
   o.sampler.seed = c.seed;
   o.sampler.drop_last = true;  // fixed batch shape, as a training loop wants
   o.epochs = 1 << 20;          // never runs out within a benchmark
-  o.trace = trace();
+  o.stage_timers = stage_timers;
+  o.trace = stage_timers ? trace() : nullptr;  // a trace reads the clocks too
   return std::make_unique<Loader>(disk_dataset(), o);
 }
 

@@ -14,7 +14,8 @@ namespace pipebench::bench {
 
 /// A loader over disk_dataset() with the flags' batch, size, seed and prefetch depth,
 /// shuffled, with effectively endless epochs, tracing to --trace. Throws what Loader throws.
-std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers);
+std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers,
+                                    bool stage_timers = true);
 
 /// Takes prefetch depth + 1 batches (and runs the step on them when step != nullptr), so
 /// that the timed part starts in steady state.

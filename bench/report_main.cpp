@@ -83,6 +83,7 @@ struct Report {
   // Sequential vs parallel loading (BM_Loader at w = 1 and at the most workers <= cores).
   std::optional<double> loader_w1_ips, loader_wn_ips;
   int loader_wn = 0;
+  int cores = 0;  // hardware threads of the machine that ran it (0 = unknown)
   // The case study's dilation.
   std::optional<double> mask_conv_ms, mask_shifts_ms, casestudy_ms, casestudy_shifts_ms;
 };
@@ -97,6 +98,7 @@ Report build(const json& doc) {
   r.dataset = ctx(doc, "dataset", "?");
   r.batch = std::stoi(ctx(doc, "batch_size", "64"));
   const int cores = std::stoi(ctx(doc, "hardware_threads", "0"));
+  r.cores = cores;
 
   std::vector<SweepPoint> sweep;
   const std::regex e2e("BM_EndToEnd/" + r.recipe + "/[a-z]+/workers:([0-9]+)(/.*)?");
@@ -187,6 +189,17 @@ void print_text(const Report& r) {
                   "%d workers = ceil(%.3f ms/sample x %d / (%.2f ms x %.2f scaling efficiency)).\n",
                   *v.predicted_workers, v.per_sample_ms, r.batch, v.sweep.front().bound.compute_ms,
                   v.scaling_efficiency);
+      if (r.cores > 0 && *v.predicted_workers > r.cores)
+        std::printf("         That is more workers than this machine's %d hardware threads: add "
+                    "cores, or make each sample cheaper (below).\n", r.cores);
+    }
+    for (const auto& p : v.sweep) {
+      const auto& b = p.bound;
+      if (std::abs(b.data_ms - b.compute_ms) < 0.1 * b.bound_ms) {
+        std::printf("Note: at %d workers data and compute are within 10 %% of each other; there "
+                    "the loop runs a little slower than max(data, compute), since every late "
+                    "batch stalls the step.\n", p.workers);
+      }
     }
   }
   if (!v.stages.empty()) {

@@ -50,16 +50,22 @@ class EmulatedStep final : public TrainStep {
 
   const std::string& name() const override { return name_; }
 
+  // Like a GPU with one step in flight: step() waits for the previous step to finish,
+  // starts this one and returns at once (the batch counts as copied, so the host buffer
+  // may be reused, as after a pinned H2D copy), while the consumer goes on to fetch the
+  // next batch. The "accelerator" is busy until busy_until_; no CPU core is used.
   void step(const float* host_batch, int n, int c, int h, int w) override {
     check_shape("emulated step", n, c, h, w);
     if (host_batch == nullptr) throw std::invalid_argument("emulated step: host_batch is null");
-    hold();
+    std::this_thread::sleep_until(busy_until_);
+    busy_until_ = std::chrono::steady_clock::now() + duration_;
   }
-  void synchronize() override {}
+  void synchronize() override { std::this_thread::sleep_until(busy_until_); }
 
   double measure_compute_ms(int n, int c, int h, int w, int iters) override {
     check_shape("emulated measure_compute_ms", n, c, h, w);
     check_iters("emulated measure_compute_ms", iters);
+    synchronize();
     hold();  // warm-up
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < iters; ++i) hold();
@@ -77,6 +83,7 @@ class EmulatedStep final : public TrainStep {
     std::this_thread::sleep_until(deadline);
   }
   std::chrono::steady_clock::duration duration_;
+  std::chrono::steady_clock::time_point busy_until_{};
   std::string name_ = "emulated";
 };
 

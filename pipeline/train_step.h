@@ -3,7 +3,9 @@
 //   emulated  holds the "accelerator" for a fixed time per batch by sleeping until a
 //             deadline, using no CPU core (as DLIO's and MLPerf Storage's computation_time).
 //             Default 25 ms per batch of 64, about a ResNet-50 training step on a current
-//             data-centre GPU.
+//             data-centre GPU. Like a GPU with one step in flight, step() waits for
+//             the previous step, starts this one and returns at once (the host batch may
+//             be reused), so the consumer fetches the next batch while it "computes".
 //   cuda      a fixed, real step on the GPU: a 3-layer MLP (input C*H*W -> 1024 -> 1024 ->
 //             1000, ReLU) forward, backward and SGD update with cuBLAS SGEMM on the copied
 //             batch; compute_gflop() reports its FLOPs per step. The next batch's H2D copy

@@ -29,6 +29,20 @@ TEST(EmulatedStep, HoldsAtLeastTheSetTime) {
   EXPECT_GE(ms, 40.0);
 }
 
+TEST(EmulatedStep, ReturnsBeforeTheStepEndsSoTheNextBatchCanBeFetched) {
+  // step() hands the batch over and returns; the next step() (or synchronize()) waits for
+  // the accelerator. So the consumer overlaps fetching batch i+1 with step i.
+  auto step = make_emulated_step(200.0);
+  std::vector<float> batch(2 * 3 * 4 * 4);
+  const auto t0 = Clock::now();
+  step->step(batch.data(), 2, 3, 4, 4);
+  const double returned_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  step->synchronize();
+  const double done_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  EXPECT_LT(returned_ms, 100.0);
+  EXPECT_GE(done_ms, 200.0);
+}
+
 TEST(EmulatedStep, MeasureComputeIsAtLeastTheSetTime) {
   auto step = make_emulated_step(5.0);
   EXPECT_GE(step->measure_compute_ms(64, 3, 224, 224, 4), 5.0);

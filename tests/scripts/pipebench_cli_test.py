@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""pipebench and pipebench-report at their command-line boundary.
+
+Bad input must give one clear line naming the cause and exit code 2, never a crash; the
+report must compute its verdict from the counters, not echo them. The report is fed
+runs built with gen_bench_json so that each figure it prints is known in advance.
+
+usage: pipebench_cli_test.py --pipebench BIN --report BIN --pipebench-data BIN
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_bench_json import Case, make_run  # noqa: E402
+
+ARGS = None
+
+
+def run(*cmd):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+class PipebenchFlags(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.data = os.path.join(cls.tmp.name, "data")
+        r = run(ARGS.pipebench_data, "synthetic", cls.data, "--count", "4", "--classes", "2",
+                "--width", "64", "--height", "48")
+        assert r.returncode == 0, r.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def expect_exit2(self, *flags, mentions):
+        r = run(ARGS.pipebench, *flags, "--benchmark_filter=BM_Read/warm",
+                "--benchmark_min_time=0.01")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn(mentions, lines[0])
+
+    def test_unknown_flag(self):
+        self.expect_exit2("--data=" + self.data, "--bogus=1", mentions="--bogus")
+
+    def test_missing_dataset(self):
+        missing = os.path.join(self.tmp.name, "nope")
+        self.expect_exit2("--data=" + missing, mentions=missing)
+
+    def test_empty_dataset(self):
+        empty = os.path.join(self.tmp.name, "empty")
+        os.makedirs(os.path.join(empty, "class_a"), exist_ok=True)
+        self.expect_exit2("--data=" + empty, mentions=empty)
+
+    def test_dataset_without_a_readable_jpeg(self):
+        bad = os.path.join(self.tmp.name, "bad")
+        os.makedirs(os.path.join(bad, "c"), exist_ok=True)
+        with open(os.path.join(bad, "c", "x.jpg"), "wb") as f:
+            f.write(b"\xff\xd8\xff\xe0 this is not really a JPEG")
+        self.expect_exit2("--data=" + bad, mentions="no readable JPEG")
+
+    def test_bad_values(self):
+        self.expect_exit2("--data=" + self.data, "--batch=0", mentions="--batch")
+        self.expect_exit2("--data=" + self.data, "--compute-ms=-3", mentions="--compute-ms")
+        self.expect_exit2("--data=" + self.data, "--baseline=tpu", mentions="--baseline")
+
+    def test_a_good_run_names_the_dataset_in_the_context(self):
+        out = os.path.join(self.tmp.name, "ok.json")
+        r = run(ARGS.pipebench, "--data=" + self.data, "--benchmark_filter=BM_Read/warm",
+                "--benchmark_min_time=0.01", "--benchmark_out=" + out,
+                "--benchmark_out_format=json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            ctx = json.load(f)["context"]
+        self.assertEqual(ctx["dataset_images"], "4")
+        self.assertEqual(len(ctx["dataset_fingerprint"]), 16)
+
+
+def verdict_run(path, points, compute_ms=25.0, batch=64):
+    """points: [(workers, data_ms, step_ms)] -> a run with BM_EndToEnd, BM_Loader, BM_Sample."""
+    cases = []
+    for w, data_ms, step_ms in points:
+        bound = max(data_ms, compute_ms)
+        counters = {"workers": w, "batch_size": batch, "data_ms": data_ms,
+                    "compute_ms": compute_ms, "step_ms": step_ms, "bound_ms": bound,
+                    "au_pct": min(100.0, 100 * compute_ms / step_ms),
+                    "stall_pct": 100 - min(100.0, 100 * compute_ms / step_ms),
+                    "prediction_error_pct": 100 * (bound - step_ms) / step_ms,
+                    "items_per_second": batch * 1000 / step_ms}
+        cases.append(Case(f"BM_EndToEnd/imagenet_train/emulated/workers:{w}/iterations:30/real_time",
+                          real_ms=step_ms, counters=counters))
+        cases.append(Case(f"BM_Loader/imagenet_train/workers:{w}/iterations:30/real_time",
+                          real_ms=data_ms,
+                          counters={"workers": w, "data_ms": data_ms,
+                                    "items_per_second": batch * 1000 / data_ms,
+                                    "read_ms": 0.02, "decode_ms": 0.6, "transform_ms": 0.25,
+                                    "collate_ms": 0.0, "h2d_ms": 0.0}))
+    cases.append(Case("BM_Sample/imagenet_train", real_ms=1.0,
+                      counters={"items_per_second": 1000.0}))
+    cases.append(Case("BM_Sample/imagenet_train_roi", real_ms=0.8,
+                      counters={"items_per_second": 1250.0}))
+    run_doc = make_run(cases, reps=1)
+    run_doc["context"].update({"recipe": "imagenet_train", "baseline": "emulated",
+                               "batch_size": str(batch), "hardware_threads": "2",
+                               "dataset": "/data/photos-in"})
+    with open(path, "w") as f:
+        json.dump(run_doc, f)
+
+
+class Report(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.tmp.name, "run.json")
+        self.addCleanup(self.tmp.cleanup)
+
+    def report(self, *extra):
+        return run(ARGS.report, self.path, *extra)
+
+    def test_data_bound_sweep_predicts_workers_and_names_decode(self):
+        # 1 ms/sample, batch 64: w=1 64 ms, w=2 32 ms (linear), step 25 ms -> ceil(64/25) = 3.
+        verdict_run(self.path, [(1, 64.0, 64.5), (2, 32.0, 32.4)])
+        r = self.report("--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        v = json.loads(r.stdout)
+        self.assertEqual([p["regime"] for p in v["sweep"]], ["data-bound", "data-bound"])
+        self.assertIsNone(v["first_compute_bound_workers"])
+        self.assertEqual(v["predicted_workers"], 3)
+        self.assertEqual(v["fix_first"], "decode")
+        self.assertAlmostEqual(v["best_alternative"]["saving_ms_per_sample"], 0.2, places=6)
+        self.assertAlmostEqual(v["sweep"][0]["au_pct"], 100 * 25 / 64.5, places=6)
+        text = self.report()
+        self.assertIn("Predicted to be compute-bound at 3 workers", text.stdout)
+        self.assertIn("hardware threads", text.stdout)
+
+    def test_compute_bound_point_is_found(self):
+        verdict_run(self.path, [(1, 64.0, 64.5), (2, 32.0, 32.4), (4, 16.0, 25.2)])
+        v = json.loads(self.report("--json").stdout)
+        self.assertEqual(v["first_compute_bound_workers"], 4)
+        self.assertIsNone(v["predicted_workers"])
+
+    def test_bad_input_exits_2_with_the_file_name(self):
+        for content in ["", "{not json", json.dumps({"benchmarks": 3}),
+                        json.dumps({"context": {}, "benchmarks": []})]:
+            with open(self.path, "w") as f:
+                f.write(content)
+            r = self.report()
+            self.assertEqual(r.returncode, 2, (content, r.stdout, r.stderr))
+            self.assertIn(self.path, r.stderr)
+        r = run(ARGS.report, os.path.join(self.tmp.name, "missing.json"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("missing.json", r.stderr)
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("--pipebench", required=True)
+    p.add_argument("--report", required=True)
+    p.add_argument("--pipebench-data", required=True)
+    ARGS, rest = p.parse_known_args()
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
