@@ -9,6 +9,8 @@
 // source_megapixels_per_second (pixels of the source images, whatever was decoded).
 #include <benchmark/benchmark.h>
 
+#include <utility>
+
 #include "bench/bench_config.h"
 #include "transforms/crop.h"
 #include "transforms/jpeg_decode.h"
@@ -70,11 +72,15 @@ void BM_Decode(benchmark::State& state, Backend backend) {
 
 void register_decode_benchmarks() {
   const std::string t = "/target:" + std::to_string(config().size);
-  benchmark::RegisterBenchmark("BM_Decode/turbo_full", BM_Decode, Backend::kTurboFull);
-  benchmark::RegisterBenchmark(("BM_Decode/turbo_scaled" + t).c_str(), BM_Decode, Backend::kTurboScaled);
-  benchmark::RegisterBenchmark("BM_Decode/roi", BM_Decode, Backend::kRoi);
-  benchmark::RegisterBenchmark(("BM_Decode/roi_scaled" + t).c_str(), BM_Decode, Backend::kRoiScaled);
-  benchmark::RegisterBenchmark("BM_Decode/opencv", BM_Decode, Backend::kOpenCV);
+  const std::pair<std::string, Backend> cases[] = {
+      {"BM_Decode/turbo_full", Backend::kTurboFull},
+      {"BM_Decode/turbo_scaled" + t, Backend::kTurboScaled},
+      {"BM_Decode/roi", Backend::kRoi},
+      {"BM_Decode/roi_scaled" + t, Backend::kRoiScaled},
+      {"BM_Decode/opencv", Backend::kOpenCV},
+  };
+  for (const auto& [name, backend] : cases)
+    benchmark::RegisterBenchmark(name.c_str(), BM_Decode, backend)->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace pipebench::bench

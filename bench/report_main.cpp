@@ -196,9 +196,9 @@ void print_text(const Report& r) {
     for (const auto& p : v.sweep) {
       const auto& b = p.bound;
       if (std::abs(b.data_ms - b.compute_ms) < 0.1 * b.bound_ms) {
-        std::printf("Note: at %d workers data and compute are within 10 %% of each other; there "
-                    "the loop runs a little slower than max(data, compute), since every late "
-                    "batch stalls the step.\n", p.workers);
+        std::printf("Note: at %d workers data and compute are within 10 %% of each other: the "
+                    "regime there can flip with load, and a late batch stalls the step, so "
+                    "expect the measured step a little above the bound.\n", p.workers);
       }
     }
   }

@@ -34,6 +34,21 @@ void TraceRecorder::name_thread(const std::string& name) {
   thread_names_[thread_id()] = name;
 }
 
+int TraceRecorder::track(const std::string& name) {
+  std::lock_guard lock(mu_);
+  for (const auto& [tid, n] : thread_names_)
+    if (tid >= 1000 && n == name) return tid;
+  const int tid = next_virtual_tid_++;
+  thread_names_[tid] = name;
+  return tid;
+}
+
+void TraceRecorder::span_on(int track, const char* name, const char* category, int64_t start_ns,
+                            int64_t end_ns) {
+  std::lock_guard lock(mu_);
+  events_.push_back({name, category, start_ns, end_ns, -1, track});
+}
+
 size_t TraceRecorder::size() const {
   std::lock_guard lock(mu_);
   return events_.size();

@@ -29,6 +29,12 @@ class TraceRecorder {
             int64_t sample = -1);
   /// Names the calling thread's track ("worker 0", "consumer").
   void name_thread(const std::string& name);
+  /// A named track that belongs to no thread (e.g. "accelerator"): returns its id for
+  /// span_on(); the same name gives the same id.
+  int track(const std::string& name);
+  /// A span on a track made by track().
+  void span_on(int track, const char* name, const char* category, int64_t start_ns,
+               int64_t end_ns);
   size_t size() const;
   void write(const std::filesystem::path& file) const;
 
@@ -45,6 +51,7 @@ class TraceRecorder {
   std::vector<Event> events_;
   std::unordered_map<size_t, int> tids_;  // std::thread::id hash -> dense id
   std::unordered_map<int, std::string> thread_names_;
+  int next_virtual_tid_ = 1000;  // ids of tracks made by track()
 };
 
 /// RAII span: records [construction, destruction) and brackets it with an NVTX range.

@@ -58,6 +58,33 @@ TEST(TraceRecorder, WritesCompleteEventsPerThreadTrack) {
   EXPECT_EQ(tids.size(), 2u);
 }
 
+TEST(TraceRecorder, NamedTracksHoldSpansOfNoThread) {
+  TraceRecorder rec;
+  const int acc = rec.track("accelerator");
+  EXPECT_EQ(rec.track("accelerator"), acc);  // same name, same track
+  EXPECT_NE(rec.track("copy engine"), acc);
+  const int64_t t0 = now_ns();
+  rec.span_on(acc, "train_step", "step", t0, t0 + 25'000'000);
+  auto file = testing::scratch_dir("trace-tracks") / "t.json";
+  rec.write(file);
+  nlohmann::json doc;
+  std::ifstream(file) >> doc;
+  bool span = false, named = false;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X" && e["name"] == "train_step") {
+      span = true;
+      EXPECT_EQ(e["tid"].get<int>(), acc);
+      EXPECT_NEAR(e["dur"].get<double>(), 25000.0, 1e-6);  // us
+    }
+    if (e["ph"] == "M" && e["tid"].get<int>() == acc) {
+      named = true;
+      EXPECT_EQ(e["args"]["name"], "accelerator");
+    }
+  }
+  EXPECT_TRUE(span);
+  EXPECT_TRUE(named);
+}
+
 TEST(TraceRecorder, NullRecorderSpanIsANoOp) {
   TraceSpan s(nullptr, "read", "stage", 1);
   SUCCEED();

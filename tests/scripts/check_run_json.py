@@ -59,7 +59,7 @@ def main(argv):
         with open(argv[2]) as f:
             trace = json.load(f)
         names = {e.get("name") for e in trace.get("traceEvents", []) if e.get("ph") == "X"}
-        for want in ["read", "decode", "transform", "collate", "train_step"]:
+        for want in ["read", "decode", "transform", "collate", "wait", "submit_step", "train_step"]:
             if want not in names:
                 problems.append(f"trace has no '{want}' span")
     for p in problems:
