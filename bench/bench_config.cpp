@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <algorithm>
 #include <mutex>
 #include <opencv2/core/version.hpp>
 #include <sstream>
@@ -14,6 +15,7 @@
 
 #include "pipeline/cuda.h"
 #include "transforms/jpeg_decode.h"
+#include "transforms/recipe.h"
 
 namespace pipebench::bench {
 namespace {
@@ -72,6 +74,12 @@ void parse_flags(int argc, char** argv) {
     throw std::invalid_argument(msg);
   }
   if (c.workers.empty()) c.workers = default_workers();
+  if (const auto names = Recipe::names();
+      std::find(names.begin(), names.end(), c.recipe) == names.end()) {
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("--recipe: unknown recipe '" + c.recipe + "' (known: " + known + ")");
+  }
   if (compute_ms >= 0) {
     c.compute_ms = compute_ms;
   } else if (app.count("--compute-ms")) {

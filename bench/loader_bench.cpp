@@ -3,7 +3,14 @@
 // --steps iterations after a warm-up of prefetch depth + 1 batches. Real time (the work
 // runs on TBB threads). items_per_second = images/s; data_ms = loader time per batch;
 // read_ms, decode_ms, transform_ms, collate_ms, h2d_ms = per-sample stage means from the
-// loader's own stage timers; consumer_wait_ms = time next() blocked, per batch.
+// loader's own stage timers; consumer_wait_ms = time next() blocked, per batch;
+// worker_wait_ms = all workers' idle time, per batch.
+//
+// BM_StageTimers/<recipe>/workers:1: what the stage timers cost. Each iteration runs the
+// loader with timers on and off, in alternating order (a fresh, warmed-up loader each),
+// --steps batches each; on_ms and off_ms are the loader's time per batch, overhead_pct =
+// 100 * (on - off) / off. A ratio within one run: on a shared machine noise of a percent
+// or two shows, negative overheads included.
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_config.h"
@@ -42,22 +49,22 @@ void BM_Loader(benchmark::State& state, const std::string& recipe, int workers) 
   add_stage_counters(state, before, after);
 }
 
-/// ms per batch over `batches` batches of a warmed-up loader.
+/// ms per batch over `batches` batches of a fresh, warmed-up loader.
 double loader_ms_per_batch(const std::string& recipe, int workers, bool timers, int batches) {
   auto loader = make_loader(recipe, workers, timers);
   warm_up(*loader, nullptr);
-  const int64_t t0 = now_ns();
-  for (int i = 0; i < batches; ++i)
-    if (!loader->next()) throw std::runtime_error("the loader ran out of batches");
-  return (now_ns() - t0) / 1e6 / batches;
+  return ms_per_batch(*loader, batches);
 }
 
 void BM_StageTimers(benchmark::State& state, const std::string& recipe) {
   double on_ms = 0, off_ms = 0;
+  bool on_first = true;
   for (auto _ : state) {
     try {
-      on_ms += loader_ms_per_batch(recipe, 1, true, config().steps);
-      off_ms += loader_ms_per_batch(recipe, 1, false, config().steps);
+      // Alternate which goes first, so drift in the machine's speed cancels out.
+      for (bool timers : {on_first, !on_first})
+        (timers ? on_ms : off_ms) += loader_ms_per_batch(recipe, 1, timers, config().steps);
+      on_first = !on_first;
     } catch (const std::exception& e) {
       state.SkipWithError(e.what());
       return;
@@ -76,7 +83,7 @@ void register_loader_benchmarks() {
   benchmark::RegisterBenchmark(("BM_StageTimers/" + config().recipe + "/workers:1").c_str(),
                                BM_StageTimers, config().recipe)
       ->UseRealTime()
-      ->Iterations(2)
+      ->Iterations(4)
       ->Unit(benchmark::kMillisecond);
   for (int w : config().workers) {
     const std::string name =

@@ -2,6 +2,8 @@
 
 #include "bench/bench_config.h"
 
+#include <stdexcept>
+
 namespace pipebench::bench {
 
 std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers, bool stage_timers) {
@@ -16,9 +18,17 @@ std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers, bool
   o.sampler.seed = c.seed;
   o.sampler.drop_last = true;  // fixed batch shape, as a training loop wants
   o.epochs = 1 << 20;          // never runs out within a benchmark
+  o.memory = c.baseline == "cuda" ? MemoryKind::kPinned : MemoryKind::kPageable;
   o.stage_timers = stage_timers;
   o.trace = stage_timers ? trace() : nullptr;  // a trace reads the clocks too
   return std::make_unique<Loader>(disk_dataset(), o);
+}
+
+double ms_per_batch(Loader& loader, int batches) {
+  const int64_t t0 = now_ns();
+  for (int i = 0; i < batches; ++i)
+    if (!loader.next()) throw std::runtime_error("the loader ran out of batches");
+  return (now_ns() - t0) / 1e6 / batches;
 }
 
 void warm_up(Loader& loader, TrainStep* step) {
@@ -40,6 +50,8 @@ void add_stage_counters(benchmark::State& state, const LoaderStats& before,
   }
   state.counters["consumer_wait_ms"] =
       (after.consumer_wait_ns - before.consumer_wait_ns) / 1e6 / batches;
+  state.counters["worker_wait_ms"] =
+      (after.worker_wait_ns - before.worker_wait_ns) / 1e6 / batches;
 }
 
 }  // namespace pipebench::bench

@@ -13,16 +13,20 @@
 namespace pipebench::bench {
 
 /// A loader over disk_dataset() with the flags' batch, size, seed and prefetch depth,
-/// shuffled, with effectively endless epochs, tracing to --trace. Throws what Loader throws.
+/// shuffled, with effectively endless epochs, tracing to --trace; batch buffers pinned
+/// when the baseline is cuda (as a DataLoader with pin_memory=True). Throws what Loader throws.
 std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers,
                                     bool stage_timers = true);
+
+/// Loader time per batch over `batches` batches, ms. Throws when the loader runs out.
+double ms_per_batch(Loader& loader, int batches);
 
 /// Takes prefetch depth + 1 batches (and runs the step on them when step != nullptr), so
 /// that the timed part starts in steady state.
 void warm_up(Loader& loader, TrainStep* step);
 
-/// Per-sample stage means (read_ms, decode_ms, transform_ms, collate_ms, h2d_ms) and
-/// consumer_wait_ms per batch, from the difference of two stats snapshots.
+/// Per-sample stage means (read_ms, decode_ms, transform_ms, collate_ms, h2d_ms), and
+/// consumer_wait_ms and worker_wait_ms (all workers' idle time) per batch, from the difference of two stats snapshots.
 void add_stage_counters(benchmark::State& state, const LoaderStats& before,
                         const LoaderStats& after);
 

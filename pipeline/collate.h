@@ -1,7 +1,8 @@
 // Collate: per-sample outputs into one contiguous batch, NCHW.
 //
 //   collate_chw_f32      N samples of C x H x W float32 -> N x C x H x W float32 (memcpy
-//                        per sample; what the loader does into its pooled batch buffer)
+//                        per sample; the loader avoids even this copy: its recipe writes
+//                        each sample straight into its slot of the pooled batch buffer)
 //   collate_hwc_u8_to_nchw  N images H x W x C uint8 (HWC) -> N x C x H x W uint8, the
 //                        layout change done in collate so that normalisation can be
 //                        deferred to one batch transform (normalize_batch_nchw, normalize.h)

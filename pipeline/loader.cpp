@@ -206,22 +206,32 @@ struct Loader::Impl {
   void run_graph() {
     flow::graph g;  // constructed inside the arena, so every node's task runs in it
 
-    flow::input_node<Ticket> tickets(g, [this](tbb::flow_control& fc) { return next_ticket(fc); });
+    // Every body runs under guard(): an exception that escapes a node would cancel the
+    // graph while reserve_wait() keeps wait_for_all() from returning, so it must become
+    // fail() (which releases the wait) inside the node.
+    flow::input_node<Ticket> tickets(g, [this](tbb::flow_control& fc) {
+      Ticket t;
+      guard("tickets", [&] { t = next_ticket(fc); });
+      if (stopping.load(std::memory_order_relaxed)) fc.stop();
+      return t;
+    });
     flow::limiter_node<Ticket> limit(g, static_cast<size_t>(options.prefetch_depth_batches));
     using DispatchNode = flow::multifunction_node<Ticket, std::tuple<SampleTask>>;
     DispatchNode dispatch(g, flow::serial, [this](const Ticket& t, DispatchNode::output_ports_type& out) {
-      start_batch(t, std::get<0>(out));
+      guard("dispatch", [&] { start_batch(t, std::get<0>(out)); });
     });
     using SampleNode = flow::multifunction_node<SampleTask, std::tuple<int>>;
     SampleNode samples(g, static_cast<size_t>(options.workers),
                        [this](const SampleTask& t, SampleNode::output_ports_type& out) {
-                         if (run_sample(t)) std::get<0>(out).try_put(t.slot);
+                         guard("samples", [&] {
+                           if (run_sample(t)) std::get<0>(out).try_put(t.slot);
+                         });
                        });
     flow::sequencer_node<int> order(g, [pool = pool.get()](const int& slot) {
       return static_cast<size_t>(pool->slots[static_cast<size_t>(slot)]->seq);
     });
     flow::function_node<int> deliver(g, flow::serial, [this](int slot) {
-      deliver_batch(slot);
+      guard("deliver", [&] { deliver_batch(slot); });
       return flow::continue_msg();
     });
 
@@ -265,6 +275,18 @@ struct Loader::Impl {
     }
   }
 
+  // Runs a node body; any exception stops the loader with the node's name in the message.
+  template <typename F>
+  void guard(const char* node, F&& body) noexcept {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      fail("", std::string("loader: ") + node + " node failed: " + e.what());
+    } catch (...) {
+      fail("", std::string("loader: ") + node + " node failed with an unknown exception");
+    }
+  }
+
   // tickets: serial. Claims the next run of the epoch's order; moves on to the next epoch
   // when this one is exhausted; stops after the last epoch.
   Ticket next_ticket(tbb::flow_control& fc) {
@@ -279,8 +301,17 @@ struct Loader::Impl {
         batch_in_epoch = 0;
       }
       const auto n = static_cast<int64_t>(epoch_state->order.size());
-      const int64_t start = epoch_state->cursor.fetch_add(b, std::memory_order_relaxed);
-      const int64_t count = std::min(b, n - start);
+      // Claim b positions, unless fewer remain: then the epoch ends here, and with
+      // drop_last the unclaimed tail stays available to replace skipped samples.
+      int64_t start = epoch_state->cursor.load(std::memory_order_relaxed);
+      int64_t count = 0;
+      for (;;) {
+        count = std::min(b, n - start);
+        if (count <= 0 || (options.sampler.drop_last && count < b)) break;
+        if (epoch_state->cursor.compare_exchange_weak(start, start + count,
+                                                      std::memory_order_relaxed))
+          break;
+      }
       if (count <= 0 || (options.sampler.drop_last && count < b)) {
         epoch_state.reset();
         continue;
@@ -562,6 +593,14 @@ struct Loader::Impl {
     st.consumer_wait_ns = consumer_wait_ns.load(std::memory_order_relaxed);
     st.ready_wait_ns = ready_wait_ns.load(std::memory_order_relaxed);
     st.max_batches_in_flight = pool->max_in_flight.load(std::memory_order_relaxed);
+    // Workers' idle time, derived: worker-seconds since the start minus the time spent on
+    // samples. They idle when the prefetch bound is reached (the consumer is slower) or
+    // between batches; it is only meaningful with stage timers on.
+    if (options.stage_timers) {
+      int64_t busy = 0;
+      for (int i = 0; i < static_cast<int>(Stage::kH2D); ++i) busy += st.stage_ns[i];
+      st.worker_wait_ns = std::max<int64_t>(0, options.workers * (now_ns() - start_ns) - busy);
+    }
     return st;
   }
 
@@ -606,6 +645,8 @@ struct Loader::Impl {
   int64_t skipped = 0;
   std::vector<std::string> skipped_files;
   std::atomic<int64_t> samples{0}, batches{0}, consumer_wait_ns{0}, ready_wait_ns{0};
+
+  int64_t start_ns = now_ns();
 
   std::optional<tbb::global_control> parallelism;
   tbb::task_arena arena;

@@ -116,7 +116,8 @@ class Loader {
 
   int64_t batches_per_epoch() const;
   const LoaderOptions& options() const;
-  /// Counters and stage times so far (a consistent snapshot).
+  /// Counters and stage times so far. Each counter is read atomically, but not all at one
+  /// instant: a sample finishing during the call may show in one counter and not another.
   LoaderStats stats() const;
 
  private:

@@ -33,6 +33,10 @@ struct LoaderStats {
   int64_t stage_ns[static_cast<int>(Stage::kCount)] = {};  ///< per stage, summed
   int64_t consumer_wait_ns = 0;  ///< time next() blocked waiting for a batch
   int64_t ready_wait_ns = 0;     ///< time finished batches waited for the consumer
+  /// Worker idle time: workers x wall time since the loader started minus the time they
+  /// spent on samples (read + decode + transform + collate). Workers idle when the
+  /// prefetch bound is reached or no sample is ready to run; 0 without stage timers.
+  int64_t worker_wait_ns = 0;
   int max_batches_in_flight = 0; ///< high-water mark (<= prefetch_depth_batches)
 
   /// Mean ms per sample of a stage (0 if no sample).

@@ -223,6 +223,12 @@ class CudaStep final : public TrainStep {
   void ensure_shape(int n, int c, int h, int w) {
     const int64_t in = static_cast<int64_t>(c) * h * w;
     if (n == n_ && in == in_) return;
+    // cuBLAS's 32-bit sizes: W1 (in x 1024) and the batch (n x in) must fit an int.
+    if (in * kHidden1 > INT32_MAX || static_cast<int64_t>(n) * in > INT32_MAX) {
+      throw std::invalid_argument("cuda step: batch " + std::to_string(n) + " x " +
+                                  std::to_string(in) + " inputs is too large for 32-bit cuBLAS "
+                                  "sizes (need C*H*W*1024 and N*C*H*W <= 2^31 - 1; --size <= 836)");
+    }
     synchronize();
     if (in != in_) {
       const size_t w1 = static_cast<size_t>(in) * kHidden1;

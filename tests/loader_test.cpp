@@ -9,6 +9,9 @@
 
 #include <dirent.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -290,6 +293,33 @@ TEST_F(LoaderTest, NeverMoreThanPrefetchDepthInFlight) {
   EXPECT_EQ(loader.stats().max_batches_in_flight, o.prefetch_depth_batches);
 }
 
+TEST_F(LoaderTest, WorkStartedIsBoundedByThePrefetchDepth) {
+  // Observed from outside the pool's own counter: the trace's "read" spans count the
+  // samples the workers actually processed. With the consumer holding one batch and
+  // sleeping, a loader without the bound would read the whole dataset.
+  ImageFolder ds(*root_);
+  LoaderOptions o = small_options();
+  o.batch_size = 4;
+  o.prefetch_depth_batches = 2;
+  o.workers = 2;
+  TraceRecorder trace;
+  o.trace = &trace;
+  ASSERT_GT(ds.size(), static_cast<size_t>(4 * o.batch_size));
+  Loader loader(ds, o);
+  auto held = loader.next();
+  ASSERT_TRUE(held.has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto file = testing::scratch_dir("inflight-trace") / "t.json";
+  trace.write(file);
+  nlohmann::json doc;
+  std::ifstream(file) >> doc;
+  size_t reads = 0;
+  for (const auto& e : doc["traceEvents"]) reads += e["ph"] == "X" && e["name"] == "read";
+  // 1 batch taken + at most `depth` in flight (one of them the held one).
+  EXPECT_LE(reads, static_cast<size_t>(1 + o.prefetch_depth_batches) * o.batch_size);
+  EXPECT_GE(reads, static_cast<size_t>(o.batch_size));
+}
+
 // A copy of the dataset with garbage in place of sample `victim`; returns its path.
 std::filesystem::path corrupt_copy(const std::string& name, size_t victim) {
   SyntheticOptions o;
@@ -351,6 +381,23 @@ TEST_F(LoaderTest, CorruptFileSkippedKeepsBatchesFull) {
   }
   EXPECT_EQ(all, expected);
   EXPECT_EQ(st.samples, kImages - 1);
+}
+
+TEST_F(LoaderTest, SkipWithDropLastFillsTheLastBatchFromTheDroppedTail) {
+  // 40 samples, batch 6, drop_last: 6 full batches and a tail of 4 that is dropped. A bad
+  // sample in the last full batch takes its replacement from that tail, so every batch
+  // still has 6 samples.
+  const auto bad = corrupt_copy("loader_corrupt_skip_tail", 33);
+  ImageFolder ds(bad.parent_path().parent_path());
+  LoaderOptions o = small_options();
+  o.on_error = OnError::kSkip;
+  o.sampler.drop_last = true;
+  o.workers = 2;
+  Loader loader(ds, o);
+  Collected c = drain(loader);
+  EXPECT_EQ(loader.stats().skipped, 1);
+  ASSERT_EQ(c.sizes.size(), 6u);
+  for (size_t b = 0; b < c.sizes.size(); ++b) EXPECT_EQ(c.sizes[b], 6) << "batch " << b;
 }
 
 TEST_F(LoaderTest, DestroyMidEpochReturnsAndLeavesNoThread) {

@@ -165,6 +165,18 @@ DecodeError::Reason reason_for_message(std::string_view message) {
   return DecodeError::Reason::kCorrupt;
 }
 
+// kTooLarge when width x height exceeds options.max_pixels: checked from the header, before
+// any pixel buffer is allocated.
+void check_pixel_limit(int width, int height, std::string_view file, const DecodeOptions& options) {
+  const int64_t pixels = static_cast<int64_t>(width) * height;
+  if (pixels > options.max_pixels) {
+    char detail[160];
+    std::snprintf(detail, sizeof detail, "%d x %d = %" PRId64 " pixels, above max_pixels = %" PRId64,
+                  width, height, pixels, options.max_pixels);
+    throw DecodeError(file, DecodeError::Reason::kTooLarge, detail);
+  }
+}
+
 JpegInfo info_from_header(const jpeg_decompress_struct& cinfo, std::string_view file,
                           const DecodeOptions& options) {
   JpegInfo info;
@@ -172,14 +184,7 @@ JpegInfo info_from_header(const jpeg_decompress_struct& cinfo, std::string_view 
   info.height = static_cast<int>(cinfo.image_height);
   info.components = cinfo.num_components;
   info.progressive = cinfo.progressive_mode != 0;
-  const int64_t pixels = static_cast<int64_t>(info.width) * info.height;
-  if (pixels > options.max_pixels) {
-    char detail[160];
-    std::snprintf(detail, sizeof detail,
-                  "%d x %d = %" PRId64 " pixels, above max_pixels = %" PRId64, info.width,
-                  info.height, pixels, options.max_pixels);
-    throw DecodeError(file, DecodeError::Reason::kTooLarge, detail);
-  }
+  check_pixel_limit(info.width, info.height, file, options);
   const J_COLOR_SPACE cs = cinfo.jpeg_color_space;
   const int n = cinfo.num_components;
   const bool supported = (n == 1 && cs == JCS_GRAYSCALE) ||
@@ -301,14 +306,7 @@ TurboHeader turbo_header(void*& handle, std::span<const uint8_t> jpeg, std::stri
     return h;
   }
   h.cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
-  const int64_t pixels = static_cast<int64_t>(h.width) * h.height;
-  if (pixels > options.max_pixels) {
-    char detail[160];
-    std::snprintf(detail, sizeof detail,
-                  "%d x %d = %" PRId64 " pixels, above max_pixels = %" PRId64, h.width,
-                  h.height, pixels, options.max_pixels);
-    throw DecodeError(file, DecodeError::Reason::kTooLarge, detail);
-  }
+  detail::check_pixel_limit(h.width, h.height, file, options);
   return h;
 }
 
