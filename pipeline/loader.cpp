@@ -382,6 +382,7 @@ struct Loader::Impl {
         if (dataset.is_cached()) {
           bytes = dataset.cached(static_cast<size_t>(index));
         } else {
+          NvtxRange nvtx("read");
           dataset.read(static_cast<size_t>(index), w.bytes);
           bytes = w.bytes;
         }
@@ -389,8 +390,13 @@ struct Loader::Impl {
         Rng rng = Rng::for_sample(options.sampler.seed, static_cast<uint64_t>(s.epoch->epoch),
                                   static_cast<uint64_t>(index));
         SampleTimes times;
-        // The recipe writes straight into the sample's slot of the batch: collate in place.
-        recipe->run(bytes, entry.path.native(), rng, w.ws, dst, timed ? &times : nullptr);
+        {
+          // One NVTX range for the recipe: its decode / transform split is known only
+          // afterwards (SampleTimes), where the trace spans are drawn from it.
+          NvtxRange nvtx("decode+transform");
+          // The recipe writes straight into the sample's slot of the batch: collate in place.
+          recipe->run(bytes, entry.path.native(), rng, w.ws, dst, timed ? &times : nullptr);
+        }
         const int64_t t2 = timed ? now_ns() : 0;
         s.labels[pos] = entry.label;
         if (timed) {

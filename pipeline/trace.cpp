@@ -84,6 +84,18 @@ void TraceRecorder::write(const std::filesystem::path& file) const {
   if (!out) throw std::runtime_error(file.string() + ": failed writing the trace file");
 }
 
+NvtxRange::NvtxRange([[maybe_unused]] const char* name) {
+#ifdef PIPEBENCH_HAVE_CUDA
+  nvtxRangePushA(name);
+#endif
+}
+
+NvtxRange::~NvtxRange() {
+#ifdef PIPEBENCH_HAVE_CUDA
+  nvtxRangePop();
+#endif
+}
+
 TraceSpan::TraceSpan(TraceRecorder* recorder, const char* name, const char* category,
                      int64_t sample)
     : recorder_(recorder), name_(name), category_(category), sample_(sample), start_ns_(0) {

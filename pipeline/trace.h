@@ -54,6 +54,16 @@ class TraceRecorder {
   int next_virtual_tid_ = 1000;  // ids of tracks made by track()
 };
 
+/// RAII NVTX range (Nsight Systems) without a trace event; a no-op without CUDA. For
+/// stages whose trace spans are recorded after the fact (the loader's per-sample stages).
+class NvtxRange {
+ public:
+  explicit NvtxRange(const char* name);
+  ~NvtxRange();
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
+
 /// RAII span: records [construction, destruction) and brackets it with an NVTX range.
 /// A null recorder makes it a no-op (apart from NVTX where CUDA exists).
 class TraceSpan {
