@@ -197,8 +197,8 @@ void print_text(const Report& r) {
       const auto& b = p.bound;
       if (std::abs(b.data_ms - b.compute_ms) < 0.1 * b.bound_ms) {
         std::printf("Note: at %d workers data and compute are within 10 %% of each other: the "
-                    "regime there can flip with load, and a late batch stalls the step, so "
-                    "expect the measured step a little above the bound.\n", p.workers);
+                    "regime there can flip with load, and the bound is least certain (a late "
+                    "batch stalls the step).\n", p.workers);
       }
     }
   }
