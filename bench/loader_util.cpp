@@ -8,6 +8,11 @@ namespace pipebench::bench {
 
 std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers, bool stage_timers) {
   const auto& c = config();
+  if (disk_dataset().size() < static_cast<size_t>(c.batch)) {
+    throw std::invalid_argument("the dataset has " + std::to_string(disk_dataset().size()) +
+                                " images, fewer than one batch of " + std::to_string(c.batch) +
+                                " (the loader drops a short last batch): lower --batch");
+  }
   LoaderOptions o;
   o.recipe = recipe;
   o.recipe_options.crop_size = c.size;
