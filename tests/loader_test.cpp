@@ -32,16 +32,21 @@ namespace {
 
 constexpr int kImages = 40;
 
+/// 40 images of 96 x 80 in 4 classes: small enough to keep every loader test quick.
+SyntheticOptions dataset_options() {
+  SyntheticOptions o;
+  o.count = kImages;
+  o.classes = 4;
+  o.min_width = o.max_width = 96;
+  o.min_height = o.max_height = 80;
+  o.seed = 11;
+  return o;
+}
+
 class LoaderTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    SyntheticOptions o;
-    o.count = kImages;
-    o.classes = 4;
-    o.min_width = o.max_width = 96;
-    o.min_height = o.max_height = 80;
-    o.seed = 11;
-    root_ = new std::filesystem::path(testing::make_dataset("loader_set", o));
+    root_ = new std::filesystem::path(testing::make_dataset("loader_set", dataset_options()));
   }
   static void TearDownTestSuite() {
     delete root_;
@@ -322,13 +327,7 @@ TEST_F(LoaderTest, WorkStartedIsBoundedByThePrefetchDepth) {
 
 // A copy of the dataset with garbage in place of sample `victim`; returns its path.
 std::filesystem::path corrupt_copy(const std::string& name, size_t victim) {
-  SyntheticOptions o;
-  o.count = kImages;
-  o.classes = 4;
-  o.min_width = o.max_width = 96;
-  o.min_height = o.max_height = 80;
-  o.seed = 11;
-  auto copy = testing::make_dataset(name, o);
+  auto copy = testing::make_dataset(name, dataset_options());
   ImageFolder ds(copy);
   std::vector<uint8_t> garbage(700);
   for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<uint8_t>(i * 37 + 5);
