@@ -74,11 +74,10 @@ void parse_flags(int argc, char** argv) {
     throw std::invalid_argument(msg);
   }
   if (c.workers.empty()) c.workers = default_workers();
-  if (const auto names = Recipe::names();
-      std::find(names.begin(), names.end(), c.recipe) == names.end()) {
-    std::string known;
-    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-    throw std::invalid_argument("--recipe: unknown recipe '" + c.recipe + "' (known: " + known + ")");
+  try {
+    Recipe::create(c.recipe, {c.size, {}});  // names the known recipes when it fails
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--recipe: ") + e.what());
   }
   if (compute_ms >= 0) {
     c.compute_ms = compute_ms;
