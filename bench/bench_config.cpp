@@ -5,6 +5,10 @@
 #include <oneapi/tbb/version.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <cstdio>
 #include <algorithm>
 #include <mutex>
@@ -21,6 +25,19 @@ namespace pipebench::bench {
 namespace {
 
 BenchConfig g_config;
+std::atomic<int> g_errored_cases{0};
+// Bad files under --on-error=skip: a flag per dataset index, and the list with reasons.
+std::unique_ptr<std::atomic<bool>[]> g_bad;
+std::mutex g_bad_mu;
+std::vector<std::string> g_bad_list;
+size_t g_bad_total = 0;
+constexpr size_t kBadListMax = 20;
+
+void add_bad(const std::string& entry) {
+  std::lock_guard lock(g_bad_mu);
+  ++g_bad_total;
+  if (g_bad_list.size() < kBadListMax) g_bad_list.push_back(to_valid_utf8(entry));
+}
 std::unique_ptr<ImageFolder> g_disk;
 std::unique_ptr<ImageFolder> g_memory;
 std::unique_ptr<TraceRecorder> g_trace;
@@ -36,6 +53,20 @@ std::string join(const std::vector<int>& v) {
   std::ostringstream s;
   for (size_t i = 0; i < v.size(); ++i) s << (i ? "," : "") << v[i];
   return s.str();
+}
+
+// Fails now, not after the whole run, when `path` cannot be created or written.
+void check_writable(const char* flag, const std::filesystem::path& path) {
+  const bool existed = std::filesystem::exists(path);
+  {
+    std::ofstream probe(path, std::ios::app);
+    if (!probe) {
+      throw std::invalid_argument(std::string(flag) + ": cannot write " + path.string() + ": " +
+                                  std::strerror(errno));
+    }
+  }
+  std::error_code ec;
+  if (!existed) std::filesystem::remove(path, ec);
 }
 
 }  // namespace
@@ -63,6 +94,12 @@ void parse_flags(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   app.add_option("--prefetch", c.prefetch, "loader prefetch depth in batches")
       ->check(CLI::Range(1, 1024));
+  std::string drop_last;
+  app.add_option("--drop-last", drop_last, "drop a short last batch: true or false")
+      ->check(CLI::IsMember({"true", "false"}));
+  std::string on_error = "stop";
+  app.add_option("--on-error", on_error, "a bad file: stop (end the case) or skip it")
+      ->check(CLI::IsMember({"stop", "skip"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -70,10 +107,12 @@ void parse_flags(int argc, char** argv) {
     if (dynamic_cast<const CLI::ExtrasError*>(&e))
       msg = "unknown flag: " + msg.substr(msg.find(':') == std::string::npos ? 0 : msg.find(':') + 2) +
             " (pipebench flags: --data --batch --size --seed --recipe --workers --compute-ms "
-            "--baseline --trace --steps --prefetch; Google Benchmark's: --benchmark_*)";
+            "--baseline --trace --steps --prefetch --on-error --drop-last; Google Benchmark's: --benchmark_*)";
     throw std::invalid_argument(msg);
   }
   if (c.workers.empty()) c.workers = default_workers();
+  c.on_error = on_error == "skip" ? OnError::kSkip : OnError::kStop;
+  if (!drop_last.empty()) c.drop_last = drop_last == "true";
   try {
     Recipe::create(c.recipe, {c.size, {}});  // names the known recipes when it fails
   } catch (const std::invalid_argument& e) {
@@ -89,12 +128,14 @@ void parse_flags(int argc, char** argv) {
   if (c.baseline.empty()) c.baseline = cuda_available() ? "cuda" : "emulated";
   if (c.baseline == "cuda" && !cuda_available())
     throw std::invalid_argument("--baseline=cuda needs a CUDA device: " + cuda_info().reason);
+  if (!c.trace.empty()) check_writable("--trace", c.trace);
   g_config = c;
   if (!c.trace.empty()) g_trace = std::make_unique<TraceRecorder>();
 }
 
 void open_dataset() {
   g_disk = std::make_unique<ImageFolder>(g_config.data);
+  g_bad = std::make_unique<std::atomic<bool>[]>(g_disk->size());
   // The dataset must hold at least one JPEG that decodes; stop at the first that does.
   TurboDecoder decoder;
   Image img;
@@ -114,6 +155,11 @@ void open_dataset() {
 }
 
 const ImageFolder& disk_dataset() { return *g_disk; }
+
+bool effective_drop_last() {
+  if (g_config.drop_last) return *g_config.drop_last;
+  return g_disk->size() >= static_cast<size_t>(g_config.batch);
+}
 
 const ImageFolder& memory_dataset() {
   static std::once_flag once;
@@ -144,6 +190,54 @@ const std::vector<Image>& decoded_images(size_t count) {
 
 TraceRecorder* trace() { return g_trace.get(); }
 
+void fail_case(benchmark::State& state, const std::string& message) {
+  g_errored_cases.fetch_add(1, std::memory_order_relaxed);
+  state.SkipWithError(to_valid_utf8(message).c_str());
+}
+
+// "path: reason", unless the reason already names the file.
+std::string bad_file_message(const std::string& path, const std::string& reason) {
+  return reason.find(path) != std::string::npos ? reason : path + ": " + reason;
+}
+
+bool on_bad_file(benchmark::State& state, size_t index, const std::string& reason) {
+  const std::string message = bad_file_message(g_disk->sample(index).path.native(), reason);
+  if (g_config.on_error == OnError::kStop) {
+    fail_case(state, message + " (--on-error=skip passes over bad files)");
+    return false;
+  }
+  if (!g_bad[index].exchange(true)) add_bad(message);
+  return true;
+}
+
+bool known_bad(size_t index) { return g_bad && g_bad[index].load(std::memory_order_relaxed); }
+
+void record_skipped(const std::vector<SkippedSample>& samples) {
+  for (const auto& s : samples) {
+    const auto i = static_cast<size_t>(s.index);
+    if (i < g_disk->size() && !g_bad[i].exchange(true)) add_bad(bad_file_message(s.path, s.reason));
+  }
+}
+
+bool DatasetCursor::good(size_t& index) {
+  for (size_t tried = 0; tried < size_; ++tried, advance()) {
+    if (!known_bad(i_)) {
+      index = i_;
+      return true;
+    }
+  }
+  return false;
+}
+
+RunEpilogue run_epilogue() {
+  RunEpilogue e;
+  e.errored_cases = g_errored_cases.load();
+  std::lock_guard lock(g_bad_mu);
+  e.skipped_files = g_bad_list;
+  e.skipped_total = g_bad_total;
+  return e;
+}
+
 std::filesystem::path write_trace() {
   if (!g_trace) return {};
   g_trace->write(g_config.trace);
@@ -170,7 +264,9 @@ void add_context() {
   benchmark::AddCustomContext("tbb_version", TBB_runtime_version());
   benchmark::AddCustomContext("cuda_runtime", cuda.compiled ? cuda.runtime_version : "none");
   benchmark::AddCustomContext("gpu", cuda.available ? cuda.device_name : "none (" + cuda.reason + ")");
-  benchmark::AddCustomContext("dataset", std::filesystem::absolute(c.data).string());
+  benchmark::AddCustomContext("dataset", to_valid_utf8(std::filesystem::absolute(c.data).string()));
+  benchmark::AddCustomContext("on_error", c.on_error == OnError::kSkip ? "skip" : "stop");
+  benchmark::AddCustomContext("drop_last", effective_drop_last() ? "true" : "false");
   benchmark::AddCustomContext("dataset_images", std::to_string(disk_dataset().size()));
   benchmark::AddCustomContext("dataset_bytes", std::to_string(disk_dataset().total_bytes()));
   benchmark::AddCustomContext("dataset_fingerprint", disk_dataset().fingerprint(true));

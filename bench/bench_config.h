@@ -6,10 +6,15 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <benchmark/benchmark.h>
+
+#include "bench/run_output.h"
 #include "datasets/image_folder.h"
+#include "pipeline/loader.h"
 #include "pipeline/trace.h"
 #include "transforms/image.h"
 
@@ -27,6 +32,8 @@ struct BenchConfig {
   std::filesystem::path trace;                    ///< Chrome trace output, empty = none
   int steps = 30;                                 ///< timed batches per loader/end-to-end run
   int prefetch = 2;                               ///< loader prefetch depth, batches
+  OnError on_error = OnError::kStop;              ///< a bad file: end the case, or skip it
+  std::optional<bool> drop_last;                  ///< --drop-last; unset = the default rule
 };
 
 /// The parsed flags (valid after parse_flags()).
@@ -40,6 +47,10 @@ void parse_flags(int argc, char** argv);
 /// Opens the dataset and checks it holds at least one readable JPEG. Throws
 /// DatasetError (or DecodeError) naming the path and the reason.
 void open_dataset();
+
+/// The loader's drop_last: --drop-last if given, else true unless the dataset is smaller
+/// than one batch (then each epoch is one short batch rather than none).
+bool effective_drop_last();
 
 /// The dataset as files on disk (the read, sample and loader cases).
 const ImageFolder& disk_dataset();
@@ -56,6 +67,36 @@ std::filesystem::path write_trace();
 
 /// Adds the run context (library versions, GPU, dataset, flags) to Google Benchmark's.
 void add_context();
+
+/// Ends a case with state.SkipWithError(message) and counts it: pipebench exits 3 after
+/// a run in which any case errored (its results are still written).
+void fail_case(benchmark::State& state, const std::string& message);
+
+/// A sample of the dataset failed (unreadable, not a decodable image). Under
+/// --on-error=stop: fail_case() naming the file, returns false (the case must leave its
+/// loop). Under --on-error=skip: the file is recorded as bad for every later case and the
+/// run's JSON, returns true (the case goes on with the next file).
+bool on_bad_file(benchmark::State& state, size_t index, const std::string& reason);
+/// True once a case found dataset file `index` bad (only under --on-error=skip).
+bool known_bad(size_t index);
+/// Adds the loader's skipped samples to the run's list of bad files.
+void record_skipped(const std::vector<SkippedSample>& samples);
+
+/// Cycles over the dataset's indices 0, 1, ..., n-1, 0, ..., passing over files known bad.
+class DatasetCursor {
+ public:
+  explicit DatasetCursor(size_t size) : size_(size) {}
+  /// The current index, moved forward past bad files first; false when every file is bad.
+  bool good(size_t& index);
+  void advance() { i_ = (i_ + 1) % size_; }
+
+ private:
+  size_t size_;
+  size_t i_ = 0;
+};
+
+/// What the run learnt during its cases, for the JSON file's context.
+RunEpilogue run_epilogue();
 
 /// Registration functions, one per bench/*_bench.cpp.
 void register_read_benchmarks();

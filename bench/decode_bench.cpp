@@ -26,23 +26,28 @@ void BM_Decode(benchmark::State& state, Backend backend) {
   // Headers and RandomResizedCrop windows are prepared outside the timed loop.
   std::vector<JpegInfo> infos(ds.size());
   std::vector<CropWindow> windows(ds.size());
-  try {
-    for (size_t i = 0; i < ds.size(); ++i) {
+  for (size_t i = 0; i < ds.size(); ++i) {
+    if (known_bad(i)) continue;
+    try {
       infos[i] = read_jpeg_info(ds.cached(i), ds.sample(i).path.string());
       Rng rng = Rng::for_sample(config().seed, 0, i);
       windows[i] = random_resized_crop_window(infos[i].height, infos[i].width, rng);
+    } catch (const std::exception& e) {
+      if (!on_bad_file(state, i, e.what())) return;
     }
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
   }
   TurboDecoder turbo;
   RoiDecoder roi;
   Image out;
+  DatasetCursor cursor(ds.size());
   size_t i = 0;
   int64_t bytes = 0;
   double pixels = 0;
   for (auto _ : state) {
+    if (!cursor.good(i)) {
+      fail_case(state, "every file of the dataset is bad (see the skipped files)");
+      break;
+    }
     const auto jpeg = ds.cached(i);
     const std::string& file = ds.sample(i).path.native();
     try {
@@ -54,13 +59,14 @@ void BM_Decode(benchmark::State& state, Backend backend) {
         case Backend::kOpenCV: decode_opencv(jpeg, file, out); break;
       }
     } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
-      break;
+      if (!on_bad_file(state, i, e.what())) break;
+      cursor.advance();
+      continue;
     }
     benchmark::DoNotOptimize(out.data.data());
     bytes += static_cast<int64_t>(jpeg.size());
     pixels += static_cast<double>(infos[i].width) * infos[i].height;
-    i = (i + 1) % ds.size();
+    cursor.advance();
   }
   state.SetItemsProcessed(state.iterations());
   state.SetBytesProcessed(bytes);

@@ -48,7 +48,7 @@ void BM_TrainStep(benchmark::State& state, const std::string& baseline) {
     for (size_t i = 0; i < batch.bytes() / sizeof(float); ++i) p[i] = static_cast<float>(rng.uniform(-2, 2));
     compute_ms = step->measure_compute_ms(n, ch, h, w, kComputeIters);
   } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
+    fail_case(state, e.what());
     return;
   }
   for (auto _ : state) {
@@ -59,7 +59,9 @@ void BM_TrainStep(benchmark::State& state, const std::string& baseline) {
   }
   state.SetItemsProcessed(state.iterations() * n);
   state.counters["compute_ms"] = compute_ms;
-  state.counters["compute_gflop"] = step->compute_gflop(n, ch, h, w);
+  // FLOPs are known for a real step only; an emulated one has no counter rather than 0.
+  if (const double gflop = step->compute_gflop(n, ch, h, w); gflop > 0)
+    state.counters["compute_gflop"] = gflop;
 }
 
 void BM_EndToEnd(benchmark::State& state, const std::string& recipe, const std::string& baseline,
@@ -81,17 +83,15 @@ void BM_EndToEnd(benchmark::State& state, const std::string& recipe, const std::
     // 3. Both together: refill / drain the prefetch queue to steady state first.
     warm_up(*loader, step.get());
   } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
+    fail_case(state, e.what());
     return;
   }
   const LoaderStats before = loader->stats();
   const int64_t t0 = now_ns();
+  benchmark::IterationCount done = 0;
   for (auto _ : state) {
-    auto batch = loader->next();
-    if (!batch) {
-      state.SkipWithError("the loader ran out of batches");
-      break;
-    }
+    std::optional<BatchHandle> batch;
+    if (!next_batch(state, *loader, batch)) break;
     const Batch& b = **batch;
     {
       // On the consumer's track: handing the batch to the step (waiting for the previous
@@ -107,11 +107,14 @@ void BM_EndToEnd(benchmark::State& state, const std::string& recipe, const std::
                        start + static_cast<int64_t>(compute_ms * 1e6));
     }
     batch->release();
+    // The last iteration waits for its step, so the timed region (and items_per_second)
+    // ends with the accelerator idle, as step_ms does.
+    // (state.iterations() is not updated inside a range-for loop: count here.)
+    if (++done == state.max_iterations) step->synchronize();
   }
   step->synchronize();
   const double step_ms = (now_ns() - t0) / 1e6 / std::max<int64_t>(1, state.iterations());
   const LoaderStats after = loader->stats();
-  state.SetItemsProcessed(state.iterations() * c.batch);
   const Bound bound = compute_bound(data_ms, compute_ms, step_ms);
   state.counters["workers"] = workers;
   state.counters["batch_size"] = c.batch;

@@ -28,22 +28,18 @@ void BM_Loader(benchmark::State& state, const std::string& recipe, int workers) 
     loader = make_loader(recipe, workers);
     warm_up(*loader, nullptr);
   } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
+    fail_case(state, e.what());
     return;
   }
   const LoaderStats before = loader->stats();
   const int64_t t0 = now_ns();
   for (auto _ : state) {
-    auto batch = loader->next();
-    if (!batch) {
-      state.SkipWithError("the loader ran out of batches");
-      break;
-    }
+    std::optional<BatchHandle> batch;
+    if (!next_batch(state, *loader, batch)) break;
     benchmark::DoNotOptimize((*batch)->data);
   }
   const double elapsed_ms = (now_ns() - t0) / 1e6;
   const LoaderStats after = loader->stats();
-  state.SetItemsProcessed(state.iterations() * config().batch);
   state.counters["workers"] = workers;
   state.counters["data_ms"] = elapsed_ms / std::max<int64_t>(1, state.iterations());
   add_stage_counters(state, before, after);
@@ -66,7 +62,7 @@ void BM_StageTimers(benchmark::State& state, const std::string& recipe) {
         (timers ? on_ms : off_ms) += loader_ms_per_batch(recipe, 1, timers, config().steps);
       on_first = !on_first;
     } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
+      fail_case(state, e.what());
       return;
     }
   }

@@ -8,11 +8,6 @@ namespace pipebench::bench {
 
 std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers, bool stage_timers) {
   const auto& c = config();
-  if (disk_dataset().size() < static_cast<size_t>(c.batch)) {
-    throw std::invalid_argument("the dataset has " + std::to_string(disk_dataset().size()) +
-                                " images, fewer than one batch of " + std::to_string(c.batch) +
-                                " (the loader drops a short last batch): lower --batch");
-  }
   LoaderOptions o;
   o.recipe = recipe;
   o.recipe_options.crop_size = c.size;
@@ -21,12 +16,27 @@ std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers, bool
   o.prefetch_depth_batches = c.prefetch;
   o.sampler.shuffle = true;
   o.sampler.seed = c.seed;
-  o.sampler.drop_last = true;  // fixed batch shape, as a training loop wants
+  o.sampler.drop_last = effective_drop_last();  // fixed batch shape, as a training loop wants
+  o.on_error = c.on_error;
   o.epochs = 1 << 20;          // never runs out within a benchmark
   o.memory = c.baseline == "cuda" ? MemoryKind::kPinned : MemoryKind::kPageable;
   o.stage_timers = stage_timers;
   o.trace = stage_timers ? trace() : nullptr;  // a trace reads the clocks too
   return std::make_unique<Loader>(disk_dataset(), o);
+}
+
+bool next_batch(benchmark::State& state, Loader& loader, std::optional<BatchHandle>& batch) {
+  try {
+    batch = loader.next();
+  } catch (const std::exception& e) {
+    fail_case(state, e.what());
+    return false;
+  }
+  if (!batch) {
+    fail_case(state, "the loader ran out of batches");
+    return false;
+  }
+  return true;
 }
 
 double ms_per_batch(Loader& loader, int batches) {
@@ -49,7 +59,10 @@ void add_stage_counters(benchmark::State& state, const LoaderStats& before,
                         const LoaderStats& after) {
   const double samples = std::max<int64_t>(1, after.samples - before.samples);
   const double batches = std::max<int64_t>(1, after.batches - before.batches);
+  state.SetItemsProcessed(after.samples - before.samples);
+  record_skipped(after.skipped_samples);
   for (int s = 0; s < static_cast<int>(Stage::kCount); ++s) {
+    if (static_cast<Stage>(s) == Stage::kH2D && after.stage_ns[s] == 0) continue;  // no copy
     const std::string name = std::string(stage_name(static_cast<Stage>(s))) + "_ms";
     state.counters[name] = (after.stage_ns[s] - before.stage_ns[s]) / 1e6 / samples;
   }

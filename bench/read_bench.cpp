@@ -14,20 +14,37 @@ namespace {
 void BM_Read(benchmark::State& state, bool cold) {
   const auto& ds = disk_dataset();
   std::vector<uint8_t> buf;
-  if (!cold)
-    for (size_t i = 0; i < ds.size(); ++i) read_file(ds.sample(i).path, buf);
+  if (!cold) {
+    for (size_t i = 0; i < ds.size(); ++i) {
+      if (known_bad(i)) continue;
+      try {
+        read_file(ds.sample(i).path, buf);
+      } catch (const std::exception& e) {
+        if (!on_bad_file(state, i, e.what())) return;
+      }
+    }
+  }
+  DatasetCursor cursor(ds.size());
   size_t i = 0;
   int64_t bytes = 0;
   for (auto _ : state) {
+    if (!cursor.good(i)) {
+      fail_case(state, "every file of the dataset is bad (see the skipped files)");
+      break;
+    }
     const auto& path = ds.sample(i).path;
     if (cold) {
       state.PauseTiming();
       drop_page_cache(path);
       state.ResumeTiming();
     }
-    bytes += static_cast<int64_t>(read_file(path, buf));
+    try {
+      bytes += static_cast<int64_t>(read_file(path, buf));
+    } catch (const std::exception& e) {
+      if (!on_bad_file(state, i, e.what())) break;
+    }
     benchmark::DoNotOptimize(buf.data());
-    i = (i + 1) % ds.size();
+    cursor.advance();
   }
   state.SetItemsProcessed(state.iterations());
   state.SetBytesProcessed(bytes);

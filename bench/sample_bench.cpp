@@ -19,16 +19,21 @@ void BM_Sample(benchmark::State& state, const std::string& name) {
   try {
     recipe = Recipe::create(name, options);
   } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
+    fail_case(state, e.what());
     return;
   }
   RecipeWorkspace ws(options.decode);
   std::vector<float> out(recipe->output_floats());
   std::vector<uint8_t> bytes;
+  DatasetCursor cursor(ds.size());
   size_t i = 0;
   int64_t read_ns = 0, nbytes = 0;
   SampleTimes total;
   for (auto _ : state) {
+    if (!cursor.good(i)) {
+      fail_case(state, "every file of the dataset is bad (see the skipped files)");
+      break;
+    }
     try {
       const int64_t t0 = now_ns();
       ds.read(i, bytes);
@@ -39,12 +44,13 @@ void BM_Sample(benchmark::State& state, const std::string& name) {
       total.decode_ns += times.decode_ns;
       total.transform_ns += times.transform_ns;
     } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
-      break;
+      if (!on_bad_file(state, i, e.what())) break;
+      cursor.advance();
+      continue;
     }
     benchmark::DoNotOptimize(out.data());
     nbytes += static_cast<int64_t>(bytes.size());
-    i = (i + 1) % ds.size();
+    cursor.advance();
   }
   state.SetItemsProcessed(state.iterations());
   state.SetBytesProcessed(nbytes);

@@ -48,7 +48,7 @@ using Body = std::function<void(const Image& in, Rng& rng)>;
 
 void run(benchmark::State& state, const std::vector<Image>& inputs, const Body& body) {
   if (inputs.empty()) {
-    state.SkipWithError("no decoded image of the dataset is large enough for this transform");
+    fail_case(state, "no decoded image of the dataset is large enough for this transform");
     return;
   }
   size_t i = 0;
@@ -58,7 +58,7 @@ void run(benchmark::State& state, const std::vector<Image>& inputs, const Body& 
     try {
       body(inputs[i], rng);
     } catch (const std::exception& e) {  // e.g. an image smaller than the crop
-      state.SkipWithError(e.what());
+      fail_case(state, e.what());
       break;
     }
     i = (i + 1) % inputs.size();
@@ -146,7 +146,7 @@ void register_transform_benchmarks() {
       rgb_to_yuv_chw(in, yuv.back().data());
     }
     if (yuv.empty()) {
-      st.SkipWithError("no decoded image of the dataset is at least 256 x 256");
+      fail_case(st, "no decoded image of the dataset is at least 256 x 256");
       return;
     }
     std::vector<float> out(3 * 256 * 256);

@@ -39,7 +39,15 @@ CudaInfo probe() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
-    info.reason = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(err);
+    if (err == cudaErrorInsufficientDriver && info.driver_version.empty()) {
+      // cudart reports a missing driver as an "insufficient" one: say what it is.
+      info.reason = "no CUDA driver on this machine (no GPU)";
+    } else if (err == cudaErrorInsufficientDriver) {
+      info.reason = "the CUDA driver (" + info.driver_version + ") is older than the runtime (" +
+                    info.runtime_version + ")";
+    } else {
+      info.reason = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(err);
+    }
     (void)cudaGetLastError();  // clear the (non-sticky) error state
     return info;
   }

@@ -430,7 +430,8 @@ struct Loader::Impl {
         {
           std::lock_guard<std::mutex> lock(stats_mu);
           ++skipped;
-          if (skipped_files.size() < kMaxSkippedFiles) skipped_files.push_back(path + ": " + reason);
+          if (skipped_samples.size() < kMaxSkippedFiles)
+            skipped_samples.push_back(SkippedSample{index, path, reason});
         }
         const int64_t next = s.epoch->cursor.fetch_add(1, std::memory_order_relaxed);
         if (next >= static_cast<int64_t>(s.epoch->order.size())) {  // epoch exhausted
@@ -591,7 +592,7 @@ struct Loader::Impl {
     {
       std::lock_guard<std::mutex> lock(stats_mu);
       st.skipped = skipped;
-      st.skipped_files = skipped_files;
+      st.skipped_samples = skipped_samples;
     }
     st.samples = samples.load(std::memory_order_relaxed);
     st.batches = batches.load(std::memory_order_relaxed);
@@ -649,7 +650,7 @@ struct Loader::Impl {
   // stats
   mutable std::mutex stats_mu;
   int64_t skipped = 0;
-  std::vector<std::string> skipped_files;
+  std::vector<SkippedSample> skipped_samples;
   std::atomic<int64_t> samples{0}, batches{0}, consumer_wait_ns{0}, ready_wait_ns{0};
 
   int64_t start_ns = now_ns();

@@ -25,11 +25,18 @@ inline int64_t now_ns() {
       .count();
 }
 
+/// A sample dropped by OnError::kSkip.
+struct SkippedSample {
+  int64_t index = 0;   ///< dataset index
+  std::string path;    ///< the file
+  std::string reason;  ///< what failed (the decoder's or reader's message)
+};
+
 struct LoaderStats {
   int64_t samples = 0;    ///< samples delivered in batches
   int64_t batches = 0;    ///< batches delivered
   int64_t skipped = 0;    ///< samples dropped by OnError::kSkip
-  std::vector<std::string> skipped_files;  ///< the first 100 of them, "path: reason"
+  std::vector<SkippedSample> skipped_samples;  ///< the first 100 of them
   int64_t stage_ns[static_cast<int>(Stage::kCount)] = {};  ///< per stage, summed
   int64_t consumer_wait_ns = 0;  ///< time next() blocked waiting for a batch
   int64_t ready_wait_ns = 0;     ///< time finished batches waited for the consumer

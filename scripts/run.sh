@@ -5,13 +5,17 @@
 # Extra arguments go to the pipebench binary, e.g.
 #   ./scripts/run.sh --benchmark_filter=BM_Decode
 #   ./scripts/run.sh --data=/path/to/imagenette2-320/train --workers=1,2,4,8
+# pipebench runs in the caller's directory, so relative paths (--data, --benchmark_out,
+# --trace, --pipeline) mean what they mean in the caller's shell. Without --data it reads
+# the repository's data/photos-in; without --benchmark_out it writes out/run-*.json in the
+# repository.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-./scripts/setup.sh
-./scripts/build.sh
+root="$(cd "$(dirname "$0")/.." && pwd)"
+"$root/scripts/setup.sh"
+"$root/scripts/build.sh"
 
-bin=build/release
-data=data/photos-in
+bin="$root/build/release"
+data=""
 out=""
 prev=""
 for a in "$@"; do
@@ -20,22 +24,30 @@ for a in "$@"; do
     --benchmark_out=*) out="${a#--benchmark_out=}" ;;
   esac
   [ "$prev" = "--data" ] && data="$a"
+  [ "$prev" = "--benchmark_out" ] && out="$a"
   prev="$a"
 done
 
-if [ "$data" = "data/photos-in" ] && [ ! -d data/photos-in ]; then
-  echo "run: making the default dataset data/photos-in from Debian's wallpaper packages"
-  "$bin/datasets/pipebench-data" photos data
-fi
-
 extra=()
+if [ -z "$data" ]; then
+  data="$root/data/photos-in"
+  if [ ! -d "$data" ]; then
+    echo "run: making the default dataset data/photos-in from Debian's wallpaper packages"
+    "$bin/datasets/pipebench-data" photos "$root/data"
+  fi
+  extra+=(--data="$data")
+fi
 if [ -z "$out" ]; then
-  mkdir -p out
-  out="out/run-$(date +%Y%m%d-%H%M%S).json"
-  extra=(--benchmark_out="$out" --benchmark_out_format=json)
+  mkdir -p "$root/out"
+  out="$root/out/run-$(date +%Y%m%d-%H%M%S).json"
+  extra+=(--benchmark_out="$out" --benchmark_out_format=json)
 fi
 
-"$bin/bench/pipebench" --data="$data" "${extra[@]}" "$@"
+rc=0
+"$bin/bench/pipebench" "${extra[@]}" "$@" || rc=$?
+# Exit 3: the run finished and wrote its JSON, but some case reported an error (listed
+# above); the verdict below still reads every case that ran. Anything else: stop here.
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then exit "$rc"; fi
 
 echo
 echo "run: results in $out (Google Benchmark JSON; compare two runs with scripts/compare.sh)"
@@ -43,10 +55,11 @@ if grep -qE '"run_name": "BM_(EndToEnd|Loader)/' "$out" 2>/dev/null; then
   echo
   "$bin/bench/pipebench-report" "$out"
   png="${out%.json}.png"
-  if /usr/bin/python3 scripts/plot.py "$out" "$png"; then
+  if /usr/bin/python3 "$root/scripts/plot.py" "$out" "$png"; then
     echo
     echo "run: picture of the worker sweep and per-stage cost in $png"
   fi
 else
-  echo "run: no loader or end-to-end case in this run, so no verdict (drop the filter for one)"
+  echo "run: this run has no loader or end-to-end case (the filter left none), so no verdict"
 fi
+exit "$rc"

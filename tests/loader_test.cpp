@@ -366,8 +366,9 @@ TEST_F(LoaderTest, CorruptFileSkippedKeepsBatchesFull) {
   Collected c = drain(loader);
   const LoaderStats st = loader.stats();
   EXPECT_EQ(st.skipped, 1);
-  ASSERT_EQ(st.skipped_files.size(), 1u);
-  EXPECT_EQ(st.skipped_files[0].rfind(bad.string() + ": ", 0), 0u) << st.skipped_files[0];
+  ASSERT_EQ(st.skipped_samples.size(), 1u);
+  EXPECT_EQ(st.skipped_samples[0].path, bad.string());
+  EXPECT_FALSE(st.skipped_samples[0].reason.empty());
   ASSERT_EQ(c.sizes.size(), 5u);
   for (size_t b = 0; b + 1 < c.sizes.size(); ++b) EXPECT_EQ(c.sizes[b], 8) << "batch " << b;
   EXPECT_EQ(c.sizes.back(), 7);

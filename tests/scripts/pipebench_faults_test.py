@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""pipebench on the datasets and outputs users really have: bad files, tiny sets, odd names,
+full disks. Why it exists: one truncated JPEG used to abort the whole process inside a timed
+loop (exit 134, every result lost), a repetitions run wrote NaN into its JSON, and a write
+error went unnoticed. Each test states the documented outcome (bench/README.md):
+  exit 0 every case ran; 2 bad flags (nothing run); 3 a case errored, results written;
+  4 results could not be written.
+
+usage: pipebench_faults_test.py --pipebench BIN --pipebench-data BIN
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ARGS = None
+FAST = ["--batch=8", "--steps=3", "--workers=1,2", "--benchmark_min_time=0.01", "--size=96"]
+# Every family that reads dataset files, the loader and the end-to-end loop among them.
+FILTER = "--benchmark_filter=BM_(Read/warm|Decode/turbo_full|Sample/imagenet_train$|Loader|EndToEnd)"
+
+
+def run(*cmd, cwd=None):
+    return subprocess.run(cmd, capture_output=True, timeout=300, cwd=cwd)
+
+
+def strict_json(path):
+    """Python's json with NaN/Infinity refused, and the bytes required to be UTF-8, as
+    JSON.parse and github-action-benchmark require."""
+    def refuse(name):
+        raise ValueError(f"{path}: non-standard JSON constant {name}")
+    with open(path, "rb") as f:
+        raw = f.read()
+    return json.loads(raw.decode("utf-8"), parse_constant=refuse)
+
+
+def rows(doc):
+    return [r for r in doc["benchmarks"] if r.get("run_type", "iteration") == "iteration"]
+
+
+class Faults(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.good = os.path.join(cls.tmp.name, "good")
+        r = run(ARGS.pipebench_data, "synthetic", cls.good, "--count", "24", "--classes", "2",
+                "--width", "160", "--height", "120")
+        assert r.returncode == 0, r.stderr
+        # The same images plus a truncated JPEG, a macOS "._" file and a non-UTF-8 name.
+        cls.bad = os.path.join(cls.tmp.name, "bad")
+        shutil.copytree(cls.good, cls.bad)
+        first = sorted(os.listdir(os.path.join(cls.good, "class_000")))[0]
+        with open(os.path.join(cls.good, "class_000", first), "rb") as f:
+            jpeg = f.read()
+        with open(os.path.join(cls.bad, "class_001", "truncated.jpg"), "wb") as f:
+            f.write(jpeg[: len(jpeg) // 3])
+        with open(os.path.join(cls.bad, "class_001", "._resource.jpg"), "wb") as f:
+            f.write(b"\x00\x05\x16\x07 AppleDouble")
+        with open(os.path.join(cls.bad.encode(), b"class_000", b"caf\xe9.jpg"), "wb") as f:
+            f.write(b"not a jpeg at all")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def out(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def test_bad_files_stop_errors_the_cases_but_the_run_goes_on(self):
+        out = self.out("stop.json")
+        r = run(ARGS.pipebench, "--data=" + self.bad, *FAST, FILTER, "--benchmark_out=" + out)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        doc = strict_json(out)
+        errored = [x for x in rows(doc) if x.get("error_occurred")]
+        names = {x["run_name"].split("/")[0] for x in errored}
+        self.assertEqual(names, {"BM_Read", "BM_Decode", "BM_Sample", "BM_Loader", "BM_EndToEnd"}
+                         - {"BM_Read"})  # reading a bad file succeeds: it is not a JPEG error
+        for x in errored:
+            self.assertIn(self.bad, x["error_message"])
+            self.assertIn(".jpg", x["error_message"])
+        self.assertEqual(doc["context"]["errored_cases"], str(len(errored)))
+        self.assertIn(b"exit code 3", r.stderr)
+
+    def test_bad_files_skip_runs_every_case_and_lists_them(self):
+        out = self.out("skip.json")
+        r = run(ARGS.pipebench, "--data=" + self.bad, *FAST, FILTER, "--on-error=skip",
+                "--benchmark_out=" + out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = strict_json(out)
+        self.assertFalse([x for x in rows(doc) if x.get("error_occurred")])
+        ctx = doc["context"]
+        self.assertEqual(ctx["on_error"], "skip")
+        self.assertEqual(ctx["skipped_files_total"], "3")
+        listed = " ".join(ctx["skipped_files"])
+        for name in ["truncated.jpg", "._resource.jpg", "caf\ufffd.jpg"]:
+            self.assertIn(name, listed)
+        for x in rows(doc):
+            if x["run_name"].startswith("BM_Loader/"):
+                self.assertGreater(x["items_per_second"], 0)
+
+    def test_repetitions_write_json_that_strict_parsers_accept(self):
+        out = self.out("reps.json")
+        r = run(ARGS.pipebench, "--data=" + self.good, *FAST,
+                "--benchmark_filter=BM_(Read/warm|Loader|TrainStep|EndToEnd)",
+                "--benchmark_repetitions=3", "--benchmark_out=" + out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out, "rb") as f:
+            raw = f.read()
+        self.assertNotIn(b"NaN", raw)
+        self.assertNotIn(b"Infinity", raw)
+        doc = strict_json(out)
+        self.assertTrue([x for x in doc["benchmarks"] if x.get("aggregate_name") == "cv"])
+        node = shutil.which("node")
+        if node:  # github-action-benchmark reads the file with Node's JSON.parse
+            p = run(node, "-e", "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'))", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_no_counter_for_what_was_not_measured(self):
+        out = self.out("counters.json")
+        r = run(ARGS.pipebench, "--data=" + self.good, *FAST,
+                "--benchmark_filter=BM_(Loader|TrainStep/emulated)", "--benchmark_out=" + out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for x in rows(strict_json(out)):
+            self.assertNotIn("h2d_ms", x)        # the loader made no H2D copy
+            self.assertNotIn("compute_gflop", x)  # an emulated step has no FLOPs
+
+    def test_dataset_smaller_than_a_batch_runs_the_loader_cases(self):
+        tiny = self.out("tiny")
+        r = run(ARGS.pipebench_data, "synthetic", tiny, "--count", "10", "--classes", "2",
+                "--width", "160", "--height", "120")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = self.out("tiny.json")
+        r = run(ARGS.pipebench, "--data=" + tiny, "--batch=64", "--steps=3", "--workers=1",
+                "--size=96", "--benchmark_filter=BM_(Loader|EndToEnd)", "--benchmark_out=" + out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = strict_json(out)
+        self.assertEqual(doc["context"]["drop_last"], "false")
+        for x in rows(doc):
+            self.assertFalse(x.get("error_occurred"), x)
+            # 10 images per batch, not 64: items/s counts the samples delivered.
+            self.assertAlmostEqual(x["items_per_second"] * x["real_time"] / 1e3, 10, delta=0.5)
+
+    def test_unwritable_results_exit_4_naming_the_path(self):
+        r = run(ARGS.pipebench, "--data=" + self.good, *FAST, "--benchmark_filter=BM_Read/warm",
+                "--benchmark_out=/dev/full")
+        self.assertEqual(r.returncode, 4, r.stderr)
+        self.assertIn(b"/dev/full", r.stderr)
+
+    def test_unwritable_trace_fails_before_the_run(self):
+        bad = os.path.join(self.tmp.name, "no", "such", "dir", "t.json")
+        r = run(ARGS.pipebench, "--data=" + self.good, *FAST, "--benchmark_filter=BM_Read/warm",
+                "--trace=" + bad)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(b"--trace", r.stderr)
+        self.assertNotIn(b"BM_Read", r.stdout)
+
+    def test_relative_benchmark_out_is_the_callers(self):
+        cwd = self.out("caller")
+        os.makedirs(cwd, exist_ok=True)
+        r = run(ARGS.pipebench, "--data=" + self.good, *FAST, "--benchmark_filter=BM_Read/warm",
+                "--benchmark_out=rel.json", cwd=cwd)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        strict_json(os.path.join(cwd, "rel.json"))
+        self.assertEqual([f for f in os.listdir(cwd) if f != "rel.json"], [])  # no temp left
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("--pipebench", required=True)
+    p.add_argument("--pipebench-data", required=True)
+    ARGS, rest = p.parse_known_args()
+    ARGS.pipebench = os.path.abspath(ARGS.pipebench)
+    ARGS.pipebench_data = os.path.abspath(ARGS.pipebench_data)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
