@@ -19,7 +19,7 @@
 
 #include "pipeline/cuda.h"
 #include "transforms/jpeg_decode.h"
-#include "transforms/recipe.h"
+#include "transforms/recipes.h"
 
 namespace pipebench::bench {
 namespace {
@@ -83,6 +83,7 @@ void parse_flags(int argc, char** argv) {
   app.add_option("--size", c.size, "crop size in pixels")->check(CLI::Range(8, 4096));
   app.add_option("--seed", c.seed, "random seed");
   app.add_option("--recipe", c.recipe, "recipe of the loader and end-to-end cases");
+  app.add_option("--pipeline", c.pipeline_flag, "a pipeline spec: a YAML file, or inline YAML");
   app.add_option("--workers", c.workers, "worker counts to sweep, e.g. 1,2,4")
       ->delimiter(',')
       ->check(CLI::Range(1, 1024));
@@ -106,18 +107,28 @@ void parse_flags(int argc, char** argv) {
     std::string msg = e.what();
     if (dynamic_cast<const CLI::ExtrasError*>(&e))
       msg = "unknown flag: " + msg.substr(msg.find(':') == std::string::npos ? 0 : msg.find(':') + 2) +
-            " (pipebench flags: --data --batch --size --seed --recipe --workers --compute-ms "
+            " (pipebench flags: --data --batch --size --seed --recipe --pipeline --workers --compute-ms "
             "--baseline --trace --steps --prefetch --on-error --drop-last; Google Benchmark's: --benchmark_*)";
     throw std::invalid_argument(msg);
   }
   if (c.workers.empty()) c.workers = default_workers();
   c.on_error = on_error == "skip" ? OnError::kSkip : OnError::kStop;
   if (!drop_last.empty()) c.drop_last = drop_last == "true";
-  try {
-    Recipe::create(c.recipe, {c.size, {}});  // names the known recipes when it fails
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("--recipe: ") + e.what());
+  if (!c.pipeline_flag.empty() && app.count("--recipe"))
+    throw std::invalid_argument("--pipeline and --recipe both name the pipeline: give one");
+  if (!c.pipeline_flag.empty()) {
+    // SpecError names the file (or --pipeline), the line and the column.
+    c.pipeline = Pipeline::build(pipeline_spec_from_flag(c.pipeline_flag, c.size));
+  } else {
+    try {
+      c.pipeline = build_recipe(c.recipe, c.size);
+    } catch (const SpecError&) {
+      throw;
+    } catch (const std::invalid_argument& e) {  // names the known recipes
+      throw std::invalid_argument(std::string("--recipe: ") + e.what());
+    }
   }
+  c.recipe = c.pipeline->name();
   if (compute_ms >= 0) {
     c.compute_ms = compute_ms;
   } else if (app.count("--compute-ms")) {
@@ -270,7 +281,9 @@ void add_context() {
   benchmark::AddCustomContext("dataset_images", std::to_string(disk_dataset().size()));
   benchmark::AddCustomContext("dataset_bytes", std::to_string(disk_dataset().total_bytes()));
   benchmark::AddCustomContext("dataset_fingerprint", disk_dataset().fingerprint(true));
-  benchmark::AddCustomContext("recipe", c.recipe);
+  benchmark::AddCustomContext("recipe", to_valid_utf8(c.recipe));
+  benchmark::AddCustomContext("pipeline_spec", to_valid_utf8(c.pipeline->spec().to_yaml()));
+  benchmark::AddCustomContext("pipeline_plan", to_valid_utf8(c.pipeline->plan_text()));
   benchmark::AddCustomContext("batch_size", std::to_string(c.batch));
   benchmark::AddCustomContext("crop_size", std::to_string(c.size));
   benchmark::AddCustomContext("seed", std::to_string(c.seed));

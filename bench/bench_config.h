@@ -17,6 +17,7 @@
 #include "pipeline/loader.h"
 #include "pipeline/trace.h"
 #include "transforms/image.h"
+#include "transforms/pipeline.h"
 
 namespace pipebench::bench {
 
@@ -25,7 +26,10 @@ struct BenchConfig {
   int batch = 64;                                 ///< samples per batch
   int size = 224;                                 ///< crop size, pixels
   uint64_t seed = 0;
-  std::string recipe = "imagenet_train";          ///< the loader / end-to-end recipe
+  std::string recipe = "imagenet_train";          ///< --recipe: a shipped recipe's name
+  std::string pipeline_flag;                      ///< --pipeline: a spec file or inline YAML
+  /// The pipeline of the loader and end-to-end cases: --pipeline if given, else --recipe.
+  std::shared_ptr<const Pipeline> pipeline;
   std::vector<int> workers;                       ///< the sweep (default 1, 2, 4, ... 2x cores)
   double compute_ms = 25.0;                       ///< emulated step per batch, ms
   std::string baseline;                           ///< "emulated" or "cuda"

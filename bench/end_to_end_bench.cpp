@@ -7,7 +7,7 @@
 //   iteration is one step as measure_compute_ms times it (CUDA events for cuda), so the
 //   H2D copy is not in it.
 //
-// BM_EndToEnd/<recipe>/<baseline>/workers:<w>: the real loop, loader and step together,
+// BM_EndToEnd/<pipeline>/<baseline>/workers:<w>: the real loop, loader and step together,
 //   one batch per iteration (--steps of them after a warm-up). In the same case, before
 //   the timed loop: data_ms = the loader alone per batch (--steps batches), compute_ms =
 //   the step on a resident batch. Counters (all ms per batch unless stated): data_ms,
@@ -64,7 +64,8 @@ void BM_TrainStep(benchmark::State& state, const std::string& baseline) {
     state.counters["compute_gflop"] = gflop;
 }
 
-void BM_EndToEnd(benchmark::State& state, const std::string& recipe, const std::string& baseline,
+void BM_EndToEnd(benchmark::State& state, const std::shared_ptr<const Pipeline>& pipeline,
+                 const std::string& baseline,
                  int workers) {
   const auto& c = config();
   std::unique_ptr<TrainStep> step;
@@ -72,13 +73,13 @@ void BM_EndToEnd(benchmark::State& state, const std::string& recipe, const std::
   double data_ms = 0, compute_ms = 0;
   try {
     step = make_train_step(baseline, c.compute_ms);
-    loader = make_loader(recipe, workers);
+    loader = make_loader(pipeline, workers);
     if (trace()) trace()->name_thread("consumer");
     // 1. The loader alone, in steady state.
     warm_up(*loader, nullptr);
     data_ms = ms_per_batch(*loader, c.steps);
     // 2. The step on a resident batch.
-    const auto shape = Recipe::create(recipe, {c.size, {}})->output_shape();
+    const auto shape = pipeline->output_shape();
     compute_ms = step->measure_compute_ms(c.batch, shape[0], shape[1], shape[2], kComputeIters);
     // 3. Both together: refill / drain the prefetch queue to steady state first.
     warm_up(*loader, step.get());
@@ -137,8 +138,8 @@ void register_end_to_end_benchmarks() {
       ->Unit(benchmark::kMillisecond);
   for (int w : c.workers) {
     const std::string name =
-        "BM_EndToEnd/" + c.recipe + "/" + c.baseline + "/workers:" + std::to_string(w);
-    benchmark::RegisterBenchmark(name.c_str(), BM_EndToEnd, c.recipe, c.baseline, w)
+        "BM_EndToEnd/" + c.pipeline->name() + "/" + c.baseline + "/workers:" + std::to_string(w);
+    benchmark::RegisterBenchmark(name.c_str(), BM_EndToEnd, c.pipeline, c.baseline, w)
         ->UseRealTime()
         ->Iterations(c.steps)
         ->Unit(benchmark::kMillisecond);

@@ -1,4 +1,4 @@
-// BM_Loader/<recipe>/workers:<w>: the whole oneTBB flow-graph loader alone (sampler ->
+// BM_Loader/<pipeline>/workers:<w>: the whole oneTBB flow-graph loader alone (sampler ->
 // read -> decode + transforms -> collate), no training step: one batch per iteration,
 // --steps iterations after a warm-up of prefetch depth + 1 batches. Real time (the work
 // runs on TBB threads). items_per_second = images/s; data_ms = loader time per batch;
@@ -6,7 +6,7 @@
 // loader's own stage timers; consumer_wait_ms = time next() blocked, per batch;
 // worker_wait_ms = all workers' idle time, per batch.
 //
-// BM_StageTimers/<recipe>/workers:1: what the stage timers cost. Each iteration runs the
+// BM_StageTimers/<pipeline>/workers:1: what the stage timers cost. Each iteration runs the
 // loader with timers on and off, in alternating order (a fresh, warmed-up loader each),
 // --steps batches each; on_ms and off_ms are the loader's time per batch, overhead_pct =
 // 100 * (on - off) / off. A ratio within one run: on a shared machine noise of a percent
@@ -22,10 +22,10 @@
 namespace pipebench::bench {
 namespace {
 
-void BM_Loader(benchmark::State& state, const std::string& recipe, int workers) {
+void BM_Loader(benchmark::State& state, const std::shared_ptr<const Pipeline>& pipeline, int workers) {
   std::unique_ptr<Loader> loader;
   try {
-    loader = make_loader(recipe, workers);
+    loader = make_loader(pipeline, workers);
     warm_up(*loader, nullptr);
   } catch (const std::exception& e) {
     fail_case(state, e.what());
@@ -46,20 +46,20 @@ void BM_Loader(benchmark::State& state, const std::string& recipe, int workers) 
 }
 
 /// ms per batch over `batches` batches of a fresh, warmed-up loader.
-double loader_ms_per_batch(const std::string& recipe, int workers, bool timers, int batches) {
-  auto loader = make_loader(recipe, workers, timers);
+double loader_ms_per_batch(const std::shared_ptr<const Pipeline>& pipeline, int workers, bool timers, int batches) {
+  auto loader = make_loader(pipeline, workers, timers);
   warm_up(*loader, nullptr);
   return ms_per_batch(*loader, batches);
 }
 
-void BM_StageTimers(benchmark::State& state, const std::string& recipe) {
+void BM_StageTimers(benchmark::State& state, const std::shared_ptr<const Pipeline>& pipeline) {
   double on_ms = 0, off_ms = 0;
   bool on_first = true;
   for (auto _ : state) {
     try {
       // Alternate which goes first, so drift in the machine's speed cancels out.
       for (bool timers : {on_first, !on_first})
-        (timers ? on_ms : off_ms) += loader_ms_per_batch(recipe, 1, timers, config().steps);
+        (timers ? on_ms : off_ms) += loader_ms_per_batch(pipeline, 1, timers, config().steps);
       on_first = !on_first;
     } catch (const std::exception& e) {
       fail_case(state, e.what());
@@ -76,15 +76,16 @@ void BM_StageTimers(benchmark::State& state, const std::string& recipe) {
 }  // namespace
 
 void register_loader_benchmarks() {
-  benchmark::RegisterBenchmark(("BM_StageTimers/" + config().recipe + "/workers:1").c_str(),
-                               BM_StageTimers, config().recipe)
+  const auto& pipeline = config().pipeline;
+  benchmark::RegisterBenchmark(("BM_StageTimers/" + pipeline->name() + "/workers:1").c_str(),
+                               BM_StageTimers, pipeline)
       ->UseRealTime()
       ->Iterations(4)
       ->Unit(benchmark::kMillisecond);
   for (int w : config().workers) {
     const std::string name =
-        "BM_Loader/" + config().recipe + "/workers:" + std::to_string(w);
-    benchmark::RegisterBenchmark(name.c_str(), BM_Loader, config().recipe, w)
+        "BM_Loader/" + pipeline->name() + "/workers:" + std::to_string(w);
+    benchmark::RegisterBenchmark(name.c_str(), BM_Loader, pipeline, w)
         ->UseRealTime()
         ->Iterations(config().steps)
         ->Unit(benchmark::kMillisecond);

@@ -6,11 +6,11 @@
 
 namespace pipebench::bench {
 
-std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers, bool stage_timers) {
+std::unique_ptr<Loader> make_loader(const std::shared_ptr<const Pipeline>& pipeline, int workers,
+                                    bool stage_timers) {
   const auto& c = config();
   LoaderOptions o;
-  o.recipe = recipe;
-  o.recipe_options.crop_size = c.size;
+  o.pipeline = pipeline;
   o.batch_size = c.batch;
   o.workers = workers;
   o.prefetch_depth_batches = c.prefetch;

@@ -18,7 +18,7 @@ namespace pipebench::bench {
 /// buffers pinned when the baseline is cuda (as a DataLoader with pin_memory=True). A short
 /// last batch is dropped (--drop-last, default true) unless the dataset is smaller than one
 /// batch: then every epoch is one short batch. Throws what Loader throws.
-std::unique_ptr<Loader> make_loader(const std::string& recipe, int workers,
+std::unique_ptr<Loader> make_loader(const std::shared_ptr<const Pipeline>& pipeline, int workers,
                                     bool stage_timers = true);
 
 /// The loader's next batch inside a timed loop. On a loader error (a bad file under

@@ -16,6 +16,8 @@
 
 #include "bench/bench_config.h"
 #include "pipeline/cuda.h"
+#include "transforms/recipes.h"
+#include "transforms/registry.h"
 
 namespace {
 
@@ -29,6 +31,10 @@ void print_help() {
       "  --size=N            crop size in pixels (224)\n"
       "  --seed=N            random seed (0)\n"
       "  --recipe=NAME       recipe of the loader and end-to-end cases (imagenet_train)\n"
+      "  --pipeline=SPEC     your own pipeline instead: a YAML spec file, or inline YAML such as\n"
+      "                      '[decode, {random_resized_crop: {size: 176}}, horizontal_flip, normalize]'\n"
+      "  --list-ops          every operator, its parameters, types, defaults and ranges\n"
+      "  --list-recipes      the shipped recipes and their specs\n"
       "  --workers=LIST      worker counts to sweep, e.g. 1,2,4 (1, 2, 4, ... up to 2x cores)\n"
       "  --compute-ms=X      emulated training step per batch, ms (25 per 64 images)\n"
       "  --baseline=NAME     emulated or cuda (cuda where a device exists)\n"
@@ -62,6 +68,22 @@ int main(int argc, char** argv) {
   const std::string out_path = flag_value(argc, argv, "benchmark_out");
   const std::string out_format = flag_value(argc, argv, "benchmark_out_format");
   const bool own_json = !out_path.empty() && (out_format.empty() || out_format == "json");
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--list-ops") == 0) {
+      std::fputs(pipebench::OpRegistry::instance().describe().c_str(), stdout);
+      return 0;
+    }
+    if (std::strcmp(argv[i], "--list-ops=markdown") == 0) {  // README.md's operator table
+      std::fputs(pipebench::OpRegistry::instance().markdown_table().c_str(), stdout);
+      return 0;
+    }
+    if (std::strcmp(argv[i], "--list-recipes") == 0) {
+      for (const auto& name : pipebench::recipe_names())
+        std::printf("== %s (transforms/recipes/%s.yaml)\n%s\n", name.c_str(), name.c_str(),
+                    pipebench::recipe_text(name).c_str());
+      return 0;
+    }
+  }
   benchmark::Initialize(&argc, argv, print_help);  // removes --benchmark_* flags
   try {
     pb::parse_flags(argc, argv);

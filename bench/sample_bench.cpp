@@ -1,29 +1,21 @@
-// BM_Sample/<recipe>: one whole sample on one thread: read the file (warm page cache),
-// decode, and the recipe's transforms, into a float32 CHW output. This is the per-sample
-// CPU cost of a recipe, the number a worker count is sized from. items_per_second =
+// BM_Sample/<pipeline>: one whole sample on one thread: read the file (warm page cache),
+// decode, and the pipeline's operators, into a float32 CHW output. This is the per-sample
+// CPU cost of a pipeline, the number a worker count is sized from. One case per shipped
+// recipe, and one for --pipeline (which takes the place of a recipe of the same name). items_per_second =
 // images/s; read_ms, decode_ms and transform_ms are the mean per sample.
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_config.h"
 #include "pipeline/stage_timers.h"
-#include "transforms/recipe.h"
+#include "transforms/recipes.h"
 
 namespace pipebench::bench {
 namespace {
 
-void BM_Sample(benchmark::State& state, const std::string& name) {
+void BM_Sample(benchmark::State& state, const std::shared_ptr<const Pipeline>& pipeline) {
   const auto& ds = disk_dataset();
-  RecipeOptions options;
-  options.crop_size = config().size;
-  std::unique_ptr<Recipe> recipe;
-  try {
-    recipe = Recipe::create(name, options);
-  } catch (const std::exception& e) {
-    fail_case(state, e.what());
-    return;
-  }
-  RecipeWorkspace ws(options.decode);
-  std::vector<float> out(recipe->output_floats());
+  PipelineWorkspace ws(*pipeline);
+  std::vector<float> out(pipeline->output_floats());
   std::vector<uint8_t> bytes;
   DatasetCursor cursor(ds.size());
   size_t i = 0;
@@ -40,7 +32,7 @@ void BM_Sample(benchmark::State& state, const std::string& name) {
       read_ns += now_ns() - t0;
       Rng rng = Rng::for_sample(config().seed, 0, i);
       SampleTimes times;
-      recipe->run(bytes, ds.sample(i).path.native(), rng, ws, out.data(), &times);
+      pipeline->run(bytes, ds.sample(i).path.native(), rng, ws, out.data(), &times);
       total.decode_ns += times.decode_ns;
       total.transform_ns += times.transform_ns;
     } catch (const std::exception& e) {
@@ -63,10 +55,15 @@ void BM_Sample(benchmark::State& state, const std::string& name) {
 }  // namespace
 
 void register_sample_benchmarks() {
-  for (const auto& name : Recipe::names()) {
-    benchmark::RegisterBenchmark(("BM_Sample/" + name).c_str(), BM_Sample, name)
+  const auto& mine = config().pipeline;
+  for (const auto& name : recipe_names()) {
+    if (name == mine->name()) continue;  // registered below, as the run's pipeline
+    benchmark::RegisterBenchmark(("BM_Sample/" + name).c_str(), BM_Sample,
+                                 build_recipe(name, config().size))
         ->Unit(benchmark::kMicrosecond);
   }
+  benchmark::RegisterBenchmark(("BM_Sample/" + mine->name()).c_str(), BM_Sample, mine)
+      ->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace pipebench::bench

@@ -8,7 +8,7 @@
 //               of a batch decrements it
 //   dispatch    multifunction_node, serial: takes a free batch buffer from the pool, fills
 //               in its sample indices and fans out one SampleTask per slot (O(1) a sample)
-//   samples     multifunction_node, concurrency = workers: read + recipe (decode,
+//   samples     multifunction_node, concurrency = workers: read + pipeline (decode,
 //               transforms) writing straight into the sample's slot of the batch buffer
 //               (collate in place: no per-sample copy; the "collate" stage records the
 //               label and the slot bookkeeping); the sample that completes a batch passes
@@ -130,8 +130,8 @@ struct Ready {
 
 // Per worker thread, reused across samples: no heap allocation per sample after warm-up.
 struct WorkerState {
-  explicit WorkerState(const DecodeOptions& options) : ws(options) {}
-  RecipeWorkspace ws;
+  explicit WorkerState(const Pipeline* pipeline) : ws(*pipeline) {}
+  PipelineWorkspace ws;
   std::vector<uint8_t> bytes;
   bool named = false;
 };
@@ -154,11 +154,12 @@ struct Loader::Impl {
           options_error("prefetch_depth_batches", options.prefetch_depth_batches));
     }
     if (options.epochs < 1) throw std::invalid_argument(options_error("epochs", options.epochs));
-    recipe = Recipe::create(options.recipe, options.recipe_options);  // names unknown recipes
+    if (!options.pipeline) throw std::invalid_argument("loader: options.pipeline is required");
+    pipeline = options.pipeline.get();
     nominal_batches = pipebench::batches_per_epoch(dataset.size(), options.batch_size, options.sampler);
     if (options.memory == MemoryKind::kPinned || options.copy_to_device) require_cuda();
-    const auto shape = recipe->output_shape();
-    sample_floats = recipe->output_floats();
+    const auto shape = pipeline->output_shape();
+    sample_floats = pipeline->output_floats();
 
     pool = std::make_shared<Pool>();
     const auto b = static_cast<size_t>(options.batch_size);
@@ -391,11 +392,11 @@ struct Loader::Impl {
                                   static_cast<uint64_t>(index));
         SampleTimes times;
         {
-          // One NVTX range for the recipe: its decode / transform split is known only
+          // One NVTX range for the pipeline: its decode / transform split is known only
           // afterwards (SampleTimes), where the trace spans are drawn from it.
           NvtxRange nvtx("decode+transform");
-          // The recipe writes straight into the sample's slot of the batch: collate in place.
-          recipe->run(bytes, entry.path.native(), rng, w.ws, dst, timed ? &times : nullptr);
+          // The pipeline writes straight into the sample's slot of the batch: collate in place.
+          pipeline->run(bytes, entry.path.native(), rng, w.ws, dst, timed ? &times : nullptr);
         }
         const int64_t t2 = timed ? now_ns() : 0;
         s.labels[pos] = entry.label;
@@ -408,7 +409,7 @@ struct Loader::Impl {
             timers.add(Stage::kCollate, t3 - t2);
           }
           if (trace != nullptr) {
-            // The recipe reports durations: decode, then the transforms, end at t2.
+            // The pipeline reports durations: decode, then the transforms, end at t2.
             const int64_t decode_end = std::min(t2, t1 + times.decode_ns);
             trace->span("read", "loader", t0, t1, index);
             trace->span("decode", "loader", t1, decode_end, index);
@@ -615,12 +616,12 @@ struct Loader::Impl {
 
   const ImageFolder& dataset;
   LoaderOptions options;
-  std::unique_ptr<Recipe> recipe;
+  const Pipeline* pipeline = nullptr;  // options.pipeline, kept alive by options
   size_t sample_floats = 0;
   int64_t nominal_batches = 0;
   std::shared_ptr<Pool> pool;
   std::unique_ptr<CudaStream> h2d_stream;
-  tbb::enumerable_thread_specific<WorkerState> worker_state{options.recipe_options.decode};
+  tbb::enumerable_thread_specific<WorkerState> worker_state{options.pipeline.get()};
   StageTimers timers;
 
   // tickets (touched only by the serial input node)

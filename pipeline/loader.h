@@ -1,9 +1,9 @@
 // Loader: the whole input pipeline as a oneTBB flow graph, in the spirit of PyTorch's
 // DataLoader:
 //
-//   sampler -> read -> decode + transforms (a Recipe) -> collate -> [H2D] -> consumer
+//   sampler -> read -> decode + transforms (a Pipeline) -> collate -> [H2D] -> consumer
 //
-// Batches are NCHW float32 (batch_size x C x H x W, C/H/W from the recipe) with int32
+// Batches are NCHW float32 (batch_size x C x H x W, C/H/W from the pipeline) with int32
 // labels, delivered in sampler order. Workers are the threads that do sample work (a
 // tbb::task_arena of `workers` concurrency); at most prefetch_depth_batches batches are in
 // flight (being filled, or ready and not yet released by the consumer), so memory is
@@ -14,7 +14,7 @@
 // gives bit-identical batches at any worker count.
 //
 // Errors: the constructor throws std::invalid_argument for bad options (workers, batch
-// size or prefetch depth < 1, an unknown recipe, epochs < 1). With OnError::kStop a
+// size or prefetch depth < 1, no pipeline, epochs < 1). With OnError::kStop a
 // failing sample stops the loader: next() throws LoaderError naming the file and reason;
 // no thread is left running. With OnError::kSkip the sample is dropped and counted
 // (LoaderStats::skipped) and its batch slot is filled from the next samples of the epoch
@@ -34,7 +34,7 @@
 #include "pipeline/cuda.h"
 #include "pipeline/sampler.h"
 #include "pipeline/stage_timers.h"
-#include "transforms/recipe.h"
+#include "transforms/pipeline.h"
 
 namespace pipebench {
 
@@ -53,8 +53,9 @@ class LoaderError : public std::runtime_error {
 enum class OnError { kStop, kSkip };
 
 struct LoaderOptions {
-  std::string recipe = "imagenet_train";
-  RecipeOptions recipe_options;
+  /// What each sample goes through (transforms/pipeline.h); required. Shared: the loader
+  /// keeps it alive.
+  std::shared_ptr<const Pipeline> pipeline;
   int batch_size = 64;               ///< samples per batch
   int workers = 1;                   ///< threads doing sample work
   int prefetch_depth_batches = 2;    ///< most batches in flight at once

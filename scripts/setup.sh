@@ -12,8 +12,8 @@ packages=(
   # pipeline, image codecs and transforms
   libtbb-dev libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libjpeg-turbo-progs
-  # command-line parsing and JSON
-  libcli11-dev nlohmann-json3-dev
+  # command-line parsing, JSON, and YAML pipeline specs
+  libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
   # scripts: compare.py needs scipy and numpy; plot.py needs matplotlib
   python3 python3-scipy python3-numpy python3-matplotlib
   # pipebench-data photos: apt-get download + dpkg -x

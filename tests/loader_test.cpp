@@ -4,6 +4,7 @@
 // checked against the recipe run directly on the file's bytes (an independent path:
 // no graph, no pool, no collate).
 #include "pipeline/loader.h"
+#include "transforms/recipes.h"
 
 #include <gtest/gtest.h>
 
@@ -55,8 +56,7 @@ class LoaderTest : public ::testing::Test {
 
   static LoaderOptions small_options() {
     LoaderOptions o;
-    o.recipe = "imagenet_train";
-    o.recipe_options.crop_size = 32;
+    o.pipeline = build_recipe("imagenet_train", 32);
     o.batch_size = 6;
     o.workers = 2;
     o.prefetch_depth_batches = 2;
@@ -213,8 +213,8 @@ TEST_F(LoaderTest, BatchesMatchTheRecipeRunDirectly) {
   o.epochs = 2;
   Loader loader(ds, o);
   Collected c = drain(loader, true);
-  auto recipe = Recipe::create(o.recipe, o.recipe_options);
-  RecipeWorkspace ws;
+  const auto& recipe = o.pipeline;
+  PipelineWorkspace ws(*recipe);
   const size_t floats = recipe->output_floats();
   std::vector<float> expected(floats);
   std::vector<uint8_t> bytes;
@@ -482,8 +482,8 @@ TEST_F(LoaderTest, RejectsBadOptions) {
   o.epochs = 0;
   expect_invalid(o, "epochs");
   o = small_options();
-  o.recipe = "no_such_recipe";
-  expect_invalid(o, "no_such_recipe");
+  o.pipeline = nullptr;
+  expect_invalid(o, "pipeline");
   o = small_options();
   o.sampler.world_size = 2;
   o.sampler.rank = 5;

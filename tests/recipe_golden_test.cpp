@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "tests/test_data.h"
-#include "transforms/recipe.h"
+#include "transforms/recipes.h"
 
 namespace pipebench {
 namespace {
@@ -38,8 +38,8 @@ constexpr Input kInputs[] = {
 };
 
 uint64_t recipe_checksum(const std::string& name) {
-  auto recipe = Recipe::create(name, {224, {}});
-  RecipeWorkspace ws;
+  auto recipe = build_recipe(name, 224);
+  PipelineWorkspace ws(*recipe);
   std::vector<float> out(recipe->output_floats());
   uint64_t h = 0;
   for (size_t i = 0; i < std::size(kInputs); ++i) {

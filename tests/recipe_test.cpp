@@ -13,7 +13,7 @@
 #include "transforms/crop.h"
 #include "transforms/jpeg_decode.h"
 #include "transforms/normalize.h"
-#include "transforms/recipe.h"
+#include "transforms/recipes.h"
 
 namespace pipebench {
 namespace {
@@ -21,8 +21,8 @@ namespace {
 using pipebench::testing::make_jpeg;
 using pipebench::testing::psnr;
 
-std::vector<float> run_recipe(const Recipe& r, const std::vector<uint8_t>& jpeg, Rng rng,
-                              RecipeWorkspace& ws, SampleTimes* times = nullptr) {
+std::vector<float> run_recipe(const Pipeline& r, const std::vector<uint8_t>& jpeg, Rng rng,
+                              PipelineWorkspace& ws, SampleTimes* times = nullptr) {
   std::vector<float> out(r.output_floats(), std::nanf(""));
   r.run(jpeg, "test.jpg", rng, ws, out.data(), times);
   return out;
@@ -45,37 +45,34 @@ double psnr_d(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 TEST(Recipe, NamesShapesAndErrors) {
-  const std::vector<std::string> want = {"imagenet_train", "imagenet_val", "imagenet_train_roi",
-                                         "casestudy", "casestudy_shifts"};
-  EXPECT_EQ(Recipe::names(), want);
-  for (const auto& n : Recipe::names()) {
-    auto r = Recipe::create(n);
+  const std::vector<std::string> want = {"casestudy", "casestudy_shifts", "imagenet_train",
+                                         "imagenet_train_roi", "imagenet_val"};
+  EXPECT_EQ(recipe_names(), want);
+  for (const auto& n : recipe_names()) {
+    auto r = build_recipe(n);
     EXPECT_EQ(r->name(), n);
     const int s = n.rfind("casestudy", 0) == 0 ? 256 : 224;
     EXPECT_EQ(r->output_shape(), (std::array<int, 3>{3, s, s})) << n;
     EXPECT_EQ(r->output_floats(), size_t(3) * s * s);
   }
-  RecipeOptions o;
-  o.crop_size = 160;
-  EXPECT_EQ(Recipe::create("imagenet_train_roi", o)->output_shape(),
+  EXPECT_EQ(build_recipe("imagenet_train_roi", 160)->output_shape(),
             (std::array<int, 3>{3, 160, 160}));
   try {
-    Recipe::create("imagenet_tran");
+    build_recipe("imagenet_tran");
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("imagenet_tran"), std::string::npos) << msg;
     for (const auto& n : want) EXPECT_NE(msg.find(n), std::string::npos) << msg;
   }
-  o.crop_size = 0;
-  EXPECT_THROW(Recipe::create("imagenet_train", o), std::invalid_argument);
+  EXPECT_THROW(build_recipe("imagenet_train", 0), SpecError);
 }
 
 TEST(Recipe, DeterministicPerSampleAndInRange) {
   const auto jpeg = make_jpeg(500, 375, 3);
-  for (const auto& n : Recipe::names()) {
-    auto r = Recipe::create(n);
-    RecipeWorkspace ws1, ws2;
+  for (const auto& n : recipe_names()) {
+    auto r = build_recipe(n);
+    PipelineWorkspace ws1(*r), ws2(*r);
     const auto a = run_recipe(*r, jpeg, Rng::for_sample(1, 0, 5), ws1);
     // A second workspace, warmed on another sample first, gives the same bits.
     run_recipe(*r, jpeg, Rng::for_sample(1, 0, 9), ws2);
@@ -100,8 +97,8 @@ TEST(Recipe, DeterministicPerSampleAndInRange) {
 
 TEST(Recipe, ImagenetTrainIsDecodeRrcFlipNormalize) {
   const auto jpeg = make_jpeg(480, 320, 8);
-  auto r = Recipe::create("imagenet_train");
-  RecipeWorkspace ws;
+  auto r = build_recipe("imagenet_train");
+  PipelineWorkspace ws(*r);
   TurboDecoder dec;
   Image full, crop;
   dec.decode(jpeg, "x.jpg", full);
@@ -119,8 +116,8 @@ TEST(Recipe, ImagenetTrainIsDecodeRrcFlipNormalize) {
 
 TEST(Recipe, ImagenetValIsResizeCenterCrop) {
   const auto jpeg = make_jpeg(333, 500, 4);  // portrait
-  auto r = Recipe::create("imagenet_val");
-  RecipeWorkspace ws;
+  auto r = build_recipe("imagenet_val");
+  PipelineWorkspace ws(*r);
   const auto got = run_recipe(*r, jpeg, Rng(0), ws);
   TurboDecoder dec;
   Image full, resized, crop;
@@ -141,16 +138,16 @@ TEST(Recipe, ImagenetValIsResizeCenterCrop) {
 // typically agree to well above 30 dB on photo-like content.
 TEST(Recipe, RoiCloseToFullDecodeForTheSameWindow) {
   const std::vector<std::pair<int, int>> sizes = {{500, 375}, {375, 500}, {640, 480}, {1200, 900}};
-  auto full = Recipe::create("imagenet_train");
-  auto roi = Recipe::create("imagenet_train_roi");
-  RecipeWorkspace ws;
+  auto full = build_recipe("imagenet_train");
+  auto roi = build_recipe("imagenet_train_roi");
+  PipelineWorkspace ws(*full), ws_roi(*roi);
   double worst = 1e9;
   for (const auto& [w, h] : sizes) {
     const auto jpeg = make_jpeg(w, h, 17 + w);
     for (uint64_t idx = 0; idx < 12; ++idx) {
       const int hw = 224 * 224;
       const auto a = denormalize(run_recipe(*full, jpeg, Rng::for_sample(2, 0, idx), ws), hw);
-      const auto b = denormalize(run_recipe(*roi, jpeg, Rng::for_sample(2, 0, idx), ws), hw);
+      const auto b = denormalize(run_recipe(*roi, jpeg, Rng::for_sample(2, 0, idx), ws_roi), hw);
       const double p = psnr_d(a, b);
       EXPECT_GT(p, 25.0) << w << "x" << h << " sample " << idx;
       worst = std::min(worst, p);
@@ -165,11 +162,11 @@ TEST(Recipe, RoiCloseToFullDecodeForTheSameWindow) {
 
 TEST(Recipe, CaseStudyVariantsAgreeAndTimesAreFilled) {
   const auto jpeg = make_jpeg(500, 375, 6);
-  RecipeWorkspace ws;
   SampleTimes t1, t2;
-  const auto a = run_recipe(*Recipe::create("casestudy"), jpeg, Rng::for_sample(0, 0, 1), ws, &t1);
-  const auto b =
-      run_recipe(*Recipe::create("casestudy_shifts"), jpeg, Rng::for_sample(0, 0, 1), ws, &t2);
+  auto conv = build_recipe("casestudy"), shifts = build_recipe("casestudy_shifts");
+  PipelineWorkspace ws1(*conv), ws2(*shifts);
+  const auto a = run_recipe(*conv, jpeg, Rng::for_sample(0, 0, 1), ws1, &t1);
+  const auto b = run_recipe(*shifts, jpeg, Rng::for_sample(0, 0, 1), ws2, &t2);
   EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
   EXPECT_GT(t1.decode_ns, 0);
   EXPECT_GT(t1.transform_ns, 0);
@@ -186,10 +183,10 @@ TEST(Recipe, CaseStudyVariantsAgreeAndTimesAreFilled) {
 
 TEST(Recipe, BadInputNamesTheFile) {
   const std::vector<uint8_t> junk = {'n', 'o', 't', ' ', 'j', 'p', 'e', 'g'};
-  RecipeWorkspace ws;
   std::vector<float> out(3 * 256 * 256);
-  for (const auto& n : Recipe::names()) {
-    auto r = Recipe::create(n);
+  for (const auto& n : recipe_names()) {
+    auto r = build_recipe(n);
+    PipelineWorkspace ws(*r);
     Rng rng(1);
     try {
       r->run(junk, "junk.jpg", rng, ws, out.data());
@@ -201,10 +198,12 @@ TEST(Recipe, BadInputNamesTheFile) {
   const auto small = make_jpeg(300, 200, 1);
   for (const char* n : {"casestudy", "casestudy_shifts"}) {
     Rng rng(1);
+    auto r = build_recipe(n);
+    PipelineWorkspace ws(*r);
     try {
-      Recipe::create(n)->run(small, "small.jpg", rng, ws, out.data());
+      r->run(small, "small.jpg", rng, ws, out.data());
       FAIL() << n << ": no exception";
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::runtime_error& e) {
       const std::string msg = e.what();
       EXPECT_NE(msg.find("small.jpg"), std::string::npos) << msg;
       EXPECT_NE(msg.find("300 x 200"), std::string::npos) << msg;

@@ -327,6 +327,30 @@ void resized_crop(const Image& src, const CropWindow& window, int out_height, in
   if (mirror) horizontal_flip(out);
 }
 
+void resized_crop(const Image& src, const CropWindow& window, int out_height, int out_width,
+                  Image& out, bool mirror, Interpolation interpolation) {
+  if (interpolation == Interpolation::kBilinear) {
+    resized_crop(src, window, out_height, out_width, out, mirror);
+    return;
+  }
+  check_image(src, "resized_crop");
+  check_window(src, window, "resized_crop");
+  if (out_height <= 0 || out_width <= 0) {
+    throw std::invalid_argument("resized_crop: output size must be positive, got " +
+                                shape_str(out_height, out_width) + " (H x W)");
+  }
+  if (&src == &out) throw std::invalid_argument("resized_crop: src and out must differ");
+  const int flag = interpolation == Interpolation::kNearest ? cv::INTER_NEAREST
+                   : interpolation == Interpolation::kBicubic ? cv::INTER_CUBIC
+                                                              : cv::INTER_AREA;
+  detail::opencv_serial();
+  out.resize(out_height, out_width, src.channels);
+  const cv::Mat roi = mat_of(src)(cv::Rect(window.x, window.y, window.width, window.height));
+  cv::Mat dst(out_height, out_width, CV_8UC(src.channels), out.ptr(), out.row_bytes());
+  cv::resize(roi, dst, dst.size(), 0, 0, flag);
+  if (mirror) horizontal_flip(out);
+}
+
 void resize_shorter(const Image& src, int size, Image& out) {
   check_image(src, "resize_shorter");
   if (size <= 0) {
@@ -413,6 +437,13 @@ void horizontal_flip(Image& img) {
   detail::opencv_serial();
   cv::Mat m = mat_of(img);
   cv::flip(m, m, 1);
+}
+
+void vertical_flip(Image& img) {
+  if (img.height <= 1 || img.width <= 0) return;
+  detail::opencv_serial();
+  cv::Mat m = mat_of(img);
+  cv::flip(m, m, 0);
 }
 
 }  // namespace pipebench

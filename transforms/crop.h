@@ -38,6 +38,16 @@ CropWindow random_resized_crop_window(int height, int width, Rng& rng,
 void resized_crop(const Image& src, const CropWindow& window, int out_height, int out_width,
                   Image& out, bool mirror = false);
 
+/// Resampling filters of torchvision's InterpolationMode that pipebench offers.
+enum class Interpolation { kBilinear, kNearest, kBicubic, kArea };
+
+/// resized_crop with a chosen filter. kBilinear is resized_crop above (area averaging when
+/// shrinking, bilinear when enlarging: the closest match to torchvision's antialiased
+/// bilinear); kNearest, kBicubic and kArea are cv::resize with INTER_NEAREST, INTER_CUBIC
+/// and INTER_AREA (no antialias for nearest and bicubic, as torchvision's antialias=False).
+void resized_crop(const Image& src, const CropWindow& window, int out_height, int out_width,
+                  Image& out, bool mirror, Interpolation interpolation);
+
 /// Resize so that the shorter side is `size` (torchvision Resize(int)), aspect kept; the
 /// longer side is floor(size * long / short) as torchvision computes it.
 void resize_shorter(const Image& src, int size, Image& out);
@@ -61,5 +71,7 @@ CropWindow random_crop_window(int height, int width, int size, Rng& rng);
 
 /// Mirror left-right in place.
 void horizontal_flip(Image& img);
+/// Mirror top-bottom in place.
+void vertical_flip(Image& img);
 
 }  // namespace pipebench

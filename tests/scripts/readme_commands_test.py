@@ -12,7 +12,9 @@ the picture where they were promised, and the compare gate's documented exit cod
 
 `./scripts/test.sh` is not run here (it is what runs this test).
 
-usage: readme_commands_test.py --repo DIR --pipebench-data BIN
+It also checks that README's operator table is what the registry prints.
+
+usage: readme_commands_test.py --repo DIR --pipebench-data BIN --pipebench BIN
 """
 import argparse
 import json
@@ -69,6 +71,13 @@ class ReadmeCommands(unittest.TestCase):
             argv += [f"{k}={v}" for k, v in FAST.items() if k not in given]
         return subprocess.run(argv, cwd=self.cwd, capture_output=True, text=True, timeout=600)
 
+    def test_operator_table_is_the_registrys(self):
+        r = subprocess.run([ARGS.pipebench, "--list-ops=markdown"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(ARGS.repo, "README.md")) as f:
+            self.assertIn(r.stdout, f.read(), "README's operator table is out of date: paste "
+                          "`pipebench --list-ops=markdown` into it")
+
     def test_every_readme_command(self):
         cmds = readme_commands(ARGS.repo)
         self.assertGreaterEqual(len(cmds), 7, cmds)
@@ -104,7 +113,9 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("--repo", required=True)
     p.add_argument("--pipebench-data", required=True)
+    p.add_argument("--pipebench", required=True)
     ARGS, rest = p.parse_known_args()
     ARGS.repo = os.path.abspath(ARGS.repo)
+    ARGS.pipebench = os.path.abspath(ARGS.pipebench)
     ARGS.pipebench_data = os.path.abspath(ARGS.pipebench_data)
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

@@ -1,0 +1,117 @@
+// Pipeline: a spec (spec.h) built into operators (registry.h) and planned to run: decode,
+// then the per-sample operators, producing one float32 CHW sample written straight into
+// the caller's buffer (the batch slot: collate in place). The unit of per-sample CPU cost,
+// what a worker runs for each sample.
+//
+// Planning (the plan is in plan_text(), and what the run's context records):
+//   decode roi   reads the header, draws the first operator's window (a WindowOp: crop
+//                ops), decodes only that window, DCT-downscaled by the largest of 1/2, 1/4,
+//                1/8 that keeps both sides >= the crop's size when the crop resizes anyway
+//                (random_resized_crop; libjpeg-turbo has SIMD IDCTs for those factors only,
+//                the others measured slower than a full decode), then finishes the crop;
+//   decode auto  roi when a crop follows decode, else full;
+//   random_resized_crop + horizontal_flip   one resize pass writing mirrored rows;
+//   resize(int, bilinear) + center_crop     resize computing only the kept pixels.
+// Fused steps draw the same random numbers in the same order and give bit-identical output
+// to running the operators one by one.
+//
+// Shapes: the output is C x H x W float32 (output_shape()); the spec must end with an
+// operator that writes the tensor (normalize, convert_color_yuv) at a fixed size.
+//
+// Errors: build() throws SpecError (spec.h) naming the spec's source, line and column for a
+// chain that cannot run (ROI decode with no crop to fuse, normalize before the size is
+// fixed, a crop larger than a fixed input, no tensor at the end). run() throws DecodeError
+// for bad JPEG bytes and std::runtime_error "FILE: OPERATOR: reason" for an operator's
+// failure (an image smaller than a random_crop without padding, say).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "transforms/jpeg_decode.h"
+#include "transforms/operator.h"
+#include "transforms/spec.h"
+
+namespace pipebench {
+
+/// Time spent in each part of one sample, in nanoseconds (run() overwrites it).
+struct SampleTimes {
+  int64_t decode_ns = 0;     ///< decode, including an ROI decode's header read
+  int64_t transform_ns = 0;  ///< every operator after decode
+};
+
+class Pipeline;
+
+/// Per-worker state: decoder handles, the sample's images, operators' scratch. Reused
+/// across samples (no heap allocation per sample once the largest image was seen). Not
+/// thread-safe: one per worker thread.
+class PipelineWorkspace {
+ public:
+  explicit PipelineWorkspace(const Pipeline& pipeline);
+
+ private:
+  friend class Pipeline;
+  TurboDecoder turbo_;
+  RoiDecoder roi_;
+  SampleData sample_;
+  std::vector<std::unique_ptr<OpState>> states_;  // one per operator
+};
+
+class Pipeline {
+ public:
+  /// Builds and plans `spec`. Throws SpecError.
+  static std::shared_ptr<const Pipeline> build(const PipelineSpec& spec,
+                                               const DecodeOptions& decode = {});
+
+  const std::string& name() const { return spec_.name; }
+  const PipelineSpec& spec() const { return spec_; }
+  const DecodeOptions& decode_options() const { return decode_options_; }
+  /// C, H, W of one float32 CHW sample.
+  std::array<int, 3> output_shape() const { return {shape_.channels, shape_.height, shape_.width}; }
+  size_t output_floats() const {
+    return static_cast<size_t>(shape_.channels) * shape_.height * shape_.width;
+  }
+  /// What runs, in order, e.g. "decode(roi, dct 1/2..1/8) -> random_resized_crop+horizontal_flip
+  /// -> normalize".
+  std::string plan_text() const;
+  /// The decode actually used: "full", "scaled" or "roi" (auto resolved).
+  const std::string& decode_plan() const { return decode_label_; }
+  size_t operator_count() const { return ops_.size(); }
+  const Operator& op(size_t i) const { return *ops_[i]; }
+
+  /// Decodes `bytes` (a JPEG; `file` names it in errors) and applies the operators,
+  /// writing output_floats() floats to `out`. Draws from rng only. Fills *times if given.
+  void run(std::span<const uint8_t> bytes, std::string_view file, Rng& rng,
+           PipelineWorkspace& ws, float* out, SampleTimes* times = nullptr) const;
+
+ private:
+  enum class Decode { kFull, kScaled, kRoi };
+  enum class StepKind { kOp, kWindowFlip, kResizeCenterCrop };
+  struct Step {
+    StepKind kind = StepKind::kOp;
+    size_t first = 0;  // first operator index
+    size_t count = 1;  // operators this step runs
+    DataShape in;      // planned shape before the step
+  };
+  Pipeline() = default;
+  void run_step(const Step& step, SampleData& s, Rng& rng, PipelineWorkspace& ws) const;
+
+  PipelineSpec spec_;
+  DecodeOptions decode_options_;
+  std::vector<std::unique_ptr<Operator>> ops_;
+  Decode decode_ = Decode::kFull;
+  std::string decode_label_ = "full";
+  int scaled_target_ = 0;                // kScaled: minimum side after scaling
+  const WindowOp* roi_window_ = nullptr; // kRoi: the crop whose window is decoded
+  const Operator* roi_flip_ = nullptr;   // kRoi: a horizontal flip folded into the crop
+  size_t first_step_op_ = 0;             // operators consumed by decode
+  std::vector<Step> steps_;
+  DataShape shape_;
+};
+
+}  // namespace pipebench

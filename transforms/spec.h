@@ -1,0 +1,85 @@
+// Pipeline specs: a user's chain of stages in YAML (parsed by yaml-cpp, which gives line
+// and column marks), from a file or inline on the command line (YAML flow style); the same
+// grammar either way:
+//
+//   # the long form (a map)                   # the short form: the operators alone
+//   name: my_pipeline                          [decode, {random_resized_crop: {size: 176}},
+//   decode: {mode: auto}                        horizontal_flip, normalize]
+//   transforms:
+//     - random_resized_crop: {size: 176}
+//     - horizontal_flip                        # an operator without parameters
+//     - normalize: {mean: imagenet, std: imagenet}
+//   collate: {dtype: float32, layout: NCHW}
+//
+// Operators and parameters are the registry's (registry.h; `pipebench --list-ops`):
+// torchvision's names in snake_case with torchvision's defaults. `decode` may also stand
+// first in the operator list; without one, decode is {mode: full}. Every parameter is
+// checked against its schema here; combinations (a crop larger than what precedes it, an
+// ROI decode with no crop to fuse) are checked when the Pipeline is built.
+//
+// Errors: SpecError, whose what() is one line "SOURCE:LINE:COLUMN: <what is wrong>, got
+// <value>" (1-based line and column; SOURCE is the file, or "--pipeline" inline), naming
+// the operator, the valid range or values, and for an unknown operator the nearest names.
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "transforms/operator.h"
+
+namespace pipebench {
+
+class SpecError : public std::invalid_argument {
+ public:
+  SpecError(const std::string& source, int line, int column, const std::string& what);
+  const std::string& source() const { return source_; }
+  int line() const { return line_; }      ///< 1-based; 0 when unknown
+  int column() const { return column_; }  ///< 1-based; 0 when unknown
+
+ private:
+  std::string source_;
+  int line_, column_;
+};
+
+/// Where a spec element stands in its source (for error messages).
+struct SpecMark {
+  std::string source;
+  int line = 0, column = 0;  ///< 1-based
+};
+
+struct OpSpec {
+  std::string name;
+  OpParams params;  ///< every declared parameter, defaults filled in
+  SpecMark mark;
+};
+
+struct PipelineSpec {
+  std::string name = "custom";   ///< the spec's `name`, a recipe's name, or the file's stem
+  std::string source;            ///< file path, "--pipeline", or "recipe:NAME"
+  std::string decode_mode = "full";  ///< full | scaled | roi | auto
+  SpecMark decode_mark;
+  std::vector<OpSpec> transforms;    ///< per-sample operators, in order
+  std::string collate_dtype = "float32";
+  std::string collate_layout = "NCHW";
+
+  /// The resolved spec in YAML flow style on one line, every parameter written out: what
+  /// the run's JSON context records, and a valid --pipeline value that rebuilds it.
+  std::string to_yaml() const;
+};
+
+/// Parses YAML text. `source` names it in errors. default_size fills crop operators'
+/// `size` when the spec omits it (pipebench's --size). Throws SpecError.
+PipelineSpec parse_pipeline_spec(const std::string& text, const std::string& source,
+                                 int default_size = 224);
+
+/// parse_pipeline_spec on a file's contents; the name defaults to the file's stem. Throws
+/// SpecError naming the file when it cannot be read.
+PipelineSpec load_pipeline_spec(const std::filesystem::path& file, int default_size = 224);
+
+/// --pipeline=VALUE: a file when VALUE names one (or ends in .yaml / .yml), else inline
+/// YAML. Throws SpecError.
+PipelineSpec pipeline_spec_from_flag(const std::string& value, int default_size = 224);
+
+}  // namespace pipebench
