@@ -66,6 +66,14 @@ void add_stage_counters(benchmark::State& state, const LoaderStats& before,
     const std::string name = std::string(stage_name(static_cast<Stage>(s))) + "_ms";
     state.counters[name] = (after.stage_ns[s] - before.stage_ns[s]) / 1e6 / samples;
   }
+  // Per-operator timers: op:<step>_ms per sample, and op:<step>_pct of the sample's time.
+  double sample_ns = 0;
+  for (int s = 0; s < static_cast<int>(Stage::kH2D); ++s) sample_ns += after.stage_ns[s] - before.stage_ns[s];
+  for (size_t k = 0; k < after.step_labels.size() && k < before.step_ns.size(); ++k) {
+    const double ns = static_cast<double>(after.step_ns[k] - before.step_ns[k]);
+    state.counters["op:" + after.step_labels[k] + "_ms"] = ns / 1e6 / samples;
+    if (sample_ns > 0) state.counters["op:" + after.step_labels[k] + "_pct"] = 100.0 * ns / sample_ns;
+  }
   state.counters["consumer_wait_ms"] =
       (after.consumer_wait_ns - before.consumer_wait_ns) / 1e6 / batches;
   state.counters["worker_wait_ms"] =

@@ -1,31 +1,33 @@
-// BM_Transform: each per-sample transform alone, on decoded images of the dataset (full
-// resolution for the crops; the crop's output size for the rest), one image per
-// iteration, one thread. items_per_second = images/s.
-//   random_resized_crop/size:S   torchvision RandomResizedCrop(S) window + resize
-//   resize_center_crop/size:S    Resize(S*256/224) + CenterCrop(S)
-//   horizontal_flip/size:S       on an S x S image
-//   normalize/size:S             uint8 HWC -> float32 CHW, ImageNet mean/std
-//   random_crop/size:256         the case study's RandomCrop(256)
-//   random_mask/dilation:M       RandomMask(0.25) on 256 x 256, 4-neighbour dilation by
-//                                M = conv (2-D convolution), shifts (boolean shifts), opencv
-//   convert_color_yuv/size:256   RGB -> YUV BT.601, float32 CHW
-//   scale/size:256               x / 255 over 3 x 256 x 256 floats
+// BM_Transform/<op>[/<param>:<value>...]: every registered operator alone, generated from
+// the registry (transforms/registry.h): one case per parameter set the operator's schema
+// lists as its bench examples (the defaults when it lists none), so a new operator is
+// measured without touching this file. One image per iteration, one thread, cycling over
+// decoded images of the dataset. items_per_second = images/s.
+//
+// Inputs, as the operator meets them in a pipeline:
+//   - an operator that sets the size (crops, resize) gets the full decoded images;
+//   - any other image operator gets --size x --size centre crops of them (real pixels);
+//   - an operator that needs the float32 tensor (scale) gets those crops converted by
+//     convert_color_yuv, outside the timed region.
+// The input is restored before each iteration with the timer paused (in-place operators
+// such as flips and random_mask change it), so only the operator is timed.
+// A case whose operator cannot take any image of the dataset (random_crop 256 on smaller
+// photos) ends with a message saying so; that is not counted as an error of the run.
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <cmath>
-#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "bench/bench_config.h"
-#include "transforms/casestudy.h"
 #include "transforms/crop.h"
-#include "transforms/normalize.h"
+#include "transforms/registry.h"
+#include "transforms/spec.h"
 
 namespace pipebench::bench {
 namespace {
 
-/// Centre crops of the decoded images at size x size: inputs for the per-crop transforms.
-std::vector<Image> crops(int size) {
+std::vector<Image> centre_crops(int size) {
   std::vector<Image> out;
   for (const auto& img : decoded_images()) {
     if (img.height < size || img.width < size) continue;
@@ -36,131 +38,125 @@ std::vector<Image> crops(int size) {
   return out;
 }
 
-/// The decoded images at least size x size (RandomCrop takes no smaller ones).
-std::vector<Image> at_least(int size) {
-  std::vector<Image> out;
-  for (const auto& img : decoded_images())
-    if (img.height >= size && img.width >= size) out.push_back(img);
-  return out;
-}
+struct Case {
+  std::unique_ptr<Operator> op;
+  std::unique_ptr<Operator> to_tensor;  // builds a tensor input, untimed (scale)
+};
 
-using Body = std::function<void(const Image& in, Rng& rng)>;
-
-void run(benchmark::State& state, const std::vector<Image>& inputs, const Body& body) {
-  if (inputs.empty()) {
-    fail_case(state, "no decoded image of the dataset is large enough for this transform");
+void BM_Transform(benchmark::State& state, const std::string& spec_item) {
+  const int size = config().size;
+  Case c;
+  try {
+    const auto spec = parse_pipeline_spec("[" + spec_item + "]", "BM_Transform", size);
+    const auto& o = spec.transforms.at(0);
+    c.op = OpRegistry::instance().find(o.name)->make(o.params, {});
+  } catch (const std::exception& e) {
+    fail_case(state, e.what());
     return;
   }
+  // Sizing operators (crops, resize) fix the size from a varying input, or change a
+  // --size input's size; operators that refuse an image (scale) need the tensor.
+  const DataShape crop{false, 3, size, size};
+  bool sizing = false, needs_tensor = false;
+  try {
+    const DataShape out = c.op->output_shape(DataShape{});
+    sizing = !out.tensor && out.fixed();
+  } catch (const std::invalid_argument&) {
+  }
+  try {
+    const DataShape out = c.op->output_shape(crop);
+    sizing = sizing || (!out.tensor && (out.height != size || out.width != size));
+  } catch (const std::invalid_argument&) {
+    try {  // refuses an image, takes a tensor
+      c.op->output_shape(DataShape{true, 3, size, size});
+      needs_tensor = !sizing;
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  std::vector<Image> inputs;
+  if (sizing) {
+    inputs = decoded_images();
+  } else {
+    inputs = centre_crops(size);
+  }
+  if (needs_tensor) {
+    const auto yuv = parse_pipeline_spec("[convert_color_yuv]", "BM_Transform", size);
+    c.to_tensor = OpRegistry::instance().find("convert_color_yuv")->make(yuv.transforms[0].params, {});
+  }
+  if (inputs.empty()) {
+    state.SkipWithError("no decoded image of the dataset is at least --size on both sides");
+    return;
+  }
+  auto op_state = c.op->make_state();
+  SampleData s;
+  std::vector<float> tensor(3 * static_cast<size_t>(size) * size);
+  std::vector<std::vector<float>> tensors;
+  if (needs_tensor) {
+    for (const auto& in : inputs) {
+      s.image = in;
+      s.tensor = tensor.data();
+      Rng unused(0);
+      c.to_tensor->apply(s, unused, nullptr);
+      tensors.push_back(tensor);
+    }
+  }
+  s.tensor = tensor.data();
   size_t i = 0;
   uint64_t n = 0;
+  bool ran = false;
   for (auto _ : state) {
+    state.PauseTiming();
+    if (needs_tensor) {
+      std::copy(tensors[i].begin(), tensors[i].end(), tensor.begin());
+      s.shape = DataShape{true, 3, size, size};
+    } else {
+      s.image = inputs[i];
+      s.shape = DataShape{false, 3, s.image.height, s.image.width};
+    }
     Rng rng = Rng::for_sample(config().seed, 0, n++);
+    state.ResumeTiming();
     try {
-      body(inputs[i], rng);
-    } catch (const std::exception& e) {  // e.g. an image smaller than the crop
-      fail_case(state, e.what());
+      c.op->apply(s, rng, op_state.get());
+    } catch (const std::exception& e) {  // e.g. random_crop 256 on a smaller image
+      if (!ran) {
+        state.SkipWithError((std::string("cannot run on this dataset's images: ") + e.what()).c_str());
+      } else {
+        fail_case(state, e.what());
+      }
       break;
     }
+    ran = true;
+    benchmark::DoNotOptimize(s.image.data.data());
+    benchmark::DoNotOptimize(tensor.data());
     i = (i + 1) % inputs.size();
   }
   state.SetItemsProcessed(state.iterations());
 }
 
-void reg(const std::string& name, std::function<void(benchmark::State&)> fn) {
-  benchmark::RegisterBenchmark(("BM_Transform/" + name).c_str(), std::move(fn))
-      ->Unit(benchmark::kMicrosecond);
+// "{dilation: conv, p: 1.0}" -> "/dilation:conv/p:1.0"
+std::string name_suffix(const std::string& example) {
+  std::string s;
+  for (char ch : example) {
+    if (ch == '{' || ch == '}' || ch == ' ') continue;
+    s += ch == ',' ? '/' : ch;
+  }
+  return s.empty() ? "" : "/" + s;
 }
 
 }  // namespace
 
 void register_transform_benchmarks() {
-  const int s = config().size;
-  const std::string ss = std::to_string(s);
-
-  reg("random_resized_crop/size:" + ss, [s](benchmark::State& st) {
-    Image out;
-    run(st, decoded_images(), [&](const Image& in, Rng& rng) {
-      resized_crop(in, random_resized_crop_window(in.height, in.width, rng), s, s, out);
-      benchmark::DoNotOptimize(out.data.data());
-    });
-  });
-  reg("resize_center_crop/size:" + ss, [s](benchmark::State& st) {
-    Image out;
-    run(st, decoded_images(), [&](const Image& in, Rng&) {
-      // Resize(S * 256 / 224) + CenterCrop(S), fused as the imagenet_val recipe runs it.
-      resize_shorter_center_crop(in, static_cast<int>(std::lround(s * 256.0 / 224.0)), s, out);
-      benchmark::DoNotOptimize(out.data.data());
-    });
-  });
-  reg("horizontal_flip/size:" + ss, [s](benchmark::State& st) {
-    auto inputs = crops(s);
-    run(st, inputs, [&](const Image& in, Rng&) {
-      // In place, on the input itself: flipping does the same work whatever the pixels.
-      Image& img = const_cast<Image&>(in);
-      horizontal_flip(img);
-      benchmark::DoNotOptimize(img.data.data());
-    });
-  });
-  reg("normalize/size:" + ss, [s](benchmark::State& st) {
-    auto inputs = crops(s);
-    std::vector<float> out(3 * s * s);
-    run(st, inputs, [&](const Image& in, Rng&) {
-      normalize_to_chw(in, out.data());
-      benchmark::DoNotOptimize(out.data());
-    });
-  });
-  reg("random_crop/size:256", [](benchmark::State& st) {
-    Image out;
-    run(st, at_least(256), [&](const Image& in, Rng& rng) {
-      random_crop(in, 256, rng, out);
-      benchmark::DoNotOptimize(out.data.data());
-    });
-  });
-  for (auto m : {DilationMethod::kConvolution, DilationMethod::kBooleanShifts, DilationMethod::kOpenCV}) {
-    reg(std::string("random_mask/dilation:") + dilation_method_name(m), [m](benchmark::State& st) {
-      auto inputs = crops(256);
-      MaskScratch scratch;
-      run(st, inputs, [&](const Image& in, Rng& rng) {
-        // In place: drawing, dilating and applying the mask cost the same whatever the
-        // pixels (masked ones are already 0 after the first pass).
-        Image& img = const_cast<Image&>(in);
-        random_mask(img, 0.25, m, rng, scratch);
-        benchmark::DoNotOptimize(img.data.data());
-      });
-    });
+  for (const auto& op : OpRegistry::instance().all()) {
+    if (op.stage == OpStage::kDecode) continue;  // BM_Decode measures the decoders
+    std::vector<std::string> examples = op.bench_examples;
+    if (examples.empty()) examples.push_back("{}");
+    for (const auto& ex : examples) {
+      const std::string item = "{" + op.name + ": " + ex + "}";
+      benchmark::RegisterBenchmark(("BM_Transform/" + op.name + name_suffix(ex)).c_str(),
+                                   BM_Transform, item)
+          ->Unit(benchmark::kMicrosecond);
+    }
   }
-  reg("convert_color_yuv/size:256", [](benchmark::State& st) {
-    auto inputs = crops(256);
-    std::vector<float> out(3 * 256 * 256);
-    run(st, inputs, [&](const Image& in, Rng&) {
-      rgb_to_yuv_chw(in, out.data());
-      benchmark::DoNotOptimize(out.data());
-    });
-  });
-  reg("scale/size:256", [](benchmark::State& st) {
-    // Scale works in place: each iteration restores its input (YUV floats made once)
-    // with the timer paused, so only the division is timed.
-    std::vector<std::vector<float>> yuv;
-    for (const auto& in : crops(256)) {
-      yuv.emplace_back(3 * 256 * 256);
-      rgb_to_yuv_chw(in, yuv.back().data());
-    }
-    if (yuv.empty()) {
-      fail_case(st, "no decoded image of the dataset is at least 256 x 256");
-      return;
-    }
-    std::vector<float> out(3 * 256 * 256);
-    size_t i = 0;
-    for (auto _ : st) {
-      st.PauseTiming();
-      std::copy(yuv[i].begin(), yuv[i].end(), out.begin());
-      st.ResumeTiming();
-      scale_unit(out.data(), out.size());
-      benchmark::DoNotOptimize(out.data());
-      i = (i + 1) % yuv.size();
-    }
-    st.SetItemsProcessed(st.iterations());
-  });
 }
 
 }  // namespace pipebench::bench

@@ -130,8 +130,11 @@ struct Ready {
 
 // Per worker thread, reused across samples: no heap allocation per sample after warm-up.
 struct WorkerState {
-  explicit WorkerState(const Pipeline* pipeline) : ws(*pipeline) {}
+  explicit WorkerState(const Pipeline* pipeline) : ws(*pipeline) {
+    times.step_ns.resize(pipeline->step_labels().size());
+  }
   PipelineWorkspace ws;
+  SampleTimes times;  // step_ns sized once: per-operator timers without an allocation
   std::vector<uint8_t> bytes;
   bool named = false;
 };
@@ -156,6 +159,7 @@ struct Loader::Impl {
     if (options.epochs < 1) throw std::invalid_argument(options_error("epochs", options.epochs));
     if (!options.pipeline) throw std::invalid_argument("loader: options.pipeline is required");
     pipeline = options.pipeline.get();
+    step_ns = std::make_unique<std::atomic<int64_t>[]>(pipeline->step_labels().size());
     nominal_batches = pipebench::batches_per_epoch(dataset.size(), options.batch_size, options.sampler);
     if (options.memory == MemoryKind::kPinned || options.copy_to_device) require_cuda();
     const auto shape = pipeline->output_shape();
@@ -390,7 +394,7 @@ struct Loader::Impl {
         const int64_t t1 = timed ? now_ns() : 0;
         Rng rng = Rng::for_sample(options.sampler.seed, static_cast<uint64_t>(s.epoch->epoch),
                                   static_cast<uint64_t>(index));
-        SampleTimes times;
+        SampleTimes& times = w.times;
         {
           // One NVTX range for the pipeline: its decode / transform split is known only
           // afterwards (SampleTimes), where the trace spans are drawn from it.
@@ -406,6 +410,8 @@ struct Loader::Impl {
             timers.add(Stage::kRead, t1 - t0);
             timers.add(Stage::kDecode, times.decode_ns);
             timers.add(Stage::kTransform, times.transform_ns);
+            for (size_t k = 0; k < times.step_ns.size(); ++k)
+              step_ns[k].fetch_add(times.step_ns[k], std::memory_order_relaxed);
             timers.add(Stage::kCollate, t3 - t2);
           }
           if (trace != nullptr) {
@@ -601,6 +607,9 @@ struct Loader::Impl {
     st.consumer_wait_ns = consumer_wait_ns.load(std::memory_order_relaxed);
     st.ready_wait_ns = ready_wait_ns.load(std::memory_order_relaxed);
     st.max_batches_in_flight = pool->max_in_flight.load(std::memory_order_relaxed);
+    st.step_labels = pipeline->step_labels();
+    for (size_t k = 0; k < st.step_labels.size(); ++k)
+      st.step_ns.push_back(step_ns[k].load(std::memory_order_relaxed));
     // Workers' idle time, derived: worker-seconds since the start minus the time spent on
     // samples. They idle when the prefetch bound is reached (the consumer is slower) or
     // between batches; it is only meaningful with stage timers on.
@@ -623,6 +632,7 @@ struct Loader::Impl {
   std::unique_ptr<CudaStream> h2d_stream;
   tbb::enumerable_thread_specific<WorkerState> worker_state{options.pipeline.get()};
   StageTimers timers;
+  std::unique_ptr<std::atomic<int64_t>[]> step_ns;  // per pipeline step, summed over samples
 
   // tickets (touched only by the serial input node)
   std::shared_ptr<EpochState> epoch_state;

@@ -45,6 +45,11 @@ struct LoaderStats {
   /// prefetch bound is reached or no sample is ready to run; 0 without stage timers.
   int64_t worker_wait_ns = 0;
   int max_batches_in_flight = 0; ///< high-water mark (<= prefetch_depth_batches)
+  /// Per-operator timers: the pipeline's planned steps (Pipeline::step_labels(), fused
+  /// operators joined by '+') and the time spent in each, summed over samples, ns. Their
+  /// sum is the transform stage's time, less one clock read per step.
+  std::vector<std::string> step_labels;
+  std::vector<int64_t> step_ns;
 
   /// Mean ms per sample of a stage (0 if no sample).
   double stage_ms_per_sample(Stage s) const {

@@ -515,3 +515,29 @@ TEST_F(LoaderTest, PinnedWithDeviceCopy) {
 
 }  // namespace
 }  // namespace pipebench
+
+namespace pipebench {
+namespace {
+
+// Per-operator timers: one per planned step, each seen, together within the transform
+// stage they split (they miss only the clock reads between steps).
+TEST_F(LoaderTest, PerOperatorTimersSplitTheTransformStage) {
+  ImageFolder ds(*root_);
+  LoaderOptions o = small_options();
+  Loader loader(ds, o);
+  drain(loader);
+  const LoaderStats st = loader.stats();
+  ASSERT_EQ(st.step_labels, o.pipeline->step_labels());
+  ASSERT_EQ(st.step_labels, (std::vector<std::string>{"random_resized_crop+horizontal_flip", "normalize"}));
+  int64_t sum = 0;
+  for (int64_t ns : st.step_ns) {
+    EXPECT_GT(ns, 0);
+    sum += ns;
+  }
+  const int64_t transform = st.stage_ns[static_cast<int>(Stage::kTransform)];
+  EXPECT_LE(sum, transform);
+  EXPECT_GT(sum, transform / 2);
+}
+
+}  // namespace
+}  // namespace pipebench

@@ -135,6 +135,15 @@ std::shared_ptr<const Pipeline> Pipeline::build(const PipelineSpec& spec,
                "collate into one float32 NCHW batch");
   }
   p->shape_ = shape;
+  if (p->decode_ == Decode::kRoi) {
+    p->step_labels_.push_back(p->roi_window_->name() + (p->roi_flip_ ? "+horizontal_flip" : ""));
+  }
+  for (const auto& step : p->steps_) {
+    std::string label;
+    for (size_t k = step.first; k < step.first + step.count; ++k)
+      label += (k > step.first ? "+" : "") + p->ops_[k]->name();
+    p->step_labels_.push_back(label);
+  }
   return p;
 }
 
@@ -151,11 +160,8 @@ std::string Pipeline::plan_text() const {
   } else {
     s += ")";
   }
-  for (const auto& step : steps_) {
-    s += " -> ";
-    for (size_t k = step.first; k < step.first + step.count; ++k)
-      s += (k > step.first ? "+" : "") + ops_[k]->name();
-  }
+  for (size_t i = decode_ == Decode::kRoi ? 1 : 0; i < step_labels_.size(); ++i)
+    s += " -> " + step_labels_[i];
   return s;
 }
 
@@ -207,16 +213,34 @@ void Pipeline::run(std::span<const uint8_t> bytes, std::string_view file, Rng& r
     }
   }
   const int64_t t1 = times != nullptr ? now_ns() : 0;
+  // Per-step laps only when the caller sized step_ns (one clock read per step).
+  int64_t* laps = times != nullptr && times->step_ns.size() == step_labels_.size()
+                      ? times->step_ns.data() : nullptr;
+  int64_t last = t1;
+  const auto lap = [&](size_t k) {
+    if (laps == nullptr) return;
+    const int64_t t = now_ns();
+    laps[k] = t - last;
+    last = t;
+  };
   try {
+    size_t k = 0;
     if (decode_ == Decode::kRoi) {
       const bool mirror = roi_flip_ != nullptr && static_cast<const FlipOp*>(roi_flip_)->draw(rng);
       roi_window_->finish(s.scratch, s.image, mirror);
+      lap(k++);
     }
-    for (const auto& step : steps_) run_step(step, s, rng, ws);
+    for (const auto& step : steps_) {
+      run_step(step, s, rng, ws);
+      lap(k++);
+    }
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string(file) + ": " + spec_.name + ": " + e.what());
   }
-  if (times != nullptr) *times = SampleTimes{t1 - t0, now_ns() - t1};
+  if (times != nullptr) {
+    times->decode_ns = t1 - t0;
+    times->transform_ns = (laps != nullptr ? last : now_ns()) - t1;
+  }
 }
 
 }  // namespace pipebench

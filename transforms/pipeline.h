@@ -43,6 +43,9 @@ namespace pipebench {
 struct SampleTimes {
   int64_t decode_ns = 0;     ///< decode, including an ROI decode's header read
   int64_t transform_ns = 0;  ///< every operator after decode
+  /// Per planned step (step_labels()), when the caller sized it to step_labels().size();
+  /// left alone when empty. An ROI decode's fused crop counts as the first step.
+  std::vector<int64_t> step_ns;
 };
 
 class Pipeline;
@@ -82,6 +85,9 @@ class Pipeline {
   /// The decode actually used: "full", "scaled" or "roi" (auto resolved).
   const std::string& decode_plan() const { return decode_label_; }
   size_t operator_count() const { return ops_.size(); }
+  /// The planned steps after decode, in order, each named by its operators joined with
+  /// '+' ("random_resized_crop+horizontal_flip", "normalize"): the per-operator timers' keys.
+  const std::vector<std::string>& step_labels() const { return step_labels_; }
   const Operator& op(size_t i) const { return *ops_[i]; }
 
   /// Decodes `bytes` (a JPEG; `file` names it in errors) and applies the operators,
@@ -111,6 +117,7 @@ class Pipeline {
   const Operator* roi_flip_ = nullptr;   // kRoi: a horizontal flip folded into the crop
   size_t first_step_op_ = 0;             // operators consumed by decode
   std::vector<Step> steps_;
+  std::vector<std::string> step_labels_;
   DataShape shape_;
 };
 

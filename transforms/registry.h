@@ -32,6 +32,9 @@ struct OpSchema {
   std::string torchvision;  ///< the torchvision.transforms class it follows, or ""
   std::string doc;          ///< one line
   std::vector<ParamSchema> params;
+  /// Parameter sets (YAML maps) that BM_Transform/<name>/<key>:<value>... measures; empty:
+  /// one case at the defaults.
+  std::vector<std::string> bench_examples;
   std::function<std::unique_ptr<Operator>(const OpParams&, const OpBuildContext&)> make;
 };
 

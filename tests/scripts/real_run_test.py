@@ -25,7 +25,7 @@ import time
 SKIP = 77
 # A few fast transforms that run on 160 x 120 images with --size=96 (the crop size); the
 # fixed-256 cases (random_crop/size:256, random_mask, ...) need larger images.
-FILTER = "BM_Transform/(random_resized_crop|resize_center_crop|horizontal_flip|normalize)/"
+FILTER = "BM_Transform/(random_resized_crop|center_crop|horizontal_flip|normalize)($|/)"
 SIZE = "--size=96"
 
 

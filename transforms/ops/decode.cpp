@@ -17,6 +17,7 @@ void register_decode_ops(OpRegistry& r) {
          "JPEG bytes -> uint8 HWC RGB (first in the list, or `decode:` in a spec map)",
          {{"mode", ParamType::kString, "full", -1e300, 1e300, {"full", "scaled", "roi", "auto"}, 0, {},
            "full | scaled (DCT scaling) | roi (only the next crop's window) | auto (roi when a crop follows)"}},
+         {},
          [](const OpParams&, const OpBuildContext&) -> std::unique_ptr<Operator> {
            throw std::logic_error("decode is planned by the Pipeline, not built as an operator");
          }});

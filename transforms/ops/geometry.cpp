@@ -242,6 +242,7 @@ void register_geometry_ops(OpRegistry& r) {
           {"ratio", ParamType::kFloatList, "[0.75, 1.3333333333333333]", 1e-6, 1e6, {}, 2, {},
            "aspect ratio (w / h) range, log-uniform"},
           interpolation_param()},
+         {},
          [](const OpParams& p, const OpBuildContext&) -> std::unique_ptr<Operator> {
            const auto& sc = p.get_list("scale");
            const auto& ra = p.get_list("ratio");
@@ -253,6 +254,7 @@ void register_geometry_ops(OpRegistry& r) {
   r.add({"center_crop", OpStage::kImage, "CenterCrop",
          "the central size x size window (zero padding where the image is smaller)",
          {size_param("output side, pixels")},
+         {},
          [](const OpParams& p, const OpBuildContext&) -> std::unique_ptr<Operator> {
            return std::make_unique<CenterCropOp>(static_cast<int>(p.get_int("size")));
          }});
@@ -263,6 +265,7 @@ void register_geometry_ops(OpRegistry& r) {
           {"pad_if_needed", ParamType::kBool, "false", -1e300, 1e300, {}, 0, {},
            "pad an image smaller than the crop instead of failing"},
           {"fill", ParamType::kInt, "0", 0, 255, {}, 0, {}, "padding value"}},
+         {"{size: 256}"},
          [](const OpParams& p, const OpBuildContext&) -> std::unique_ptr<Operator> {
            return std::make_unique<RandomCropOp>(
                static_cast<int>(p.get_int("size")), static_cast<int>(p.get_int("padding")),
@@ -272,6 +275,7 @@ void register_geometry_ops(OpRegistry& r) {
          "an int resizes the shorter side to it (aspect kept); [h, w] resizes to exactly that",
          {{"size", ParamType::kFloatList, "", 1, 8192, {}, 0, {}, "int (shorter side) or [h, w], pixels"},
           interpolation_param()},
+         {"{size: 256}", "{size: 256, interpolation: bicubic}"},
          [](const OpParams& p, const OpBuildContext&) -> std::unique_ptr<Operator> {
            const auto& s = p.get_list("size");
            if (s.size() != 1 && s.size() != 2)
@@ -282,12 +286,12 @@ void register_geometry_ops(OpRegistry& r) {
            return std::make_unique<ResizeOp>(static_cast<int>(s[0]), static_cast<int>(s[1]), interp);
          }});
   r.add({"horizontal_flip", OpStage::kImage, "RandomHorizontalFlip",
-         "mirror left-right with probability p", {p_param("probability of a flip")},
+         "mirror left-right with probability p", {p_param("probability of a flip")}, {"{p: 1.0}"},
          [](const OpParams& p, const OpBuildContext&) -> std::unique_ptr<Operator> {
            return std::make_unique<FlipOp>(true, p.get_float("p"));
          }});
   r.add({"vertical_flip", OpStage::kImage, "RandomVerticalFlip",
-         "mirror top-bottom with probability p", {p_param("probability of a flip")},
+         "mirror top-bottom with probability p", {p_param("probability of a flip")}, {"{p: 1.0}"},
          [](const OpParams& p, const OpBuildContext&) -> std::unique_ptr<Operator> {
            return std::make_unique<FlipOp>(false, p.get_float("p"));
          }});

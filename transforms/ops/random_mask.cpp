@@ -44,6 +44,7 @@ void register_random_mask_ops(OpRegistry& r) {
          {{"ratio", ParamType::kFloat, "0.25", 0, 1, {}, 0, {}, "probability a pixel is picked"},
           {"dilation", ParamType::kString, "conv", -1e300, 1e300, {"conv", "shifts", "opencv"}, 0, {},
            "how the mask is dilated (same mask, different cost)"}},
+         {"{dilation: conv}", "{dilation: shifts}", "{dilation: opencv}"},
          [](const OpParams& p, const OpBuildContext&) -> std::unique_ptr<Operator> {
            const std::string& d = p.get_string("dilation");
            const DilationMethod m = d == "shifts"   ? DilationMethod::kBooleanShifts

@@ -97,15 +97,18 @@ void register_tensor_ops(OpRegistry& r) {
            "per-channel mean (RGB, of [0, 1] pixels)"},
           {"std", ParamType::kFloatList, "imagenet", 1e-9, 1e6, {}, 3, {{"imagenet", stdv}},
            "per-channel standard deviation"}},
+         {},
          [](const OpParams& p, const OpBuildContext&) -> std::unique_ptr<Operator> {
            return std::make_unique<NormalizeOp>(floats3(p.get_list("mean")), floats3(p.get_list("std")));
          }});
   r.add({"convert_color_yuv", OpStage::kTensor, "",
          "the case study's ConvertColor: RGB -> YUV (BT.601 full range) into float32 CHW", {},
+         {},
          [](const OpParams&, const OpBuildContext&) -> std::unique_ptr<Operator> {
            return std::make_unique<ConvertColorYuvOp>();
          }});
   r.add({"scale", OpStage::kTensor, "", "the case study's Scale: x / 255 on the tensor", {},
+         {},
          [](const OpParams&, const OpBuildContext&) -> std::unique_ptr<Operator> {
            return std::make_unique<ScaleOp>();
          }});
