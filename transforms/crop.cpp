@@ -299,8 +299,10 @@ CropWindow random_resized_crop_window(int height, int width, Rng& rng,
   return CropWindow{(width - w) / 2, (height - h) / 2, w, h};
 }
 
-void resized_crop(const Image& src, const CropWindow& window, int out_height, int out_width,
-                  Image& out, bool mirror) {
+namespace {
+
+void check_resized_crop(const Image& src, const CropWindow& window, int out_height,
+                        int out_width, const Image& out) {
   check_image(src, "resized_crop");
   check_window(src, window, "resized_crop");
   if (out_height <= 0 || out_width <= 0) {
@@ -308,6 +310,24 @@ void resized_crop(const Image& src, const CropWindow& window, int out_height, in
                                 shape_str(out_height, out_width) + " (H x W)");
   }
   if (&src == &out) throw std::invalid_argument("resized_crop: src and out must differ");
+}
+
+// cv::resize of the window into out with OpenCV's `flag`, then the optional mirror.
+void cv_resized_crop(const Image& src, const CropWindow& window, int out_height, int out_width,
+                     Image& out, bool mirror, int flag) {
+  detail::opencv_serial();
+  out.resize(out_height, out_width, src.channels);
+  const cv::Mat roi = mat_of(src)(cv::Rect(window.x, window.y, window.width, window.height));
+  cv::Mat dst(out_height, out_width, CV_8UC(src.channels), out.ptr(), out.row_bytes());
+  cv::resize(roi, dst, dst.size(), 0, 0, flag);
+  if (mirror) horizontal_flip(out);
+}
+
+}  // namespace
+
+void resized_crop(const Image& src, const CropWindow& window, int out_height, int out_width,
+                  Image& out, bool mirror) {
+  check_resized_crop(src, window, out_height, out_width, out);
   if (out_height <= window.height && out_width <= window.width) {
     out.resize(out_height, out_width, src.channels);
     if (out_height == window.height && out_width == window.width) {
@@ -319,12 +339,7 @@ void resized_crop(const Image& src, const CropWindow& window, int out_height, in
     }
     return;
   }
-  detail::opencv_serial();
-  out.resize(out_height, out_width, src.channels);
-  const cv::Mat roi = mat_of(src)(cv::Rect(window.x, window.y, window.width, window.height));
-  cv::Mat dst(out_height, out_width, CV_8UC(src.channels), out.ptr(), out.row_bytes());
-  cv::resize(roi, dst, dst.size(), 0, 0, cv::INTER_LINEAR);
-  if (mirror) horizontal_flip(out);
+  cv_resized_crop(src, window, out_height, out_width, out, mirror, cv::INTER_LINEAR);
 }
 
 void resized_crop(const Image& src, const CropWindow& window, int out_height, int out_width,
@@ -333,22 +348,11 @@ void resized_crop(const Image& src, const CropWindow& window, int out_height, in
     resized_crop(src, window, out_height, out_width, out, mirror);
     return;
   }
-  check_image(src, "resized_crop");
-  check_window(src, window, "resized_crop");
-  if (out_height <= 0 || out_width <= 0) {
-    throw std::invalid_argument("resized_crop: output size must be positive, got " +
-                                shape_str(out_height, out_width) + " (H x W)");
-  }
-  if (&src == &out) throw std::invalid_argument("resized_crop: src and out must differ");
+  check_resized_crop(src, window, out_height, out_width, out);
   const int flag = interpolation == Interpolation::kNearest ? cv::INTER_NEAREST
                    : interpolation == Interpolation::kBicubic ? cv::INTER_CUBIC
                                                               : cv::INTER_AREA;
-  detail::opencv_serial();
-  out.resize(out_height, out_width, src.channels);
-  const cv::Mat roi = mat_of(src)(cv::Rect(window.x, window.y, window.width, window.height));
-  cv::Mat dst(out_height, out_width, CV_8UC(src.channels), out.ptr(), out.row_bytes());
-  cv::resize(roi, dst, dst.size(), 0, 0, flag);
-  if (mirror) horizontal_flip(out);
+  cv_resized_crop(src, window, out_height, out_width, out, mirror, flag);
 }
 
 void resize_shorter(const Image& src, int size, Image& out) {
