@@ -159,16 +159,46 @@ TEST(Ops, FusedStepsEqualTheOperatorsRunOneByOne) {
   EXPECT_EQ(a, want);
 }
 
-TEST(Ops, ScaledDecodeKeepsBothSidesAtLeastTheCrop) {
+TEST(Ops, ScaledDecodeIsTurboJpegScalingToTheCropSize) {
   const auto p = Pipeline::build(parse_pipeline_spec(
       "{decode: {mode: scaled}, transforms: [{center_crop: {size: 100}}, normalize]}", "t"));
   EXPECT_EQ(p->decode_plan(), "scaled");
   const auto jpeg = testing::make_jpeg(800, 600, 2);
-  std::vector<float> out(p->output_floats());
+  std::vector<float> got(p->output_floats());
   PipelineWorkspace ws(*p);
   Rng r(0);
-  p->run(jpeg, "x.jpg", r, ws, out.data());  // 1/4 would give 150 px: the crop fits
-  SUCCEED();
+  p->run(jpeg, "x.jpg", r, ws, got.data());
+  // Reference: the smallest DCT scale keeping both sides >= 100 (1/4: 200 x 150), cropped.
+  TurboDecoder dec;
+  Image scaled, crop;
+  dec.decode_scaled(jpeg, "x.jpg", 100, 100, scaled);
+  ASSERT_EQ(scaled.width, 200);
+  ASSERT_EQ(scaled.height, 150);
+  center_crop(scaled, 100, crop);
+  std::vector<float> want(got.size());
+  normalize_to_chw(crop, want.data());
+  EXPECT_EQ(got, want);
+}
+
+// ROI decode serves center_crop and random_crop through WindowOp::finish: the same pixels
+// as a full decode followed by the operator, including the padding of a small image.
+TEST(Ops, RoiDecodedCropsEqualFullDecodeThenCrop) {
+  for (const std::string op : {"{center_crop: {size: 96}}", "{center_crop: {size: 200}}",
+                               "{random_crop: {size: 64}}"}) {
+    const auto roi = Pipeline::build(parse_pipeline_spec(
+        "{decode: {mode: roi}, transforms: [" + op + ", normalize]}", "t"));
+    const auto full = Pipeline::build(parse_pipeline_spec("[" + op + ", normalize]", "t"));
+    ASSERT_EQ(roi->decode_plan(), "roi");
+    const auto jpeg = testing::make_jpeg(160, 120, 9, 90, "4:4:4");  // 200 > 120: padded
+    std::vector<float> a(roi->output_floats()), b(full->output_floats());
+    PipelineWorkspace wa(*roi), wb(*full);
+    for (uint64_t idx = 0; idx < 3; ++idx) {
+      Rng r1 = Rng::for_sample(5, 0, idx), r2 = Rng::for_sample(5, 0, idx);
+      roi->run(jpeg, "x.jpg", r1, wa, a.data());
+      full->run(jpeg, "x.jpg", r2, wb, b.data());
+      EXPECT_EQ(a, b) << op << " sample " << idx;
+    }
+  }
 }
 
 }  // namespace

@@ -356,6 +356,10 @@ void resized_crop(const Image& src, const CropWindow& window, int out_height, in
 }
 
 void resize_shorter(const Image& src, int size, Image& out) {
+  resize_shorter(src, size, out, Interpolation::kBilinear);
+}
+
+void resize_shorter(const Image& src, int size, Image& out, Interpolation interpolation) {
   check_image(src, "resize_shorter");
   if (size <= 0) {
     throw std::invalid_argument("resize_shorter: size must be positive, got " +
@@ -363,21 +367,25 @@ void resize_shorter(const Image& src, int size, Image& out) {
   }
   int out_h, out_w;
   shorter_side_size(src, size, out_h, out_w);
-  resized_crop(src, CropWindow{0, 0, src.width, src.height}, out_h, out_w, out);
+  resized_crop(src, CropWindow{0, 0, src.width, src.height}, out_h, out_w, out, false,
+               interpolation);
+}
+
+CropWindow center_crop_window(int height, int width, int size) {
+  if (size <= 0 || height < size || width < size) {
+    throw std::invalid_argument("center_crop: size must be in [1, min(H, W)] of the " +
+                                shape_str(height, width) + " (H x W) image, got " +
+                                std::to_string(size));
+  }
+  // torchvision CenterCrop: int(round((dim - size) / 2.0)), Python rounding.
+  return CropWindow{py_round((width - size) / 2.0), py_round((height - size) / 2.0), size, size};
 }
 
 void center_crop(const Image& src, int size, Image& out) {
   check_image(src, "center_crop");
-  if (size <= 0 || src.height < size || src.width < size) {
-    throw std::invalid_argument("center_crop: size must be in [1, min(H, W)] of the " +
-                                shape_str(src.height, src.width) + " (H x W) image, got " +
-                                std::to_string(size));
-  }
+  const CropWindow w = center_crop_window(src.height, src.width, size);
   if (&src == &out) throw std::invalid_argument("center_crop: src and out must differ");
-  // torchvision CenterCrop: int(round((dim - size) / 2.0)), Python rounding.
-  const int top = py_round((src.height - size) / 2.0);
-  const int left = py_round((src.width - size) / 2.0);
-  copy_window(src, CropWindow{left, top, size, size}, out);
+  copy_window(src, w, out);
 }
 
 void resize_shorter_center_crop(const Image& src, int resize_size, int crop_size, Image& out) {

@@ -51,6 +51,12 @@ void resized_crop(const Image& src, const CropWindow& window, int out_height, in
 /// Resize so that the shorter side is `size` (torchvision Resize(int)), aspect kept; the
 /// longer side is floor(size * long / short) as torchvision computes it.
 void resize_shorter(const Image& src, int size, Image& out);
+/// The same with a chosen filter (see resized_crop's Interpolation overload).
+void resize_shorter(const Image& src, int size, Image& out, Interpolation interpolation);
+
+/// The window center_crop takes of a height x width image (offsets round((dim - size) / 2),
+/// Python rounding). Throws std::invalid_argument when the image is smaller than size.
+CropWindow center_crop_window(int height, int width, int size);
 
 /// The central size x size window (torchvision CenterCrop: offsets round((dim - size) / 2),
 /// Python rounding, so 2.5 -> 2 and 1.5 -> 2).

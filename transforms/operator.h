@@ -122,8 +122,9 @@ class WindowOp : public Operator {
   /// The window of a height x width source, drawing from rng exactly as apply() does.
   virtual CropWindow window(int height, int width, Rng& rng) const = 0;
   /// The operator's output from `src`, the window's pixels only (possibly DCT-downscaled
-  /// by a power of two), mirrored left-right when `mirror`. Writes out (not src).
-  virtual void finish(const Image& src, Image& out, bool mirror) const = 0;
+  /// by a power of two), mirrored left-right when `mirror`, into `out`. `src` may be
+  /// consumed (swapped with out when it is already the output: no copy per sample).
+  virtual void finish(Image& src, Image& out, bool mirror) const = 0;
   /// Output side length (window ops produce size x size).
   virtual int size() const = 0;
   /// Whether the window may be decoded DCT-downscaled (the op resizes afterwards anyway).

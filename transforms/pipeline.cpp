@@ -78,7 +78,7 @@ std::shared_ptr<const Pipeline> Pipeline::build(const PipelineSpec& spec,
     p->roi_window_ = window;
     p->first_step_op_ = 1;
     if (window->scalable() && p->ops_.size() > 1 && as_horizontal_flip(p->ops_[1].get())) {
-      p->roi_flip_ = p->ops_[1].get();
+      p->roi_flip_ = as_horizontal_flip(p->ops_[1].get());
       p->first_step_op_ = 2;
     }
     p->decode_label_ = "roi";
@@ -226,7 +226,7 @@ void Pipeline::run(std::span<const uint8_t> bytes, std::string_view file, Rng& r
   try {
     size_t k = 0;
     if (decode_ == Decode::kRoi) {
-      const bool mirror = roi_flip_ != nullptr && static_cast<const FlipOp*>(roi_flip_)->draw(rng);
+      const bool mirror = roi_flip_ != nullptr && roi_flip_->draw(rng);
       roi_window_->finish(s.scratch, s.image, mirror);
       lap(k++);
     }

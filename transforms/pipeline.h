@@ -49,6 +49,7 @@ struct SampleTimes {
 };
 
 class Pipeline;
+class FlipOp;
 
 /// Per-worker state: decoder handles, the sample's images, operators' scratch. Reused
 /// across samples (no heap allocation per sample once the largest image was seen). Not
@@ -114,7 +115,7 @@ class Pipeline {
   std::string decode_label_ = "full";
   int scaled_target_ = 0;                // kScaled: minimum side after scaling
   const WindowOp* roi_window_ = nullptr; // kRoi: the crop whose window is decoded
-  const Operator* roi_flip_ = nullptr;   // kRoi: a horizontal flip folded into the crop
+  const FlipOp* roi_flip_ = nullptr;     // kRoi: a horizontal flip folded into the crop
   size_t first_step_op_ = 0;             // operators consumed by decode
   std::vector<Step> steps_;
   std::vector<std::string> step_labels_;

@@ -253,9 +253,25 @@ void emit_value(YAML::Emitter& e, const ParamValue& v) {
 
 }  // namespace
 
+namespace {
+// "SOURCE:LINE:COLUMN: what" (no position when line is 0). Built in steps: GCC 12 warns
+// (-Wrestrict, a false positive) on the one-expression form.
+std::string spec_message(const std::string& source, int line, int column, const std::string& what) {
+  std::string m = source;
+  if (line > 0) {
+    m += ':';
+    m += std::to_string(line);
+    m += ':';
+    m += std::to_string(column);
+  }
+  m += ": ";
+  m += what;
+  return m;
+}
+}  // namespace
+
 SpecError::SpecError(const std::string& source, int line, int column, const std::string& what)
-    : std::invalid_argument(source + (line > 0 ? ":" + std::to_string(line) + ":" + std::to_string(column) : "") +
-                            ": " + what),
+    : std::invalid_argument(spec_message(source, line, column, what)),
       source_(source),
       line_(line),
       column_(column) {}

@@ -1,7 +1,6 @@
 #include "transforms/ops/geometry.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -72,7 +71,7 @@ CropWindow RandomResizedCropOp::window(int height, int width, Rng& rng) const {
   return random_resized_crop_window(height, width, rng, params_);
 }
 
-void RandomResizedCropOp::finish(const Image& src, Image& out, bool mirror) const {
+void RandomResizedCropOp::finish(Image& src, Image& out, bool mirror) const {
   resized_crop(src, CropWindow{0, 0, src.width, src.height}, size_, size_, out, mirror,
                interpolation_);
 }
@@ -99,35 +98,33 @@ DataShape CenterCropOp::output_shape(const DataShape& in) const {
 }
 
 CropWindow CenterCropOp::window(int height, int width, Rng&) const {
+  // An image smaller than the crop on a side is padded, not cropped: keep all of it.
   if (height < size_ || width < size_) return CropWindow{0, 0, width, height};
-  // torchvision: int(round((dim - size) / 2.0)); (dim - size) is an integer here, so
-  // Python's half-to-even rounding of x.5 is what nearbyint does.
-  const int top = static_cast<int>(std::nearbyint((height - size_) / 2.0));
-  const int left = static_cast<int>(std::nearbyint((width - size_) / 2.0));
-  return CropWindow{left, top, size_, size_};
+  return center_crop_window(height, width, size_);
 }
 
-void CenterCropOp::finish(const Image& src, Image& out, bool mirror) const {
-  if (src.height == size_ && src.width == size_) {
-    out = src;
-  } else {
-    Rng unused(0);
-    const CropWindow w = window(src.height, src.width, unused);
-    resized_crop(src, w, size_, size_, out);
+void CenterCropOp::crop(Image& src, Image& tmp, Image& out) const {
+  if (src.height < size_ || src.width < size_) {
+    // torchvision pads with 0 to the crop size, the extra pixel (odd difference) right/bottom.
+    const int dw = std::max(0, size_ - src.width), dh = std::max(0, size_ - src.height);
+    pad(src, dw / 2, dh / 2, (dw + 1) / 2, (dh + 1) / 2, 0, tmp);
+    std::swap(src, tmp);
   }
+  if (src.height == size_ && src.width == size_) {
+    std::swap(src, out);
+  } else {
+    center_crop(src, size_, out);
+  }
+}
+
+void CenterCropOp::finish(Image& src, Image& out, bool mirror) const {
+  Image tmp;  // touched only for an image smaller than the crop
+  crop(src, tmp, out);
   if (mirror) horizontal_flip(out);
 }
 
 void CenterCropOp::apply(SampleData& s, Rng&, OpState*) const {
-  const Image& in = s.image;
-  if (in.height < size_ || in.width < size_) {
-    // torchvision pads with 0 to the crop size, the extra pixel (odd difference) right/bottom.
-    const int dw = std::max(0, size_ - in.width), dh = std::max(0, size_ - in.height);
-    pad(in, dw / 2, dh / 2, (dw + 1) / 2, (dh + 1) / 2, 0, s.scratch);
-    std::swap(s.image, s.scratch);
-    if (s.image.height == size_ && s.image.width == size_) return;
-  }
-  center_crop(s.image, size_, s.scratch);
+  crop(s.image, s.scratch, s.scratch);
   std::swap(s.image, s.scratch);
 }
 
@@ -154,8 +151,8 @@ CropWindow RandomCropOp::window(int height, int width, Rng& rng) const {
   return random_crop_window(height, width, size_, rng);
 }
 
-void RandomCropOp::finish(const Image& src, Image& out, bool mirror) const {
-  out = src;
+void RandomCropOp::finish(Image& src, Image& out, bool mirror) const {
+  std::swap(src, out);  // an unpadded crop's window is its output
   if (mirror) horizontal_flip(out);
 }
 
@@ -194,17 +191,7 @@ DataShape ResizeOp::output_shape(const DataShape& in) const {
 void ResizeOp::apply(SampleData& s, Rng&, OpState*) const {
   const CropWindow all{0, 0, s.image.width, s.image.height};
   if (shorter_side()) {
-    if (interpolation_ == Interpolation::kBilinear) {
-      resize_shorter(s.image, width_, s.scratch);
-    } else {
-      // torchvision: the shorter side becomes size, the longer int(size * long / short).
-      const bool wide = s.image.width >= s.image.height;
-      const int shorter = wide ? s.image.height : s.image.width;
-      const int longer = wide ? s.image.width : s.image.height;
-      const int l = static_cast<int>(static_cast<int64_t>(width_) * longer / shorter);
-      resized_crop(s.image, all, wide ? width_ : l, wide ? l : width_, s.scratch, false,
-                   interpolation_);
-    }
+    resize_shorter(s.image, width_, s.scratch, interpolation_);
   } else {
     resized_crop(s.image, all, height_, width_, s.scratch, false, interpolation_);
   }

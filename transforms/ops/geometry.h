@@ -30,7 +30,7 @@ class RandomResizedCropOp final : public WindowOp {
   DataShape output_shape(const DataShape& in) const override;
   void apply(SampleData& s, Rng& rng, OpState* state) const override;
   CropWindow window(int height, int width, Rng& rng) const override;
-  void finish(const Image& src, Image& out, bool mirror) const override;
+  void finish(Image& src, Image& out, bool mirror) const override;
   int size() const override { return size_; }
   bool scalable() const override { return true; }
   /// window + resize mirrored in one pass (the planner's fusion with horizontal_flip).
@@ -51,11 +51,13 @@ class CenterCropOp final : public WindowOp {
   void apply(SampleData& s, Rng& rng, OpState* state) const override;
   /// The central window; an image smaller than the crop has no window (apply() pads).
   CropWindow window(int height, int width, Rng& rng) const override;
-  void finish(const Image& src, Image& out, bool mirror) const override;
+  void finish(Image& src, Image& out, bool mirror) const override;
   int size() const override { return size_; }
   bool scalable() const override { return false; }
 
  private:
+  // Pads (as torchvision) where src is smaller than the crop, then crops; src may be consumed.
+  void crop(Image& src, Image& tmp, Image& out) const;
   int size_;
 };
 
@@ -68,7 +70,7 @@ class RandomCropOp final : public WindowOp {
   DataShape output_shape(const DataShape& in) const override;
   void apply(SampleData& s, Rng& rng, OpState* state) const override;
   CropWindow window(int height, int width, Rng& rng) const override;
-  void finish(const Image& src, Image& out, bool mirror) const override;
+  void finish(Image& src, Image& out, bool mirror) const override;
   int size() const override { return size_; }
   bool scalable() const override { return false; }
   /// Whether the window alone (no padding) describes this crop, so an ROI decode can serve it.
