@@ -144,8 +144,21 @@ class Pipelines(unittest.TestCase):
             self.assertIn(f"== {name} (transforms/recipes/{name}.yaml)", r.stdout)
 
 
-def verdict_run(path, points, compute_ms=25.0, batch=64):
-    """points: [(workers, data_ms, step_ms)] -> a run with BM_EndToEnd, BM_Loader, BM_Sample."""
+# The resolved spec a real `pipebench --recipe=imagenet_train` run records as its context's
+# pipeline_spec: the report takes the faster variants it compares from here.
+IMAGENET_TRAIN_SPEC = (
+    "{name: imagenet_train, decode: {mode: full}, transforms: [{random_resized_crop: "
+    "{interpolation: bilinear, ratio: [0.75, 1.3333333333333333], scale: [0.080000000000000002, "
+    "1], size: 224}}, {horizontal_flip: {p: 0.5}}, {normalize: {mean: [0.48500001430511475, "
+    "0.45600000023841858, 0.40599998831748962], std: [0.22900000214576721, 0.22400000691413879, "
+    "0.22499999403953552]}}], collate: {dtype: float32, layout: NCHW}, variants: [{recipe: "
+    "imagenet_train_roi, fixes: decode}]}")
+
+
+def verdict_run(path, points, compute_ms=25.0, batch=64, spec=IMAGENET_TRAIN_SPEC):
+    """points: [(workers, data_ms, step_ms)] -> a run with BM_EndToEnd, BM_Loader, BM_Sample.
+
+    spec: the context's pipeline_spec; None writes a run without one (an older file)."""
     cases = []
     for w, data_ms, step_ms in points:
         bound = max(data_ms, compute_ms)
@@ -171,6 +184,8 @@ def verdict_run(path, points, compute_ms=25.0, batch=64):
     run_doc["context"].update({"recipe": "imagenet_train", "baseline": "emulated",
                                "batch_size": str(batch), "hardware_threads": "2",
                                "dataset": "/data/photos-in"})
+    if spec is not None:
+        run_doc["context"]["pipeline_spec"] = spec
     with open(path, "w") as f:
         json.dump(run_doc, f)
 
@@ -205,6 +220,19 @@ class Report(unittest.TestCase):
         v = json.loads(self.report("--json").stdout)
         self.assertEqual(v["first_compute_bound_workers"], 4)
         self.assertIsNone(v["predicted_workers"])
+        # Compute-bound at 4 workers: a cheaper stage would not shorten the step.
+        self.assertIsNone(v["fix_first"])
+        self.assertNotIn("Fix first", self.report().stdout)
+
+    def test_a_run_without_a_spec_reports_without_variants(self):
+        verdict_run(self.path, [(1, 64.0, 64.5), (2, 32.0, 32.4)], spec=None)
+        r = self.report("--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        v = json.loads(r.stdout)
+        self.assertEqual(v["predicted_workers"], 3)
+        self.assertEqual(v["fix_first"], "decode")
+        self.assertNotIn("best_alternative", v)
+        self.assertNotIn("Faster variant", self.report().stdout)
 
     def test_bad_input_exits_2_with_the_file_name(self):
         for content in ["", "{not json", json.dumps({"benchmarks": 3}),

@@ -1,0 +1,191 @@
+#include "report/format.h"
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+
+namespace pipebench::report {
+namespace {
+
+using nlohmann::json;
+
+__attribute__((format(printf, 2, 3))) void appendf(std::string& out, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, fmt, args);
+  va_end(args);
+  if (n > 0) {
+    const size_t at = out.size();
+    out.resize(at + static_cast<size_t>(n) + 1);
+    std::vsnprintf(out.data() + at, static_cast<size_t>(n) + 1, fmt, again);
+    out.resize(at + static_cast<size_t>(n));
+  }
+  va_end(again);
+}
+
+const char* regime(const Bound& b) { return b.data_bound() ? "data-bound" : "compute-bound"; }
+
+// The sweep table; the idle column only when the run measured the workers' wait (runs
+// from before worker_wait_ms, and synthetic ones, keep their old table).
+void sweep_table(std::string& out, const Report& r) {
+  const auto& v = r.verdict;
+  const bool idle = !r.worker_wait_ms.empty();
+  appendf(out, "%8s %10s %11s %9s %9s %9s %7s %8s", "workers", "images/s", "data ms", "compute",
+          "bound ms", "step ms", "AU %", "stall %");
+  if (idle) appendf(out, " %8s", "idle ms");
+  appendf(out, " %10s  %s\n", "pred err %", "regime");
+  for (const auto& p : v.sweep) {
+    const auto& b = p.bound;
+    appendf(out, "%8d %10.0f %11.2f %9.2f %9.2f %9.2f %7.1f %8.1f", p.workers,
+            p.images_per_second, b.data_ms, b.compute_ms, b.bound_ms, b.step_ms, b.au_pct,
+            b.stall_pct);
+    if (idle) {
+      auto w = r.worker_wait_ms.find(p.workers);
+      if (w != r.worker_wait_ms.end()) appendf(out, " %8.2f", w->second);
+      else appendf(out, " %8s", "-");
+    }
+    appendf(out, " %+10.1f  %s\n", b.prediction_error_pct, regime(b));
+  }
+  appendf(out, "(times in ms per batch; bound = max(data, compute); AU = compute / step%s)\n\n",
+          idle ? "; idle = all workers' wait per batch" : "");
+}
+
+void workers_verdict(std::string& out, const Report& r) {
+  const auto& v = r.verdict;
+  if (v.first_compute_bound) {
+    appendf(out, "Workers: %d is the smallest swept worker count that keeps the accelerator busy "
+            "(compute-bound).\n", *v.first_compute_bound);
+  } else if (v.predicted_workers) {
+    appendf(out, "Workers: data-bound at every swept count. Predicted to be compute-bound at "
+            "%d workers = ceil(%.3f ms/sample x %d / (%.2f ms x %.2f scaling efficiency)).\n",
+            *v.predicted_workers, v.per_sample_ms, r.batch, v.sweep.front().bound.compute_ms,
+            v.scaling_efficiency);
+    if (r.cores > 0 && *v.predicted_workers > r.cores)
+      appendf(out, "         That is more workers than this machine's %d hardware threads: add "
+              "cores, or make each sample cheaper (below).\n", r.cores);
+  }
+  for (const auto& p : v.sweep) {
+    const auto& b = p.bound;
+    if (std::abs(b.data_ms - b.compute_ms) < 0.1 * b.bound_ms) {
+      appendf(out, "Note: at %d workers data and compute are within 10 %% of each other: the "
+              "regime there can flip with load, and the bound is least certain (a late "
+              "batch stalls the step).\n", p.workers);
+    }
+  }
+}
+
+void stage_shares(std::string& out, const Report& r) {
+  const auto& v = r.verdict;
+  double total = 0;
+  for (const auto& s : v.stages) total += s.ms_per_sample;
+  appendf(out, "\nPer-sample time by stage (loader, fewest workers):\n");
+  for (const auto& s : v.stages)
+    appendf(out, "  %-10s %8.3f ms  %5.1f %%\n", s.stage.c_str(), s.ms_per_sample,
+            100 * s.ms_per_sample / total);
+  if (auto fix = r.fix_first()) {
+    appendf(out, "Fix first: %s (%.0f %% of per-sample time).\n", fix->c_str(),
+            100 * v.stages.front().ms_per_sample / total);
+  } else if (v.first_compute_bound) {
+    appendf(out, "No stage to fix first: the loop is compute-bound from %d workers; a cheaper "
+            "sample frees CPU there but does not shorten the step.\n", *v.first_compute_bound);
+  } else {
+    appendf(out, "No stage to fix first: the run has no BM_EndToEnd sweep to tell whether the "
+            "loop is data-bound.\n");
+  }
+}
+
+void findings(std::string& out, const Report& r) {
+  if (r.loader_w1_ips && r.loader_wn_ips) {
+    appendf(out, "\nSequential vs parallel loading (FastAI.jl): 1 worker %.0f images/s, %d workers "
+            "%.0f images/s (%.2fx).\n", *r.loader_w1_ips, r.loader_wn, *r.loader_wn_ips,
+            *r.loader_wn_ips / *r.loader_w1_ips);
+  }
+  if (r.mask_conv_ms && r.mask_shifts_ms) {
+    appendf(out, "Case study (PyTorch profiler): RandomMask with dilation by convolution %.3f ms, "
+            "by boolean shifts %.3f ms (%.1fx faster)", *r.mask_conv_ms, *r.mask_shifts_ms,
+            *r.mask_conv_ms / *r.mask_shifts_ms);
+    if (r.casestudy_ms && r.casestudy_shifts_ms) {
+      appendf(out, "; the casestudy sample %.3f -> %.3f ms (%.0f %% less); the convolution mask "
+              "is %.0f %% of the original sample", *r.casestudy_ms, *r.casestudy_shifts_ms,
+              100 * (1 - *r.casestudy_shifts_ms / *r.casestudy_ms),
+              100 * *r.mask_conv_ms / *r.casestudy_ms);
+    }
+    appendf(out, ".\n");
+  }
+}
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(); }
+json opt(const std::optional<int>& v) { return v ? json(*v) : json(); }
+
+}  // namespace
+
+std::string format_text(const Report& r) {
+  const auto& v = r.verdict;
+  std::string out;
+  appendf(out, "pipebench verdict: recipe %s, baseline %s, batch %d, dataset %s\n\n",
+          r.recipe.c_str(), r.baseline.c_str(), r.batch, r.dataset.c_str());
+  if (!v.sweep.empty()) {
+    sweep_table(out, r);
+    workers_verdict(out, r);
+  }
+  if (!v.stages.empty()) stage_shares(out, r);
+  if (v.best_alternative) {
+    const auto& a = *v.best_alternative;
+    appendf(out, "Faster variant measured in this run: %s at %.3f ms/sample vs %s at %.3f "
+            "ms/sample: saves %.3f ms per sample (%.0f %%), %.1f ms per batch of %d.\n",
+            a.variant.c_str(), a.variant_ms, a.baseline.c_str(), a.baseline_ms, a.saving_ms(),
+            100 * a.saving_ms() / a.baseline_ms, a.saving_ms() * r.batch, r.batch);
+  }
+  if (!r.spec_note.empty())
+    appendf(out, "Note: the run's pipeline_spec does not parse here, so its faster variants are "
+            "not compared: %s\n", r.spec_note.c_str());
+  findings(out, r);
+  return out;
+}
+
+json to_json(const Report& r) {
+  const auto& v = r.verdict;
+  json j = {{"recipe", r.recipe}, {"baseline", r.baseline}, {"batch_size", r.batch},
+            {"per_sample_ms", v.per_sample_ms}, {"scaling_efficiency", v.scaling_efficiency}};
+  j["sweep"] = json::array();
+  for (const auto& p : v.sweep) {
+    const auto& b = p.bound;
+    json point = {{"workers", p.workers}, {"images_per_second", p.images_per_second},
+                  {"data_ms", b.data_ms}, {"compute_ms", b.compute_ms},
+                  {"bound_ms", b.bound_ms}, {"step_ms", b.step_ms}, {"au_pct", b.au_pct},
+                  {"stall_pct", b.stall_pct}, {"prediction_error_pct", b.prediction_error_pct},
+                  {"regime", regime(b)}};
+    if (auto w = r.worker_wait_ms.find(p.workers); w != r.worker_wait_ms.end())
+      point["worker_wait_ms"] = w->second;
+    j["sweep"].push_back(std::move(point));
+  }
+  j["first_compute_bound_workers"] = opt(v.first_compute_bound);
+  j["predicted_workers"] = opt(v.predicted_workers);
+  j["data_bound"] = r.data_bound();
+  j["stages"] = json::array();
+  for (const auto& s : v.stages)
+    j["stages"].push_back({{"stage", s.stage}, {"ms_per_sample", s.ms_per_sample}});
+  const auto fix = r.fix_first();
+  j["fix_first"] = fix ? json(*fix) : json();
+  if (v.best_alternative) {
+    const auto& a = *v.best_alternative;
+    j["best_alternative"] = {{"stage", a.stage}, {"baseline", a.baseline}, {"variant", a.variant},
+                             {"baseline_ms", a.baseline_ms}, {"variant_ms", a.variant_ms},
+                             {"saving_ms_per_sample", a.saving_ms()}};
+  }
+  if (!r.spec_note.empty()) j["pipeline_spec_note"] = r.spec_note;
+  if (r.loader_w1_ips && r.loader_wn_ips)
+    j["sequential_vs_parallel"] = {{"workers", r.loader_wn},
+                                   {"w1_images_per_second", *r.loader_w1_ips},
+                                   {"wn_images_per_second", *r.loader_wn_ips}};
+  if (r.mask_conv_ms && r.mask_shifts_ms)
+    j["casestudy_dilation"] = {{"mask_conv_ms", *r.mask_conv_ms},
+                               {"mask_shifts_ms", *r.mask_shifts_ms},
+                               {"sample_ms", opt(r.casestudy_ms)},
+                               {"sample_shifts_ms", opt(r.casestudy_shifts_ms)}};
+  return j;
+}
+
+}  // namespace pipebench::report

@@ -1,0 +1,164 @@
+#include "report/report.h"
+
+#include <algorithm>
+#include <charconv>
+#include <regex>
+#include <stdexcept>
+
+namespace pipebench::report {
+namespace {
+
+// The loader stages whose per-sample cost the report ranks, in pipeline order.
+constexpr const char* kStages[] = {"read", "decode", "transform", "collate", "batch_ops", "h2d"};
+
+int context_int(const BenchRun& run, const std::string& key, int fallback) {
+  const std::string text = run.context_or(key, std::to_string(fallback));
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw ReportError("context " + key + " must be an integer, got '" + text + "'");
+  return v;
+}
+
+// A recipe name from the context is the user's text (a spec file's stem): match it
+// literally inside the case-name patterns.
+std::string regex_escape(const std::string& s) {
+  static const std::regex special(R"([.^$|()\[\]{}*+?\\])");
+  return std::regex_replace(s, special, R"(\$&)");
+}
+
+double required_counter(const std::string& name, const CaseMeans& c, const char* field) {
+  auto it = c.values.find(field);
+  if (it == c.values.end()) throw ReportError(name + " has no counter " + field);
+  return it->second;
+}
+
+struct Cases {
+  std::vector<SweepPoint> sweep;
+  std::map<int, double> worker_wait_ms;
+  std::map<int, std::string> loaders;  // workers -> case name
+};
+
+// The BM_EndToEnd sweep and the BM_Loader cases of `recipe`.
+Cases find_sweep(const BenchRun& run, const std::string& recipe) {
+  const std::string r = regex_escape(recipe);
+  const std::regex e2e("BM_EndToEnd/" + r + "/[a-z]+/workers:([0-9]+)(/.*)?");
+  const std::regex loader("BM_Loader/" + r + "/workers:([0-9]+)(/.*)?");
+  Cases out;
+  for (const auto& [name, c] : run.cases) {
+    std::smatch m;
+    if (std::regex_match(name, m, e2e)) {
+      SweepPoint p;
+      p.workers = std::stoi(m[1]);
+      try {
+        p.bound = compute_bound(required_counter(name, c, "data_ms"),
+                                required_counter(name, c, "compute_ms"),
+                                required_counter(name, c, "step_ms"));
+      } catch (const std::invalid_argument& e) {
+        throw ReportError(name + ": " + e.what());
+      }
+      p.images_per_second = required_counter(name, c, "items_per_second");
+      out.sweep.push_back(p);
+      if (auto w = c.values.find("worker_wait_ms"); w != c.values.end())
+        out.worker_wait_ms[p.workers] = std::max(0.0, w->second);
+    } else if (std::regex_match(name, m, loader)) {
+      out.loaders[std::stoi(m[1])] = name;
+    }
+  }
+  return out;
+}
+
+std::vector<StageCost> stage_costs(const BenchRun& run, const std::string& loader_case) {
+  std::vector<StageCost> stages;
+  for (const char* s : kStages) {
+    auto v = run.value(loader_case, std::string(s) + "_ms");
+    if (v && *v > 0) stages.push_back({s, *v});
+  }
+  return stages;
+}
+
+// The variants the run's recorded spec declares; none without a spec. A spec that no
+// longer parses (an operator renamed since the run) costs the variants, not the report.
+std::vector<Alternative> variants_from_context(const BenchRun& run, Report& r) {
+  auto spec_text = run.context.find("pipeline_spec");
+  if (spec_text == run.context.end() || spec_text->second.empty()) return {};
+  try {
+    const PipelineSpec spec = parse_pipeline_spec(spec_text->second, "pipeline_spec",
+                                                  context_int(run, "crop_size", 224));
+    r.declared_variants = spec.variants;
+    return measured_variants(run, spec);
+  } catch (const std::invalid_argument& e) {  // SpecError
+    r.spec_note = e.what();
+    return {};
+  }
+}
+
+void sequential_vs_parallel(const BenchRun& run, const std::map<int, std::string>& loaders, Report& r) {
+  if (loaders.empty()) return;
+  r.loader_w1_ips = run.value(loaders.begin()->second, "items_per_second");
+  for (const auto& [w, name] : loaders) {
+    if (w > 1 && (r.cores == 0 || w <= r.cores)) {
+      r.loader_wn = w;
+      r.loader_wn_ips = run.value(name, "items_per_second");
+    }
+  }
+}
+
+}  // namespace
+
+bool Report::data_bound() const {
+  return !verdict.sweep.empty() && !verdict.first_compute_bound;
+}
+
+std::optional<std::string> Report::fix_first() const {
+  if (!data_bound() || verdict.stages.empty()) return std::nullopt;
+  return verdict.stages.front().stage;
+}
+
+std::vector<Alternative> measured_variants(const BenchRun& run, const PipelineSpec& spec) {
+  std::vector<Alternative> alts;
+  const std::string base = "BM_Sample/" + spec.name;
+  const auto base_ms = run.ms_per_item(base);
+  if (!base_ms) return alts;
+  for (const auto& v : spec.variants) {
+    const std::string variant = "BM_Sample/" + v.recipe;
+    if (auto ms = run.ms_per_item(variant)) alts.push_back({v.fixes, base, variant, *base_ms, *ms});
+  }
+  return alts;
+}
+
+Report build_report(const BenchRun& run) {
+  Report r;
+  r.recipe = run.context_or("recipe", "imagenet_train");
+  r.baseline = run.context_or("baseline", "emulated");
+  r.dataset = run.context_or("dataset", "?");
+  r.batch = context_int(run, "batch_size", 64);
+  r.cores = context_int(run, "hardware_threads", 0);
+
+  Cases cases = find_sweep(run, r.recipe);
+  if (cases.sweep.empty() && cases.loaders.empty())
+    throw ReportError("no BM_EndToEnd/" + r.recipe + " or BM_Loader/" + r.recipe +
+                      " case in the run: run pipebench without a filter that drops them");
+  r.worker_wait_ms = std::move(cases.worker_wait_ms);
+
+  // Per-sample cost of one worker: BM_Sample of the recipe, else the loader at w = 1.
+  double per_sample_ms = run.ms_per_item("BM_Sample/" + r.recipe).value_or(0);
+  if (per_sample_ms == 0 && cases.loaders.count(1))
+    per_sample_ms = run.ms_per_item(cases.loaders.at(1)).value_or(0);
+
+  std::vector<StageCost> stages;
+  if (!cases.loaders.empty()) stages = stage_costs(run, cases.loaders.begin()->second);
+  sequential_vs_parallel(run, cases.loaders, r);
+
+  r.alternatives = variants_from_context(run, r);
+  r.verdict = make_verdict(std::move(cases.sweep), per_sample_ms, r.batch, std::move(stages),
+                           r.alternatives);
+
+  r.mask_conv_ms = run.ms_per_item("BM_Transform/random_mask/dilation:conv");
+  r.mask_shifts_ms = run.ms_per_item("BM_Transform/random_mask/dilation:shifts");
+  r.casestudy_ms = run.ms_per_item("BM_Sample/casestudy");
+  r.casestudy_shifts_ms = run.ms_per_item("BM_Sample/casestudy_shifts");
+  return r;
+}
+
+}  // namespace pipebench::report

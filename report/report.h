@@ -1,0 +1,82 @@
+// Building the verdict of a pipebench run (what `pipebench-report` prints), from a BenchRun
+// (report/run.h) and the bound arithmetic of pipeline/bound.h.
+//
+// What it reads from the run, by case name (Google Benchmark's suffixes such as
+// /real_time accepted), with RECIPE the context's `recipe` (default imagenet_train):
+//   - the sweep: BM_EndToEnd/RECIPE/<baseline>/workers:<w>, each with the counters
+//     data_ms, compute_ms, step_ms (ms per batch) and items_per_second; worker_wait_ms
+//     (all workers' idle time, ms per batch) where the run has it;
+//   - the loader: BM_Loader/RECIPE/workers:<w>; the one with the fewest workers gives the
+//     per-sample stage costs read_ms, decode_ms, transform_ms, collate_ms, batch_ops_ms,
+//     h2d_ms (ms per sample; a stage that is missing or 0 is left out);
+//   - one worker's per-sample cost: BM_Sample/RECIPE (ms = 1000 / items_per_second), else
+//     the loader at 1 worker;
+//   - faster variants: the context's `pipeline_spec` (the resolved spec, transforms/spec.h)
+//     declares `variants: [{recipe: R, fixes: STAGE}]`; each one whose BM_Sample/R and
+//     BM_Sample/<spec name> were both measured is a candidate (pipebench::Alternative). A
+//     run without a pipeline_spec (older files) has no candidates; one whose spec no
+//     longer parses has none either, and Report::spec_note says why;
+//   - the design notes' findings: BM_Loader at 1 worker against the most workers <= the
+//     machine's hardware threads; BM_Transform/random_mask/dilation:conv and :shifts, and
+//     BM_Sample/casestudy and casestudy_shifts.
+// Context keys used: recipe, baseline, dataset, batch_size, hardware_threads, crop_size,
+// pipeline_spec.
+//
+// Errors: ReportError when the run has neither a BM_EndToEnd nor a BM_Loader case of its
+// recipe, when a sweep case lacks data_ms, compute_ms or step_ms or holds an impossible
+// time (negative, step 0), or when batch_size / hardware_threads is not an integer.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/bound.h"
+#include "report/run.h"
+#include "transforms/spec.h"
+
+namespace pipebench::report {
+
+struct Report {
+  Verdict verdict;
+  std::string recipe, baseline, dataset;
+  int batch = 0;
+  int cores = 0;  ///< hardware threads of the machine that ran it (0 = unknown)
+
+  /// All workers' idle time per batch at each swept worker count (BM_EndToEnd's
+  /// worker_wait_ms), clamped at 0: the loader derives it as worker-time minus busy time,
+  /// so timer granularity can leave it a hair below 0, which means "never idle". Counts
+  /// whose case has no worker_wait_ms are absent.
+  std::map<int, double> worker_wait_ms;
+
+  /// Faster variants the run's spec declares (empty without a pipeline_spec), and those of
+  /// them measured in this run (the candidates given to make_verdict).
+  std::vector<SpecVariant> declared_variants;
+  std::vector<Alternative> alternatives;
+  /// Empty, or why the context's pipeline_spec could not be read (no variants then).
+  std::string spec_note;
+
+  // Sequential vs parallel loading (BM_Loader at w = 1 and at the most workers <= cores).
+  std::optional<double> loader_w1_ips, loader_wn_ips;  ///< images/s
+  int loader_wn = 0;
+  // The case study's dilation, ms per image.
+  std::optional<double> mask_conv_ms, mask_shifts_ms, casestudy_ms, casestudy_shifts_ms;
+
+  /// The run is data-bound: it has a sweep, and no swept worker count keeps the
+  /// accelerator busy. Only then does shortening a stage shorten the step.
+  bool data_bound() const;
+  /// The stage with the largest per-sample share, when the run is data-bound; nullopt
+  /// otherwise (compute-bound somewhere, no sweep, or no stage costs).
+  std::optional<std::string> fix_first() const;
+};
+
+/// The verdict of a run. Throws ReportError (see the top of this file).
+Report build_report(const BenchRun& run);
+
+/// The candidates that `spec`'s declared variants give in `run`: for each variant, the
+/// stage it fixes, BM_Sample/<spec.name> against BM_Sample/<variant.recipe>, both in ms
+/// per image; a variant not measured in the run (or its baseline not) is left out.
+std::vector<Alternative> measured_variants(const BenchRun& run, const PipelineSpec& spec);
+
+}  // namespace pipebench::report

@@ -1,0 +1,115 @@
+#include "report/run.h"
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace pipebench::report {
+namespace {
+
+using nlohmann::json;
+
+// One trailing part that Google Benchmark adds to a case's name for a setting of the
+// case (benchmark_register.cc), never one of pipebench's own parts such as workers:N.
+bool is_setting_suffix(const std::string& part) {
+  static const std::regex setting(
+      "(iterations|repeats|threads|min_time|min_warmup_time):[0-9.e+-]+s?|real_time|"
+      "manual_time|process_time");
+  return std::regex_match(part, setting);
+}
+
+void add_row(BenchRun& run, const json& row, std::map<std::string, std::map<std::string, int>>& counts) {
+  if (!row.is_object()) return;
+  if (row.value("run_type", "iteration") != "iteration") return;  // aggregates count twice
+  if (row.value("error_occurred", false)) return;                 // zeros, not times
+  const std::string name = row.value("run_name", row.value("name", ""));
+  if (name.empty()) return;
+  CaseMeans& c = run.cases[name];
+  ++c.repetitions;
+  for (const auto& [field, v] : row.items()) {
+    if (!v.is_number()) continue;
+    c.values[field] += v.get<double>();
+    ++counts[name][field];
+  }
+}
+
+}  // namespace
+
+std::string strip_case_suffixes(const std::string& name) {
+  std::string out = name;
+  for (auto slash = out.rfind('/'); slash != std::string::npos && slash > 0; slash = out.rfind('/')) {
+    if (!is_setting_suffix(out.substr(slash + 1))) break;
+    out.resize(slash);
+  }
+  return out;
+}
+
+const CaseMeans* BenchRun::find(const std::string& name) const {
+  if (auto it = cases.find(name); it != cases.end()) return &it->second;
+  // Names are sorted, so a suffixed form of `name` starts right after it.
+  for (auto it = cases.lower_bound(name + "/"); it != cases.end(); ++it) {
+    if (it->first.compare(0, name.size() + 1, name + "/") != 0) break;
+    if (strip_case_suffixes(it->first) == name) return &it->second;
+  }
+  return nullptr;
+}
+
+std::optional<double> BenchRun::value(const std::string& name, const std::string& field) const {
+  const CaseMeans* c = find(name);
+  if (!c) return std::nullopt;
+  auto it = c->values.find(field);
+  if (it == c->values.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<double> BenchRun::ms_per_item(const std::string& name) const {
+  auto ips = value(name, "items_per_second");
+  if (!ips || !(*ips > 0)) return std::nullopt;
+  return 1000.0 / *ips;
+}
+
+std::string BenchRun::context_or(const std::string& key, const std::string& fallback) const {
+  auto it = context.find(key);
+  return it == context.end() ? fallback : it->second;
+}
+
+BenchRun load_run(const json& doc) {
+  if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
+    throw ReportError("not a Google Benchmark JSON file (no \"benchmarks\" array)");
+  BenchRun run;
+  std::map<std::string, std::map<std::string, int>> counts;
+  for (const auto& row : doc["benchmarks"]) add_row(run, row, counts);
+  for (auto& [name, c] : run.cases)
+    for (auto& [field, sum] : c.values) sum /= counts[name][field];
+  if (doc.contains("context") && doc["context"].is_object()) {
+    for (const auto& [key, v] : doc["context"].items()) {
+      if (v.is_string()) run.context[key] = v.get<std::string>();
+      else if (v.is_number_integer()) run.context[key] = std::to_string(v.get<long long>());
+      else if (v.is_number()) run.context[key] = v.dump();
+    }
+  }
+  return run;
+}
+
+BenchRun parse_run(const std::string& text) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    throw ReportError(std::string("not valid JSON: ") + e.what());
+  }
+  return load_run(doc);
+}
+
+BenchRun read_run(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ReportError("cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ReportError("cannot read the file");
+  return parse_run(text.str());
+}
+
+}  // namespace pipebench::report

@@ -1,0 +1,320 @@
+// The report library (report/): loading a run, finding its sweep, the faster variants its
+// own spec declares, and the two output rules (fix first only when data-bound; a worker
+// wait never negative). Runs are built in memory with nlohmann::json in the shape Google
+// Benchmark writes; every expected figure is worked out by hand from the rows.
+#include "report/format.h"
+#include "report/report.h"
+#include "report/run.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace pipebench::report {
+namespace {
+
+using nlohmann::json;
+
+// One iteration row of case `name` with the given numeric fields.
+json row(const std::string& name, json fields) {
+  fields["name"] = name;
+  fields["run_name"] = name;
+  fields["run_type"] = "iteration";
+  return fields;
+}
+
+json end_to_end(int workers, double data_ms, double compute_ms, double step_ms, int batch = 64) {
+  return row("BM_EndToEnd/imagenet_train/emulated/workers:" + std::to_string(workers) +
+                 "/iterations:30/real_time",
+             {{"workers", workers}, {"data_ms", data_ms}, {"compute_ms", compute_ms},
+              {"step_ms", step_ms}, {"items_per_second", batch * 1000.0 / step_ms}});
+}
+
+json loader(int workers, double data_ms, double decode_ms = 0.6, double transform_ms = 0.25) {
+  return row("BM_Loader/imagenet_train/workers:" + std::to_string(workers) + "/iterations:30/real_time",
+             {{"workers", workers}, {"data_ms", data_ms}, {"items_per_second", 64000.0 / data_ms},
+              {"read_ms", 0.02}, {"decode_ms", decode_ms}, {"transform_ms", transform_ms},
+              {"collate_ms", 0.0}});
+}
+
+json sample(const std::string& pipeline, double items_per_second) {
+  return row("BM_Sample/" + pipeline, {{"items_per_second", items_per_second}});
+}
+
+json run_doc(std::vector<json> rows, json context = json::object()) {
+  json ctx = {{"recipe", "imagenet_train"}, {"baseline", "emulated"}, {"batch_size", "64"},
+              {"hardware_threads", "2"}, {"dataset", "/data/photos-in"}};
+  ctx.update(context);
+  return {{"context", ctx}, {"benchmarks", rows}};
+}
+
+// The resolved one-line spec a real `pipebench --recipe=imagenet_train` run records.
+const char* kImagenetTrainSpec =
+    "{name: imagenet_train, decode: {mode: full}, transforms: [{random_resized_crop: "
+    "{interpolation: bilinear, ratio: [0.75, 1.3333333333333333], scale: [0.080000000000000002, "
+    "1], size: 224}}, {horizontal_flip: {p: 0.5}}, {normalize: {mean: [0.48500001430511475, "
+    "0.45600000023841858, 0.40599998831748962], std: [0.22900000214576721, 0.22400000691413879, "
+    "0.22499999403953552]}}], collate: {dtype: float32, layout: NCHW}, variants: [{recipe: "
+    "imagenet_train_roi, fixes: decode}]}";
+
+// A data-bound sweep (data 64 / 32 ms > compute 25 ms) with its loaders and both samples.
+std::vector<json> data_bound_rows() {
+  return {end_to_end(1, 64, 25, 64.5), end_to_end(2, 32, 25, 32.4), loader(1, 64), loader(2, 32),
+          sample("imagenet_train", 1000), sample("imagenet_train_roi", 1250)};
+}
+
+Report report_of(const json& doc) { return build_report(parse_run(doc.dump())); }
+
+// --- loading a run ----------------------------------------------------------------------
+
+TEST(LoadRun, AveragesRepetitionsAndSkipsAggregatesAndErrors) {
+  json a = row("BM_X", {{"real_time", 1.0}, {"items_per_second", 100.0}, {"only_some", 10.0}});
+  json b = row("BM_X", {{"real_time", 2.0}, {"items_per_second", 300.0}});
+  json c = row("BM_X", {{"real_time", 6.0}, {"items_per_second", 200.0}, {"only_some", 20.0}});
+  json errored = row("BM_X", {{"real_time", 0.0}, {"items_per_second", 0.0}});
+  errored["error_occurred"] = true;
+  errored["error_message"] = "bad file";
+  json mean = row("BM_X_mean", {{"real_time", 999.0}});
+  mean["run_name"] = "BM_X";
+  mean["run_type"] = "aggregate";
+  mean["aggregate_name"] = "mean";
+  const BenchRun run = parse_run(run_doc({a, errored, b, mean, c}).dump());
+
+  const CaseMeans* x = run.find("BM_X");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->repetitions, 3);
+  EXPECT_DOUBLE_EQ(x->values.at("real_time"), 3.0);          // (1 + 2 + 6) / 3
+  EXPECT_DOUBLE_EQ(x->values.at("items_per_second"), 200.0);  // (100 + 300 + 200) / 3
+  EXPECT_DOUBLE_EQ(x->values.at("only_some"), 15.0);          // over the 2 rows that have it
+  EXPECT_DOUBLE_EQ(*run.ms_per_item("BM_X"), 5.0);            // 1000 / 200
+  EXPECT_EQ(run.context_or("batch_size", "?"), "64");
+  EXPECT_EQ(run.context_or("absent", "fallback"), "fallback");
+}
+
+TEST(LoadRun, AnOnlyErroredCaseIsNotMeasured) {
+  json errored = row("BM_Y", {{"real_time", 0.0}});
+  errored["error_occurred"] = true;
+  const BenchRun run = parse_run(run_doc({errored}).dump());
+  EXPECT_EQ(run.find("BM_Y"), nullptr);
+  EXPECT_FALSE(run.value("BM_Y", "real_time").has_value());
+}
+
+TEST(LoadRun, FindsCasesThroughGoogleBenchmarkSuffixesOnly) {
+  const BenchRun run = parse_run(run_doc({row("BM_Sample/mine/iterations:5/real_time", {{"items_per_second", 500.0}}),
+                                     row("BM_Sample/mine_fast", {{"items_per_second", 800.0}}),
+                                     row("BM_Loader/mine/workers:2", {{"items_per_second", 9.0}})})
+                                .dump());
+  EXPECT_DOUBLE_EQ(*run.ms_per_item("BM_Sample/mine"), 2.0);
+  EXPECT_DOUBLE_EQ(*run.ms_per_item("BM_Sample/mine_fast"), 1.25);
+  EXPECT_EQ(run.find("BM_Loader/mine"), nullptr);  // workers:2 is pipebench's part, not a suffix
+  EXPECT_EQ(strip_case_suffixes("BM_EndToEnd/x/emulated/workers:4/iterations:30/real_time"),
+            "BM_EndToEnd/x/emulated/workers:4");
+  EXPECT_EQ(strip_case_suffixes("BM_H2D/pinned/async/batch:64/manual_time"), "BM_H2D/pinned/async/batch:64");
+}
+
+TEST(LoadRun, RejectsWhatIsNotARun) {
+  EXPECT_THROW(parse_run(""), ReportError);
+  EXPECT_THROW(parse_run("{not json"), ReportError);
+  EXPECT_THROW(parse_run(R"({"benchmarks": 3})"), ReportError);
+  EXPECT_THROW(parse_run("[1, 2]"), ReportError);
+  EXPECT_THROW(read_run("/nonexistent/pipebench/run.json"), ReportError);
+}
+
+// --- the sweep ---------------------------------------------------------------------------
+
+TEST(BuildReport, FindsTheSweepOfTheRunsRecipeOnly) {
+  std::vector<json> rows = {end_to_end(4, 16, 25, 25.2), end_to_end(1, 64, 25, 64.5),
+                            end_to_end(2, 32, 25, 32.4), loader(2, 32, 0.5), loader(1, 64, 0.7)};
+  // Another pipeline's case in the same run is not part of this sweep.
+  rows.push_back(row("BM_EndToEnd/imagenet_val/emulated/workers:8", {{"data_ms", 1.0},
+                 {"compute_ms", 25.0}, {"step_ms", 25.0}, {"items_per_second", 2560.0}}));
+  const Report r = report_of(run_doc(rows));
+  const auto& sweep = r.verdict.sweep;
+  ASSERT_EQ(sweep.size(), 3u);
+  EXPECT_EQ(sweep[0].workers, 1);
+  EXPECT_EQ(sweep[1].workers, 2);
+  EXPECT_EQ(sweep[2].workers, 4);
+  EXPECT_DOUBLE_EQ(sweep[0].bound.data_ms, 64);
+  EXPECT_DOUBLE_EQ(sweep[0].bound.step_ms, 64.5);
+  EXPECT_NEAR(sweep[0].bound.au_pct, 100.0 * 25 / 64.5, 1e-12);
+  EXPECT_NEAR(sweep[0].images_per_second, 64000 / 64.5, 1e-9);
+  EXPECT_EQ(r.verdict.first_compute_bound, 4);
+  // Stages from the loader with the fewest workers (decode 0.7 there), largest first.
+  ASSERT_EQ(r.verdict.stages.size(), 3u);  // collate 0 is left out
+  EXPECT_EQ(r.verdict.stages[0].stage, "decode");
+  EXPECT_DOUBLE_EQ(r.verdict.stages[0].ms_per_sample, 0.7);
+  EXPECT_EQ(r.verdict.stages[1].stage, "transform");
+  EXPECT_EQ(r.verdict.stages[2].stage, "read");
+  // Sequential vs parallel: w = 1 against the most workers <= 2 hardware threads.
+  EXPECT_DOUBLE_EQ(*r.loader_w1_ips, 1000);
+  EXPECT_EQ(r.loader_wn, 2);
+  EXPECT_DOUBLE_EQ(*r.loader_wn_ips, 2000);
+}
+
+TEST(BuildReport, TheRecipeNameIsMatchedLiterally) {
+  // A spec file's stem can hold regex characters; "a.b" must not match "aXb".
+  json other = row("BM_Loader/aXb/workers:1", {{"items_per_second", 10.0}});
+  json mine = row("BM_Loader/a.b/workers:1", {{"items_per_second", 20.0}, {"decode_ms", 1.0}});
+  const Report r = report_of(run_doc({other, mine}, {{"recipe", "a.b"}}));
+  EXPECT_DOUBLE_EQ(*r.loader_w1_ips, 20);
+}
+
+TEST(BuildReport, ErrorsNameWhatIsMissing) {
+  try {
+    report_of(run_doc({sample("imagenet_train", 1000)}));
+    FAIL() << "a run without a sweep or loader must be refused";
+  } catch (const ReportError& e) {
+    EXPECT_NE(std::string(e.what()).find("BM_EndToEnd/imagenet_train"), std::string::npos) << e.what();
+  }
+  json no_step = row("BM_EndToEnd/imagenet_train/emulated/workers:1",
+                     {{"data_ms", 1.0}, {"compute_ms", 2.0}, {"items_per_second", 5.0}});
+  try {
+    report_of(run_doc({no_step}));
+    FAIL() << "a sweep case without step_ms must be refused";
+  } catch (const ReportError& e) {
+    EXPECT_NE(std::string(e.what()).find("step_ms"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(report_of(run_doc({loader(1, 64)}, {{"batch_size", "sixty"}})), ReportError);
+  EXPECT_THROW(report_of(run_doc({end_to_end(1, -1, 25, 30)})), ReportError);
+}
+
+// --- faster variants from the run's spec -------------------------------------------------
+
+TEST(Variants, ComeFromTheSpecInTheContext) {
+  const Report r = report_of(run_doc(data_bound_rows(), {{"pipeline_spec", kImagenetTrainSpec}}));
+  ASSERT_EQ(r.declared_variants.size(), 1u);
+  EXPECT_EQ(r.declared_variants[0].recipe, "imagenet_train_roi");
+  ASSERT_EQ(r.alternatives.size(), 1u);
+  ASSERT_TRUE(r.verdict.best_alternative.has_value());
+  const Alternative& a = *r.verdict.best_alternative;
+  EXPECT_EQ(a.stage, "decode");
+  EXPECT_EQ(a.baseline, "BM_Sample/imagenet_train");
+  EXPECT_EQ(a.variant, "BM_Sample/imagenet_train_roi");
+  EXPECT_DOUBLE_EQ(a.baseline_ms, 1.0);  // 1000 / 1000 images/s
+  EXPECT_DOUBLE_EQ(a.variant_ms, 0.8);   // 1000 / 1250 images/s
+  EXPECT_TRUE(r.spec_note.empty());
+  EXPECT_NE(format_text(r).find("Faster variant measured in this run: BM_Sample/imagenet_train_roi"),
+            std::string::npos);
+}
+
+TEST(Variants, NoneWithoutASpecEvenWhenBothSamplesWereMeasured) {
+  // An older run: the same samples, no pipeline_spec. No table keyed by name fills in.
+  const Report r = report_of(run_doc(data_bound_rows()));
+  EXPECT_TRUE(r.declared_variants.empty());
+  EXPECT_TRUE(r.alternatives.empty());
+  EXPECT_FALSE(r.verdict.best_alternative.has_value());
+  EXPECT_EQ(format_text(r).find("Faster variant"), std::string::npos);
+  EXPECT_FALSE(to_json(r).contains("best_alternative"));
+  EXPECT_EQ(r.fix_first(), "decode");  // the rest of the verdict is unchanged
+}
+
+TEST(Variants, AnyPipelineDeclaresItsOwn) {
+  // A --pipeline run named "mine" declaring two variants; only the measured one counts.
+  const std::string spec =
+      "{name: mine, transforms: [{center_crop: {size: 64}}, normalize], variants: "
+      "[{recipe: mine_fast, fixes: transform}, {recipe: never_run, fixes: decode}]}";
+  std::vector<json> rows = {loader(1, 64), sample("mine", 400), sample("mine_fast", 500)};
+  rows[0]["name"] = rows[0]["run_name"] = "BM_Loader/mine/workers:1";
+  const Report r = report_of(run_doc(rows, {{"recipe", "mine"}, {"pipeline_spec", spec}}));
+  EXPECT_EQ(r.declared_variants.size(), 2u);
+  ASSERT_EQ(r.alternatives.size(), 1u);
+  EXPECT_EQ(r.alternatives[0].stage, "transform");
+  EXPECT_EQ(r.alternatives[0].baseline, "BM_Sample/mine");
+  EXPECT_DOUBLE_EQ(r.alternatives[0].baseline_ms, 2.5);
+  EXPECT_DOUBLE_EQ(r.alternatives[0].variant_ms, 2.0);
+}
+
+TEST(Variants, ASpecThatNoLongerParsesCostsOnlyTheVariants) {
+  const Report r = report_of(
+      run_doc(data_bound_rows(), {{"pipeline_spec", "{name: imagenet_train, transforms: [no_such_op]}"}}));
+  EXPECT_TRUE(r.alternatives.empty());
+  EXPECT_NE(r.spec_note.find("no_such_op"), std::string::npos) << r.spec_note;
+  EXPECT_EQ(r.verdict.sweep.size(), 2u);
+  EXPECT_NE(format_text(r).find("pipeline_spec does not parse"), std::string::npos);
+}
+
+// --- fix first only when data-bound -------------------------------------------------------
+
+TEST(FixFirst, NamedWhenDataBoundAtEverySweptCount) {
+  const Report r = report_of(run_doc(data_bound_rows()));
+  EXPECT_TRUE(r.data_bound());
+  EXPECT_EQ(r.fix_first(), "decode");
+  // decode 0.6 of 0.02 + 0.6 + 0.25 = 0.87 ms: 69 %.
+  EXPECT_NE(format_text(r).find("Fix first: decode (69 % of per-sample time)."), std::string::npos)
+      << format_text(r);
+  EXPECT_EQ(to_json(r)["fix_first"], "decode");
+  EXPECT_EQ(to_json(r)["data_bound"], true);
+}
+
+TEST(FixFirst, NotNamedWhenSomeWorkerCountIsComputeBound) {
+  std::vector<json> rows = data_bound_rows();
+  rows.push_back(end_to_end(4, 16, 25, 25.2));
+  const Report r = report_of(run_doc(rows));
+  EXPECT_FALSE(r.data_bound());
+  EXPECT_FALSE(r.fix_first().has_value());
+  const std::string text = format_text(r);
+  EXPECT_EQ(text.find("Fix first"), std::string::npos) << text;
+  EXPECT_NE(text.find("compute-bound from 4 workers"), std::string::npos) << text;
+  EXPECT_TRUE(to_json(r)["fix_first"].is_null());
+  EXPECT_EQ(to_json(r)["data_bound"], false);
+  EXPECT_EQ(to_json(r)["stages"].size(), 3u);  // the stage costs are still shown
+}
+
+TEST(FixFirst, NotNamedWithoutASweep) {
+  const Report r = report_of(run_doc({loader(1, 64), loader(2, 32)}));
+  EXPECT_FALSE(r.data_bound());
+  EXPECT_FALSE(r.fix_first().has_value());
+  EXPECT_EQ(format_text(r).find("Fix first"), std::string::npos);
+}
+
+// --- worker wait --------------------------------------------------------------------------
+
+// The idle column of the text table for `workers`, as printed.
+std::string idle_cell(const std::string& text, int workers) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream cells(line);
+    std::vector<std::string> c;
+    for (std::string s; cells >> s;) c.push_back(s);
+    // workers images/s data compute bound step AU stall idle pred regime
+    if (c.size() == 11 && c[0] == std::to_string(workers)) return c[8];
+  }
+  return "";
+}
+
+TEST(WorkerWait, NeverNegative) {
+  // Two repetitions of w = 1 at -0.5 and +0.1 ms (mean -0.2); w = 2 at 3 ms; w = 4 absent.
+  json w1a = end_to_end(1, 64, 25, 64.5), w1b = end_to_end(1, 64, 25, 64.5);
+  w1a["worker_wait_ms"] = -0.5;
+  w1b["worker_wait_ms"] = 0.1;
+  json w2 = end_to_end(2, 32, 25, 32.4);
+  w2["worker_wait_ms"] = 3.0;
+  const Report r = report_of(run_doc({w1a, w1b, w2, end_to_end(4, 16, 25, 25.2), loader(1, 64)}));
+  ASSERT_EQ(r.worker_wait_ms.size(), 2u);
+  EXPECT_EQ(r.worker_wait_ms.at(1), 0.0);
+  EXPECT_DOUBLE_EQ(r.worker_wait_ms.at(2), 3.0);
+
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("idle ms"), std::string::npos) << text;
+  EXPECT_EQ(idle_cell(text, 1), "0.00") << text;
+  EXPECT_EQ(idle_cell(text, 2), "3.00") << text;
+  EXPECT_EQ(idle_cell(text, 4), "-") << text;
+
+  const json j = to_json(r);
+  EXPECT_EQ(j["sweep"][0]["worker_wait_ms"], 0.0);
+  EXPECT_EQ(j["sweep"][1]["worker_wait_ms"], 3.0);
+  EXPECT_FALSE(j["sweep"][2].contains("worker_wait_ms"));
+}
+
+TEST(WorkerWait, NoColumnWhenTheRunHasNone) {
+  const std::string text = format_text(report_of(run_doc(data_bound_rows())));
+  EXPECT_EQ(text.find("idle"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace pipebench::report
