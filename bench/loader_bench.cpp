@@ -2,7 +2,7 @@
 // read -> decode + transforms -> collate), no training step: one batch per iteration,
 // --steps iterations after a warm-up of prefetch depth + 1 batches. Real time (the work
 // runs on TBB threads). items_per_second = images/s; data_ms = loader time per batch;
-// read_ms, decode_ms, transform_ms, collate_ms, h2d_ms = per-sample stage means from the
+// read_ms, decode_ms, transform_ms, collate_ms, batch_ops_ms, h2d_ms = per-sample stage means from the
 // loader's own stage timers; consumer_wait_ms = time next() blocked, per batch;
 // worker_wait_ms = all workers' idle time, per batch.
 //

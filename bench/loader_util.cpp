@@ -62,7 +62,9 @@ void add_stage_counters(benchmark::State& state, const LoaderStats& before,
   state.SetItemsProcessed(after.samples - before.samples);
   record_skipped(after.skipped_samples);
   for (int s = 0; s < static_cast<int>(Stage::kCount); ++s) {
-    if (static_cast<Stage>(s) == Stage::kH2D && after.stage_ns[s] == 0) continue;  // no copy
+    // No copy, or no batch operators: no counter rather than a 0 that reads as "free".
+    const Stage stage = static_cast<Stage>(s);
+    if ((stage == Stage::kH2D || stage == Stage::kBatchOps) && after.stage_ns[s] == 0) continue;
     const std::string name = std::string(stage_name(static_cast<Stage>(s))) + "_ms";
     state.counters[name] = (after.stage_ns[s] - before.stage_ns[s]) / 1e6 / samples;
   }

@@ -33,8 +33,8 @@ double ms_per_batch(Loader& loader, int batches);
 /// that the timed part starts in steady state.
 void warm_up(Loader& loader, TrainStep* step);
 
-/// Per-sample stage means (read_ms, decode_ms, transform_ms, collate_ms; h2d_ms only when
-/// the loader copies to the device), and consumer_wait_ms and worker_wait_ms (all workers'
+/// Per-sample stage means (read_ms, decode_ms, transform_ms, collate_ms; batch_ops_ms only
+/// with batch operators, h2d_ms only when the loader copies to the device), and consumer_wait_ms and worker_wait_ms (all workers'
 /// idle time) per batch, from the difference of two stats snapshots; items processed =
 /// samples delivered. Adds the loader's skipped files to the run's list.
 void add_stage_counters(benchmark::State& state, const LoaderStats& before,

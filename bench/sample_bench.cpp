@@ -3,7 +3,13 @@
 // CPU cost of a pipeline, the number a worker count is sized from. One case per shipped
 // recipe, and one for --pipeline (which takes the place of a recipe of the same name). items_per_second =
 // images/s; read_ms, decode_ms and transform_ms are the mean per sample.
+// A pipeline with batch operators (mixup, cutmix, label smoothing) writes each sample into
+// its slot of a --batch buffer, as the loader does, and runs the batch operators whenever
+// the buffer is full, inside the timed loop: their cost is shared by the batch's samples
+// (batch_ops_ms, per sample), because workers pay it too.
 #include <benchmark/benchmark.h>
+
+#include <algorithm>
 
 #include "bench/bench_config.h"
 #include "pipeline/stage_timers.h"
@@ -15,7 +21,16 @@ namespace {
 void BM_Sample(benchmark::State& state, const std::shared_ptr<const Pipeline>& pipeline) {
   const auto& ds = disk_dataset();
   PipelineWorkspace ws(*pipeline);
-  std::vector<float> out(pipeline->output_floats());
+  const bool batched = pipeline->batch_operator_count() > 0;
+  const int batch = batched ? config().batch : 1;
+  const size_t floats = pipeline->output_floats();
+  std::vector<float> out(floats * static_cast<size_t>(batch));
+  const int classes = std::max<int>(1, static_cast<int>(ds.classes().size()));
+  std::vector<int32_t> labels(static_cast<size_t>(batch));
+  std::vector<float> soft(static_cast<size_t>(batch) * classes);
+  const auto shape = pipeline->output_shape();
+  int filled = 0;
+  int64_t batches = 0, batch_ns = 0;
   std::vector<uint8_t> bytes;
   DatasetCursor cursor(ds.size());
   size_t i = 0;
@@ -32,9 +47,18 @@ void BM_Sample(benchmark::State& state, const std::shared_ptr<const Pipeline>& p
       read_ns += now_ns() - t0;
       Rng rng = Rng::for_sample(config().seed, 0, i);
       SampleTimes times;
-      pipeline->run(bytes, ds.sample(i).path.native(), rng, ws, out.data(), &times);
+      pipeline->run(bytes, ds.sample(i).path.native(), rng, ws, out.data() + floats * filled, &times);
       total.decode_ns += times.decode_ns;
       total.transform_ns += times.transform_ns;
+      labels[static_cast<size_t>(filled)] = ds.sample(i).label;
+      if (batched && ++filled == batch) {
+        const int64_t t0 = now_ns();
+        BatchData b{out.data(), batch, shape[0], shape[1], shape[2], labels.data(), soft.data(), classes};
+        Rng batch_rng = Rng::for_batch(config().seed, 0, static_cast<uint64_t>(batches++));
+        pipeline->run_batch(b, batch_rng);
+        batch_ns += now_ns() - t0;
+        filled = 0;
+      }
     } catch (const std::exception& e) {
       if (!on_bad_file(state, i, e.what())) break;
       cursor.advance();
@@ -50,6 +74,7 @@ void BM_Sample(benchmark::State& state, const std::shared_ptr<const Pipeline>& p
   state.counters["read_ms"] = benchmark::Counter(read_ns / 1e6, per_sample);
   state.counters["decode_ms"] = benchmark::Counter(total.decode_ns / 1e6, per_sample);
   state.counters["transform_ms"] = benchmark::Counter(total.transform_ns / 1e6, per_sample);
+  if (batched) state.counters["batch_ops_ms"] = benchmark::Counter(batch_ns / 1e6, per_sample);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 //     convert_color_yuv, outside the timed region.
 // The input is restored before each iteration with the timer paused (in-place operators
 // such as flips and random_mask change it), so only the operator is timed.
+// Batch operators (mixup, cutmix, ...) run on one collated batch per iteration instead
+// (BM_BatchTransform); their images/s counts the batch's images.
 // A case whose operator cannot take any image of the dataset (random_crop 256 on smaller
 // photos) ends with a message saying so; that is not counted as an error of the run.
 #include <benchmark/benchmark.h>
@@ -20,7 +22,9 @@
 #include <vector>
 
 #include "bench/bench_config.h"
+#include "transforms/batch_mix.h"
 #include "transforms/crop.h"
+#include "transforms/normalize.h"
 #include "transforms/registry.h"
 #include "transforms/spec.h"
 
@@ -133,6 +137,47 @@ void BM_Transform(benchmark::State& state, const std::string& spec_item) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// A batch operator (mixup, cutmix, label_smoothing) on one batch of --batch normalized
+// --size crops with one-hot soft labels over 1000 classes (ImageNet's count), restored
+// before each iteration untimed. items_per_second = images/s.
+void BM_BatchTransform(benchmark::State& state, const std::string& spec_item) {
+  const int size = config().size, n = config().batch, classes = 1000;
+  std::unique_ptr<BatchOperator> op;
+  try {
+    const auto spec = parse_pipeline_spec("[" + spec_item + "]", "BM_Transform", size);
+    const auto& o = spec.batch.at(0);
+    op = OpRegistry::instance().find(o.name)->make_batch(o.params, {});
+  } catch (const std::exception& e) {
+    fail_case(state, e.what());
+    return;
+  }
+  const std::vector<Image> crops = centre_crops(size);
+  if (crops.empty()) {
+    state.SkipWithError("no decoded image of the dataset is at least --size on both sides");
+    return;
+  }
+  const size_t sample = 3 * static_cast<size_t>(size) * size;
+  std::vector<float> original(sample * n), data(sample * n), soft(static_cast<size_t>(n) * classes);
+  std::vector<int32_t> labels(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    normalize_to_chw(crops[static_cast<size_t>(i) % crops.size()], original.data() + sample * i);
+    labels[static_cast<size_t>(i)] = (i * 7919) % classes;
+  }
+  BatchData b{data.data(), n, 3, size, size, labels.data(), soft.data(), classes};
+  int64_t k = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::copy(original.begin(), original.end(), data.begin());
+    one_hot_labels(b);
+    Rng rng = Rng::for_batch(config().seed, 0, static_cast<uint64_t>(k++));
+    state.ResumeTiming();
+    op->apply(b, rng);
+    benchmark::DoNotOptimize(data.data());
+    benchmark::DoNotOptimize(soft.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
 // "{dilation: conv, p: 1.0}" -> "/dilation:conv/p:1.0"
 std::string name_suffix(const std::string& example) {
   std::string s;
@@ -152,9 +197,12 @@ void register_transform_benchmarks() {
     if (examples.empty()) examples.push_back("{}");
     for (const auto& ex : examples) {
       const std::string item = "{" + op.name + ": " + ex + "}";
-      benchmark::RegisterBenchmark(("BM_Transform/" + op.name + name_suffix(ex)).c_str(),
-                                   BM_Transform, item)
-          ->Unit(benchmark::kMicrosecond);
+      const std::string name = "BM_Transform/" + op.name + name_suffix(ex);
+      if (op.stage == OpStage::kBatch) {
+        benchmark::RegisterBenchmark(name.c_str(), BM_BatchTransform, item)->Unit(benchmark::kMillisecond);
+      } else {
+        benchmark::RegisterBenchmark(name.c_str(), BM_Transform, item)->Unit(benchmark::kMicrosecond);
+      }
     }
   }
 }

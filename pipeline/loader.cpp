@@ -83,6 +83,7 @@ struct SampleTask {
 struct Slot {
   HostBuffer data;                 // batch_size x C x H x W float32
   std::vector<int32_t> labels;     // batch_size
+  std::vector<float> soft_labels;  // batch_size x classes, when the spec has batch operators
   std::vector<int64_t> indices;    // batch_size dataset indices
   std::vector<uint8_t> ok;         // 0 where a skipped sample found no replacement
   DeviceBuffer device;             // when copy_to_device
@@ -159,7 +160,10 @@ struct Loader::Impl {
     if (options.epochs < 1) throw std::invalid_argument(options_error("epochs", options.epochs));
     if (!options.pipeline) throw std::invalid_argument("loader: options.pipeline is required");
     pipeline = options.pipeline.get();
-    step_ns = std::make_unique<std::atomic<int64_t>[]>(pipeline->step_labels().size());
+    timer_labels = pipeline->step_labels();
+    for (size_t i = 0; i < pipeline->batch_operator_count(); ++i)
+      timer_labels.push_back(pipeline->batch_op(i).name());
+    step_ns = std::make_unique<std::atomic<int64_t>[]>(timer_labels.size());
     nominal_batches = pipebench::batches_per_epoch(dataset.size(), options.batch_size, options.sampler);
     if (options.memory == MemoryKind::kPinned || options.copy_to_device) require_cuda();
     const auto shape = pipeline->output_shape();
@@ -174,6 +178,11 @@ struct Loader::Impl {
       // otherwise land in the first epoch's sample times.
       std::memset(s->data.data(), 0, s->data.bytes());
       s->labels.resize(b);
+      if (pipeline->batch_operator_count() > 0) {
+        s->soft_labels.resize(b * dataset.classes().size());
+        s->batch.soft_labels = s->soft_labels.data();
+        s->batch.num_classes = static_cast<int>(dataset.classes().size());
+      }
       s->indices.resize(b);
       s->ok.resize(b);
       if (options.copy_to_device) s->device = DeviceBuffer(b * sample_floats * sizeof(float));
@@ -404,6 +413,9 @@ struct Loader::Impl {
         }
         const int64_t t2 = timed ? now_ns() : 0;
         s.labels[pos] = entry.label;
+        // A success ends a run of failures (read first: no shared write per sample).
+        if (failures_in_a_row.load(std::memory_order_relaxed) != 0)
+          failures_in_a_row.store(0, std::memory_order_relaxed);
         if (timed) {
           const int64_t t3 = now_ns();
           if (options.stage_timers) {
@@ -440,6 +452,15 @@ struct Loader::Impl {
           if (skipped_samples.size() < kMaxSkippedFiles)
             skipped_samples.push_back(SkippedSample{index, path, reason});
         }
+        // As many failures in a row as the dataset has samples: nothing will ever succeed
+        // (every file bad, or the pipeline fails on every image); skipping would cycle
+        // through empty epochs forever.
+        if (failures_in_a_row.fetch_add(1, std::memory_order_relaxed) + 1 >=
+            static_cast<int64_t>(dataset.size())) {
+          fail(path, "loader stopped: all of the last " + std::to_string(dataset.size()) +
+                         " samples failed (the dataset's size); the last: " + path + ": " + reason);
+          return false;
+        }
         const int64_t next = s.epoch->cursor.fetch_add(1, std::memory_order_relaxed);
         if (next >= static_cast<int64_t>(s.epoch->order.size())) {  // epoch exhausted
           s.ok[pos] = 0;
@@ -475,7 +496,38 @@ struct Loader::Impl {
     s.batch.index = s.batch_index;
     s.batch.size = size;
     s.batch.sample_indices = std::span<const int64_t>(s.indices.data(), static_cast<size_t>(size));
+    if (pipeline->batch_operator_count() > 0 && size > 0) run_batch_ops(s);
     s.epoch.reset();
+  }
+
+  // The spec's batch operators on the complete batch, drawing from the batch's generator.
+  void run_batch_ops(Slot& s) {
+    BatchData b;
+    b.data = s.data.as<float>();
+    b.size = s.batch.size;
+    b.channels = s.batch.channels;
+    b.height = s.batch.height;
+    b.width = s.batch.width;
+    b.labels = s.labels.data();
+    b.soft_labels = s.soft_labels.data();
+    b.num_classes = s.batch.num_classes;
+    Rng rng = Rng::for_batch(options.sampler.seed, static_cast<uint64_t>(s.batch.epoch),
+                             static_cast<uint64_t>(s.batch.index));
+    const size_t first = pipeline->step_labels().size(), n = pipeline->batch_operator_count();
+    std::vector<int64_t> op_ns(n);  // one allocation per batch, not per sample
+    const bool timed = options.stage_timers;
+    TraceSpan span(options.trace, "batch_ops", "loader", s.seq);
+    const int64_t t0 = now_ns();
+    try {
+      pipeline->run_batch(b, rng, timed ? op_ns.data() : nullptr);
+    } catch (const std::exception& e) {
+      fail("", "loader stopped at batch " + std::to_string(s.batch.index) + " of epoch " +
+                   std::to_string(s.batch.epoch) + ": " + e.what());
+      return;
+    }
+    if (options.stage_timers) timers.add(Stage::kBatchOps, now_ns() - t0);
+    if (timed)
+      for (size_t i = 0; i < n; ++i) step_ns[first + i].fetch_add(op_ns[i], std::memory_order_relaxed);
   }
 
   // deliver: serial, in sequence order. Optional H2D, then into the ready queue.
@@ -607,7 +659,7 @@ struct Loader::Impl {
     st.consumer_wait_ns = consumer_wait_ns.load(std::memory_order_relaxed);
     st.ready_wait_ns = ready_wait_ns.load(std::memory_order_relaxed);
     st.max_batches_in_flight = pool->max_in_flight.load(std::memory_order_relaxed);
-    st.step_labels = pipeline->step_labels();
+    st.step_labels = timer_labels;
     for (size_t k = 0; k < st.step_labels.size(); ++k)
       st.step_ns.push_back(step_ns[k].load(std::memory_order_relaxed));
     // Workers' idle time, derived: worker-seconds since the start minus the time spent on
@@ -632,7 +684,8 @@ struct Loader::Impl {
   std::unique_ptr<CudaStream> h2d_stream;
   tbb::enumerable_thread_specific<WorkerState> worker_state{options.pipeline.get()};
   StageTimers timers;
-  std::unique_ptr<std::atomic<int64_t>[]> step_ns;  // per pipeline step, summed over samples
+  std::vector<std::string> timer_labels;            // pipeline steps, then batch operators
+  std::unique_ptr<std::atomic<int64_t>[]> step_ns;  // per timer label, summed
 
   // tickets (touched only by the serial input node)
   std::shared_ptr<EpochState> epoch_state;
@@ -662,6 +715,7 @@ struct Loader::Impl {
   mutable std::mutex stats_mu;
   int64_t skipped = 0;
   std::vector<SkippedSample> skipped_samples;
+  std::atomic<int64_t> failures_in_a_row{0};  // kSkip: reset by every success
   std::atomic<int64_t> samples{0}, batches{0}, consumer_wait_ns{0}, ready_wait_ns{0};
 
   int64_t start_ns = now_ns();

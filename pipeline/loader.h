@@ -4,7 +4,9 @@
 //   sampler -> read -> decode + transforms (a Pipeline) -> collate -> [H2D] -> consumer
 //
 // Batches are NCHW float32 (batch_size x C x H x W, C/H/W from the pipeline) with int32
-// labels, delivered in sampler order. Workers are the threads that do sample work (a
+// labels, delivered in sampler order. When the spec has batch operators (mixup, cutmix,
+// label smoothing), the worker that completes a batch runs them on it (Stage::kBatchOps)
+// and the batch carries soft labels (batch_size x classes float32). Workers are the threads that do sample work (a
 // tbb::task_arena of `workers` concurrency); at most prefetch_depth_batches batches are in
 // flight (being filled, or ready and not yet released by the consumer), so memory is
 // bounded whatever the dataset size. Batch buffers come from a pool (pinned when
@@ -18,7 +20,9 @@
 // failing sample stops the loader: next() throws LoaderError naming the file and reason;
 // no thread is left running. With OnError::kSkip the sample is dropped and counted
 // (LoaderStats::skipped) and its batch slot is filled from the next samples of the epoch
-// so batches keep their size.
+// so batches keep their size; when as many samples fail in a row as the dataset holds
+// (every file bad), the loader stops as with kStop, rather than cycling through empty
+// epochs.
 #pragma once
 
 #include <atomic>
@@ -76,6 +80,10 @@ struct Batch {
   int channels = 0, height = 0, width = 0;
   const float* data = nullptr;   ///< size x C x H x W float32, host
   const int32_t* labels = nullptr;                  ///< size labels
+  /// size x num_classes float32 soft labels (mixed / smoothed by the spec's batch
+  /// operators); null when the spec has none.
+  const float* soft_labels = nullptr;
+  int num_classes = 0;
   std::span<const int64_t> sample_indices;          ///< dataset indices, size entries
   const void* device_data = nullptr;  ///< same batch on the device when copy_to_device
   size_t bytes() const { return static_cast<size_t>(size) * channels * height * width * 4; }

@@ -11,10 +11,12 @@
 
 namespace pipebench {
 
-enum class Stage : int { kRead = 0, kDecode, kTransform, kCollate, kH2D, kCount };
-/// "read", "decode", "transform", "collate", "h2d".
+/// The loader's stages. kBatchOps: the spec's batch operators (mixup, cutmix, label
+/// smoothing) on the collated batch, run by the worker that completed it; 0 without any.
+enum class Stage : int { kRead = 0, kDecode, kTransform, kCollate, kBatchOps, kH2D, kCount };
+/// "read", "decode", "transform", "collate", "batch_ops", "h2d".
 inline const char* stage_name(Stage s) {
-  static constexpr const char* kNames[] = {"read", "decode", "transform", "collate", "h2d"};
+  static constexpr const char* kNames[] = {"read", "decode", "transform", "collate", "batch_ops", "h2d"};
   const int i = static_cast<int>(s);
   return i >= 0 && i < static_cast<int>(Stage::kCount) ? kNames[i] : "?";
 }
@@ -41,13 +43,14 @@ struct LoaderStats {
   int64_t consumer_wait_ns = 0;  ///< time next() blocked waiting for a batch
   int64_t ready_wait_ns = 0;     ///< time finished batches waited for the consumer
   /// Worker idle time: workers x wall time since the loader started minus the time they
-  /// spent on samples (read + decode + transform + collate). Workers idle when the
+  /// spent on samples (read + decode + transform + collate + batch ops). Workers idle when the
   /// prefetch bound is reached or no sample is ready to run; 0 without stage timers.
   int64_t worker_wait_ns = 0;
   int max_batches_in_flight = 0; ///< high-water mark (<= prefetch_depth_batches)
   /// Per-operator timers: the pipeline's planned steps (Pipeline::step_labels(), fused
-  /// operators joined by '+') and the time spent in each, summed over samples, ns. Their
-  /// sum is the transform stage's time, less one clock read per step.
+  /// operators joined by '+') and the time spent in each, summed over samples, ns (their
+  /// sum is the transform stage's time, less one clock read per step); then the batch
+  /// operators by name, summed over batches (their sum is the batch_ops stage's time).
   std::vector<std::string> step_labels;
   std::vector<int64_t> step_ns;
 
@@ -62,7 +65,6 @@ class StageTimers {
  public:
   void add(Stage s, int64_t ns) { ns_[static_cast<int>(s)].fetch_add(ns, std::memory_order_relaxed); }
   int64_t get(Stage s) const { return ns_[static_cast<int>(s)].load(std::memory_order_relaxed); }
-  void reset() { for (auto& a : ns_) a.store(0, std::memory_order_relaxed); }
 
  private:
   std::atomic<int64_t> ns_[static_cast<int>(Stage::kCount)] = {};

@@ -14,7 +14,7 @@ Left panel, the worker sweep (x: loader workers, log2 scale):
     (compute_ms from BM_EndToEnd, else BM_TrainStep, else the run context)
   - AU % (accelerator utilisation, au_pct of BM_EndToEnd) on the right-hand axis.
 Right panel, what one sample costs, ms, stacked by stage: the per-sample counters read_ms,
-decode_ms, transform_ms, collate_ms, h2d_ms of BM_Loader at its smallest worker count, and
+decode_ms, transform_ms, collate_ms, batch_ops_ms, h2d_ms of BM_Loader at its smallest worker count, and
 beside it BM_Sample's read_ms, decode_ms, transform_ms (one thread, no loader) if present.
 
 Values are repetition means: the "mean" aggregate row when the run has repetitions, else
@@ -35,9 +35,9 @@ from compare_gate import BadInput, case_name, is_aggregate, load_run  # noqa: E4
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 
-STAGES = ("read_ms", "decode_ms", "transform_ms", "collate_ms", "h2d_ms")
+STAGES = ("read_ms", "decode_ms", "transform_ms", "collate_ms", "batch_ops_ms", "h2d_ms")
 STAGE_COLORS = {"read_ms": "#8c8c8c", "decode_ms": "#d62728", "transform_ms": "#ff7f0e",
-                "collate_ms": "#2ca02c", "h2d_ms": "#1f77b4"}
+                "collate_ms": "#2ca02c", "batch_ops_ms": "#9467bd", "h2d_ms": "#1f77b4"}
 
 _END_TO_END = re.compile(r"^BM_EndToEnd/([^/]+)/([^/]+)/workers:(\d+)(?:/|$)")
 _LOADER = re.compile(r"^BM_Loader/([^/]+)/workers:(\d+)(?:/|$)")

@@ -2,7 +2,20 @@
 # Installs every Debian package pipebench needs to build, test, run and plot.
 # Idempotent: packages already present are left alone, and apt is not touched at all
 # when nothing is missing. Run as root, or as a user with sudo.
+#
+#   ./scripts/setup.sh              the packages above
+#   ./scripts/setup.sh --reference  also python3-torchvision (and torch, large), the
+#                                   reference of tests/scripts/torchvision_reference_test.py,
+#                                   which skips without it; CI (.ci/run) installs it
 set -euo pipefail
+
+reference=0
+for arg in "$@"; do
+  case "$arg" in
+    --reference) reference=1 ;;
+    *) echo "setup: unknown option $arg (expected --reference)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   # build
@@ -19,6 +32,10 @@ packages=(
   # pipebench-data photos: apt-get download + dpkg -x
   apt dpkg
 )
+if [ "$reference" -eq 1 ]; then
+  # torchvision 0.14 (Debian 12) as the independent reference for the pixel kernels
+  packages+=(python3-torch python3-torchvision)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -383,6 +383,28 @@ TEST_F(LoaderTest, CorruptFileSkippedKeepsBatchesFull) {
   EXPECT_EQ(st.samples, kImages - 1);
 }
 
+TEST_F(LoaderTest, SkipStopsWhenEverySampleFails) {
+  // Every file garbage: skipping cannot fill a batch, ever. The loader must stop with an
+  // error naming a file, not cycle through its epochs.
+  auto root = testing::make_dataset("loader_all_bad", dataset_options());
+  ImageFolder ds(root);
+  std::vector<uint8_t> garbage(300, 7);
+  for (size_t i = 0; i < ds.size(); ++i) write_file(ds.sample(i).path, garbage.data(), garbage.size());
+  LoaderOptions o = small_options();
+  o.on_error = OnError::kSkip;
+  o.epochs = 1 << 20;
+  Loader loader(ds, o);
+  try {
+    while (loader.next()) {
+    }
+    FAIL() << "no error";
+  } catch (const LoaderError& e) {
+    EXPECT_NE(std::string(e.what()).find("all of the last 40 samples failed"), std::string::npos) << e.what();
+    EXPECT_FALSE(e.file().empty());
+  }
+  EXPECT_LE(loader.stats().skipped, 40 + 2 * 6);  // stopped within about one epoch
+}
+
 TEST_F(LoaderTest, SkipWithDropLastFillsTheLastBatchFromTheDroppedTail) {
   // 40 samples, batch 6, drop_last: 6 full batches and a tail of 4 that is dropped. A bad
   // sample in the last full batch takes its replacement from that tail, so every batch

@@ -3,6 +3,8 @@
 // ROI shortcut must show (nearly) the same pixels as the full decode it replaces.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -45,13 +47,14 @@ double psnr_d(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 TEST(Recipe, NamesShapesAndErrors) {
-  const std::vector<std::string> want = {"casestudy", "casestudy_shifts", "imagenet_train",
-                                         "imagenet_train_roi", "imagenet_val"};
+  const std::vector<std::string> want = {"casestudy", "casestudy_shifts", "deit_train",
+                                         "imagenet_train", "imagenet_train_roi", "imagenet_val",
+                                         "torchvision_v2_train"};
   EXPECT_EQ(recipe_names(), want);
   for (const auto& n : recipe_names()) {
     auto r = build_recipe(n);
     EXPECT_EQ(r->name(), n);
-    const int s = n.rfind("casestudy", 0) == 0 ? 256 : 224;
+    const int s = n.rfind("casestudy", 0) == 0 ? 256 : n == "torchvision_v2_train" ? 176 : 224;
     EXPECT_EQ(r->output_shape(), (std::array<int, 3>{3, s, s})) << n;
     EXPECT_EQ(r->output_floats(), size_t(3) * s * s);
   }
@@ -66,6 +69,16 @@ TEST(Recipe, NamesShapesAndErrors) {
     for (const auto& n : want) EXPECT_NE(msg.find(n), std::string::npos) << msg;
   }
   EXPECT_THROW(build_recipe("imagenet_train", 0), SpecError);
+  // The training recipes with mixing end in batch operators.
+  EXPECT_EQ(build_recipe("deit_train")->batch_operator_count(), 2u);
+  EXPECT_EQ(build_recipe("torchvision_v2_train")->batch_operator_count(), 2u);
+  EXPECT_EQ(build_recipe("imagenet_train")->batch_operator_count(), 0u);
+  // Every declared faster variant is a shipped recipe (the report compares BM_Sample/<it>).
+  for (const auto& n : recipe_names())
+    for (const auto& v : recipe_spec(n).variants)
+      EXPECT_NE(std::find(want.begin(), want.end(), v.recipe), want.end()) << n << " -> " << v.recipe;
+  ASSERT_EQ(recipe_spec("imagenet_train").variants.size(), 1u);
+  EXPECT_EQ(recipe_spec("imagenet_train").variants[0].fixes, "decode");
 }
 
 TEST(Recipe, DeterministicPerSampleAndInRange) {

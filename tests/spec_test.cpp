@@ -72,8 +72,16 @@ TEST(Spec, BadSpecsNameLineColumnOperatorRangeAndValue) {
   // A crop larger than what precedes it, where torchvision would fail too.
   expect_error("[{resize: {size: [100, 100]}}, {random_crop: {size: 128}}, normalize]", "1:33",
                {"random_crop", "larger than its input", "pad_if_needed"});
-  // Batch operators are not there yet: said so, not ignored.
-  expect_error("{transforms: [center_crop, normalize], batch: [mixup]}", "1:47", {"batch operators"});
+  // A batch operator before collate (before a per-sample operator), and a per-sample one
+  // under batch.
+  expect_error("[center_crop, mixup, normalize]", "1:15", {"mixup", "batch operator", "after collate"});
+  expect_error("{transforms: [center_crop, normalize], batch: [normalize]}", "1:48",
+               {"normalize", "per-sample operator", "batch"});
+  expect_error("{transforms: [center_crop, normalize], batch: [{cutmix: {alpha: 0}}]}", "1:65",
+               {"cutmix", "alpha", "0"});
+  // A declared variant must say which stage it speeds up.
+  expect_error("{transforms: [center_crop, normalize], variants: [{recipe: x, fixes: speed}]}", "1:70",
+               {"fixes", "read, decode, transform, collate, batch_ops", "'speed'"});
   // Unknown top-level keys and YAML syntax errors.
   expect_error("{transform: [center_crop, normalize]}", "1:2", {"unknown key 'transform'"});
   expect_error("[center_crop, {normalize: {mean: [1, 2, 3}}]", "1:42", {"not valid YAML"});

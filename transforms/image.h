@@ -3,9 +3,8 @@
 // Image: HWC, uint8, interleaved RGB (channels = 3) or gray (channels = 1), rows packed
 //   (row stride = width * channels bytes). Pixel (y, x), channel c is
 //   data[(y * width + x) * channels + c].
-// TensorCHW: CHW float32 (one sample after Normalize / ConvertColor / Scale), packed.
 //
-// Both keep their storage across resize() calls, so a worker that reuses one object per
+// An Image keeps its storage across resize() calls, so a worker that reuses one object per
 // sample allocates only while the largest image seen so far grows (no per-sample heap
 // allocation after warm-up).
 #pragma once
@@ -36,24 +35,6 @@ struct Image {
   const uint8_t* row(int y) const { return data.data() + y * row_bytes(); }
   uint8_t* ptr() { return data.data(); }
   const uint8_t* ptr() const { return data.data(); }
-};
-
-struct TensorCHW {
-  int channels = 0;
-  int height = 0;
-  int width = 0;
-  std::vector<float> data;
-
-  void resize(int c, int h, int w) {
-    channels = c;
-    height = h;
-    width = w;
-    const size_t n = static_cast<size_t>(c) * h * w;
-    if (data.size() < n) data.resize(n);
-  }
-  size_t numel() const { return static_cast<size_t>(channels) * height * width; }
-  float* ptr() { return data.data(); }
-  const float* ptr() const { return data.data(); }
 };
 
 /// A rectangle in pixel coordinates of some image: columns [x, x + width), rows [y, y + height).

@@ -74,8 +74,9 @@ class OpParams {
   std::map<std::string, ParamValue> values_;
 };
 
-/// Where an operator runs in the data path.
-enum class OpStage { kDecode, kImage, kTensor };
+/// Where an operator runs in the data path: per sample (decode, image, tensor), or on the
+/// collated batch (batch operators: transforms/batch_op.h).
+enum class OpStage { kDecode, kImage, kTensor, kBatch };
 
 /// The shape of the data between two operators: -1 where it varies per sample.
 struct DataShape {

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "transforms/batch_mix.h"
 #include "transforms/ops/geometry.h"
 #include "transforms/registry.h"
 
@@ -56,8 +57,22 @@ std::shared_ptr<const Pipeline> Pipeline::build(const PipelineSpec& spec,
     const OpSchema* schema = OpRegistry::instance().find(o.name);
     if (schema == nullptr || schema->stage == OpStage::kDecode)
       fail_at(o.mark, "'" + o.name + "' cannot be used here");
+    if (schema->stage == OpStage::kBatch)
+      fail_at(o.mark, o.name + " is a batch operator: it runs after collate; list it under batch");
     try {
       p->ops_.push_back(schema->make(o.params, ctx));
+    } catch (const std::invalid_argument& e) {
+      fail_at(o.mark, e.what());
+    }
+  }
+
+  for (const auto& o : spec.batch) {
+    const OpSchema* schema = OpRegistry::instance().find(o.name);
+    if (schema == nullptr || schema->stage != OpStage::kBatch || !schema->make_batch)
+      fail_at(o.mark, "'" + o.name + "' is not a batch operator; batch lists mixup, cutmix, "
+                      "mixup_cutmix, label_smoothing");
+    try {
+      p->batch_ops_.push_back(schema->make_batch(o.params, ctx));
     } catch (const std::invalid_argument& e) {
       fail_at(o.mark, e.what());
     }
@@ -162,7 +177,28 @@ std::string Pipeline::plan_text() const {
   }
   for (size_t i = decode_ == Decode::kRoi ? 1 : 0; i < step_labels_.size(); ++i)
     s += " -> " + step_labels_[i];
+  if (!batch_ops_.empty()) {
+    s += " => collate";
+    for (const auto& b : batch_ops_) s += " -> " + b->name();
+  }
   return s;
+}
+
+void Pipeline::run_batch(BatchData& batch, Rng& rng, int64_t* op_ns) const {
+  if (batch_ops_.empty()) return;
+  const BatchOperator* current = nullptr;
+  try {
+    one_hot_labels(batch);
+    for (size_t i = 0; i < batch_ops_.size(); ++i) {
+      current = batch_ops_[i].get();
+      const int64_t t0 = op_ns != nullptr ? now_ns() : 0;
+      current->apply(batch, rng);
+      if (op_ns != nullptr) op_ns[i] += now_ns() - t0;
+    }
+  } catch (const std::exception& e) {
+    throw std::runtime_error(spec_.name + ": " + (current ? current->name() : std::string("labels")) +
+                             ": " + e.what());
+  }
 }
 
 void Pipeline::run_step(const Step& step, SampleData& s, Rng& rng, PipelineWorkspace& ws) const {

@@ -16,7 +16,9 @@
 // to running the operators one by one.
 //
 // Shapes: the output is C x H x W float32 (output_shape()); the spec must end with an
-// operator that writes the tensor (normalize, convert_color_yuv) at a fixed size.
+// operator that writes the tensor (normalize, convert_color_yuv) at a fixed size. Batch
+// operators (mixup, cutmix, label smoothing: batch_op.h) run on the collated batch through
+// run_batch(), called by whoever collates (the loader).
 //
 // Errors: build() throws SpecError (spec.h) naming the spec's source, line and column for a
 // chain that cannot run (ROI decode with no crop to fuse, normalize before the size is
@@ -33,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "transforms/batch_op.h"
 #include "transforms/jpeg_decode.h"
 #include "transforms/operator.h"
 #include "transforms/spec.h"
@@ -91,6 +94,15 @@ class Pipeline {
   const std::vector<std::string>& step_labels() const { return step_labels_; }
   const Operator& op(size_t i) const { return *ops_[i]; }
 
+  /// Batch operators (the spec's `batch:`), in order; none when the spec has no batch.
+  size_t batch_operator_count() const { return batch_ops_.size(); }
+  const BatchOperator& batch_op(size_t i) const { return *batch_ops_[i]; }
+  /// Runs the batch operators on a collated batch: soft labels set one-hot from the hard
+  /// labels, then each operator in order, drawing from rng (Rng::for_batch). Adds each
+  /// operator's time to op_ns[i] (ns) when op_ns is non-null. Throws std::runtime_error
+  /// "PIPELINE: OPERATOR: reason" (a label outside [0, num_classes), say).
+  void run_batch(BatchData& batch, Rng& rng, int64_t* op_ns = nullptr) const;
+
   /// Decodes `bytes` (a JPEG; `file` names it in errors) and applies the operators,
   /// writing output_floats() floats to `out`. Draws from rng only. Fills *times if given.
   void run(std::span<const uint8_t> bytes, std::string_view file, Rng& rng,
@@ -111,6 +123,7 @@ class Pipeline {
   PipelineSpec spec_;
   DecodeOptions decode_options_;
   std::vector<std::unique_ptr<Operator>> ops_;
+  std::vector<std::unique_ptr<BatchOperator>> batch_ops_;
   Decode decode_ = Decode::kFull;
   std::string decode_label_ = "full";
   int scaled_target_ = 0;                // kScaled: minimum side after scaling

@@ -33,6 +33,7 @@ const char* stage_name(OpStage s) {
     case OpStage::kDecode: return "decode";
     case OpStage::kImage: return "image";
     case OpStage::kTensor: return "tensor";
+    case OpStage::kBatch: return "batch";
   }
   return "?";
 }

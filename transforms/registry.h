@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "transforms/batch_op.h"
 #include "transforms/jpeg_decode.h"
 #include "transforms/operator.h"
 
@@ -35,7 +36,10 @@ struct OpSchema {
   /// Parameter sets (YAML maps) that BM_Transform/<name>/<key>:<value>... measures; empty:
   /// one case at the defaults.
   std::vector<std::string> bench_examples;
+  /// Per-sample operators (stage kImage, kTensor); null for batch operators.
   std::function<std::unique_ptr<Operator>(const OpParams&, const OpBuildContext&)> make;
+  /// Batch operators (stage kBatch) only.
+  std::function<std::unique_ptr<BatchOperator>(const OpParams&, const OpBuildContext&)> make_batch;
 };
 
 class OpRegistry {

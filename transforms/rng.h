@@ -7,6 +7,7 @@
 // and passes BigCrush, which is plenty for crop offsets and masks.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace pipebench {
@@ -22,6 +23,12 @@ class Rng {
     uint64_t s = r.next_u64() ^ (epoch * 0xBF58476D1CE4E5B9ull);
     Rng r2(s);
     return Rng(r2.next_u64() ^ (sample_index * 0x94D049BB133111EBull));
+  }
+
+  /// The generator for one batch's batch operators (mixup, cutmix): keyed like
+  /// for_sample, with a salt so that batch b and sample b draw unrelated streams.
+  static Rng for_batch(uint64_t seed, uint64_t epoch, uint64_t batch_index) {
+    return for_sample(seed ^ 0xB47C0FFEE0DDF00Dull, epoch, batch_index);
   }
 
   uint64_t next_u64() {
@@ -41,6 +48,33 @@ class Rng {
   }
   /// True with probability p.
   bool bernoulli(double p) { return uniform() < p; }
+  /// Standard normal N(0, 1) (Box-Muller; one draw of two uniforms per call).
+  double normal() {
+    const double u1 = 1.0 - uniform();  // (0, 1]: log() finite
+    const double u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+  /// Gamma(shape, 1), shape > 0 (Marsaglia and Tsang, "A simple method for generating
+  /// gamma variables", ACM TOMS 2000; shape < 1 by Gamma(shape + 1) * U^(1/shape)).
+  double gamma(double shape) {
+    if (shape < 1.0) return gamma(shape + 1.0) * std::pow(1.0 - uniform(), 1.0 / shape);
+    const double d = shape - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+    for (;;) {
+      double x, v;
+      do {
+        x = normal();
+        v = 1.0 + c * x;
+      } while (v <= 0.0);
+      v = v * v * v;
+      const double u = 1.0 - uniform();
+      if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) return d * v;
+    }
+  }
+  /// Beta(a, b), a, b > 0 (as two gammas: X / (X + Y)).
+  double beta(double a, double b) {
+    const double x = gamma(a), y = gamma(b);
+    return x / (x + y);
+  }
 
  private:
   uint64_t state_;

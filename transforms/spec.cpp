@@ -11,7 +11,8 @@
 namespace pipebench {
 namespace {
 
-const std::set<std::string> kTopKeys = {"name", "decode", "transforms", "collate", "batch"};
+const std::set<std::string> kTopKeys = {"name", "decode", "transforms", "collate", "batch", "variants"};
+const std::vector<std::string> kVariantStages = {"read", "decode", "transform", "collate", "batch_ops"};
 const std::vector<std::string> kDecodeModes = {"full", "scaled", "roi", "auto"};
 
 SpecMark mark_of(const YAML::Node& n, const std::string& source) {
@@ -213,7 +214,54 @@ void parse_transforms(const YAML::Node& list, const std::string& source, int def
       spec.decode_mark = mark_of(item, source);
       continue;
     }
-    spec.transforms.push_back(parse_op(item, source, default_size));
+    OpSpec op = parse_op(item, source, default_size);
+    const bool batch_op = OpRegistry::instance().find(op.name)->stage == OpStage::kBatch;
+    if (batch_op) {
+      spec.batch.push_back(std::move(op));
+    } else if (!spec.batch.empty()) {
+      fail(spec.batch.front().mark, spec.batch.front().name + " is a batch operator: it runs after "
+           "collate, so it must come after every per-sample operator (here " + op.name + " follows it)");
+    } else {
+      spec.transforms.push_back(std::move(op));
+    }
+  }
+}
+
+void parse_variants(const YAML::Node& list, const std::string& source, PipelineSpec& spec) {
+  if (!list.IsSequence())
+    fail(mark_of(list, source), "variants must be a list of {recipe: NAME, fixes: STAGE}, got " + shown(list));
+  for (const auto& item : list) {
+    if (!item.IsMap()) fail(mark_of(item, source), "a variant is {recipe: NAME, fixes: STAGE}, got " + shown(item));
+    SpecVariant v;
+    for (const auto& kv : item) {
+      const std::string key = kv.first.Scalar();
+      if (!kv.second.IsScalar()) fail(mark_of(kv.second, source), "variants: " + key + " must be text, got " + shown(kv.second));
+      if (key == "recipe") {
+        v.recipe = kv.second.Scalar();
+      } else if (key == "fixes") {
+        v.fixes = kv.second.Scalar();
+        if (std::find(kVariantStages.begin(), kVariantStages.end(), v.fixes) == kVariantStages.end())
+          fail(mark_of(kv.second, source), "variants: fixes must be one of " + join(kVariantStages) + ", got " + shown(kv.second));
+      } else {
+        fail(mark_of(kv.first, source), "variants: unknown key '" + key + "'; a variant has recipe, fixes");
+      }
+    }
+    if (v.recipe.empty() || v.fixes.empty())
+      fail(mark_of(item, source), "a variant needs both recipe and fixes, got " + shown(item));
+    spec.variants.push_back(std::move(v));
+  }
+}
+
+void parse_batch(const YAML::Node& list, const std::string& source, int default_size,
+                 PipelineSpec& spec) {
+  if (!list.IsSequence())
+    fail(mark_of(list, source), "batch must be a list of batch operators, got " + shown(list));
+  for (const auto& item : list) {
+    OpSpec op = parse_op(item, source, default_size);
+    if (OpRegistry::instance().find(op.name)->stage != OpStage::kBatch)
+      fail(op.mark, op.name + " is a per-sample operator; batch lists batch operators only "
+                    "(mixup, cutmix, mixup_cutmix, label_smoothing): move it to transforms");
+    spec.batch.push_back(std::move(op));
   }
 }
 
@@ -249,6 +297,19 @@ void emit_value(YAML::Emitter& e, const ParamValue& v) {
       e << x;
     }
   }, v);
+}
+
+void emit_ops(YAML::Emitter& e, const std::vector<OpSpec>& ops) {
+  e << YAML::BeginSeq;
+  for (const auto& op : ops) {
+    e << YAML::BeginMap << YAML::Key << op.name << YAML::Value << YAML::BeginMap;
+    for (const auto& [k, v] : op.params.values()) {
+      e << YAML::Key << k << YAML::Value;
+      emit_value(e, v);
+    }
+    e << YAML::EndMap << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
 }
 
 }  // namespace
@@ -300,7 +361,7 @@ PipelineSpec parse_pipeline_spec(const std::string& text, const std::string& sou
       for (const auto& kv : root) {
         const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : shown(kv.first);
         if (!kTopKeys.count(key))
-          fail(mark_of(kv.first, source), "unknown key '" + key + "'; a spec has name, decode, transforms, collate, batch");
+          fail(mark_of(kv.first, source), "unknown key '" + key + "'; a spec has name, decode, transforms, collate, batch, variants");
         if (key == "name") {
           if (!kv.second.IsScalar()) fail(mark_of(kv.second, source), "name must be text, got " + shown(kv.second));
           spec.name = kv.second.Scalar();
@@ -311,9 +372,9 @@ PipelineSpec parse_pipeline_spec(const std::string& text, const std::string& sou
         } else if (key == "collate") {
           parse_collate(kv.second, source, spec);
         } else if (key == "batch") {
-          if (kv.second.IsSequence() && kv.second.size() == 0) continue;
-          fail(mark_of(kv.second, source),
-               "batch operators (mixup, cutmix) are not implemented yet; leave 'batch' out");
+          parse_batch(kv.second, source, default_size, spec);
+        } else if (key == "variants") {
+          parse_variants(kv.second, source, spec);
         }
       }
     } else {
@@ -325,7 +386,7 @@ PipelineSpec parse_pipeline_spec(const std::string& text, const std::string& sou
     throw SpecError(source, e.mark.is_null() ? 0 : e.mark.line + 1,
                     e.mark.is_null() ? 0 : e.mark.column + 1, e.msg);
   }
-  if (spec.transforms.empty() && spec.decode_mark.line == 0)
+  if (spec.transforms.empty() && spec.batch.empty() && spec.decode_mark.line == 0)
     throw SpecError(source, 0, 0, "the spec has no operator");
   return spec;
 }
@@ -354,19 +415,22 @@ std::string PipelineSpec::to_yaml() const {
   e << YAML::Key << "name" << YAML::Value << name;
   e << YAML::Key << "decode" << YAML::Value << YAML::BeginMap << YAML::Key << "mode"
     << YAML::Value << decode_mode << YAML::EndMap;
-  e << YAML::Key << "transforms" << YAML::Value << YAML::BeginSeq;
-  for (const auto& op : transforms) {
-    e << YAML::BeginMap << YAML::Key << op.name << YAML::Value << YAML::BeginMap;
-    for (const auto& [k, v] : op.params.values()) {
-      e << YAML::Key << k << YAML::Value;
-      emit_value(e, v);
-    }
-    e << YAML::EndMap << YAML::EndMap;
-  }
-  e << YAML::EndSeq;
+  e << YAML::Key << "transforms" << YAML::Value;
+  emit_ops(e, transforms);
   e << YAML::Key << "collate" << YAML::Value << YAML::BeginMap << YAML::Key << "dtype"
     << YAML::Value << collate_dtype << YAML::Key << "layout" << YAML::Value << collate_layout
     << YAML::EndMap;
+  if (!batch.empty()) {
+    e << YAML::Key << "batch" << YAML::Value;
+    emit_ops(e, batch);
+  }
+  if (!variants.empty()) {
+    e << YAML::Key << "variants" << YAML::Value << YAML::BeginSeq;
+    for (const auto& v : variants)
+      e << YAML::BeginMap << YAML::Key << "recipe" << YAML::Value << v.recipe << YAML::Key << "fixes"
+        << YAML::Value << v.fixes << YAML::EndMap;
+    e << YAML::EndSeq;
+  }
   e << YAML::EndMap;
   return e.c_str();
 }

@@ -10,10 +10,17 @@
 //     - horizontal_flip                        # an operator without parameters
 //     - normalize: {mean: imagenet, std: imagenet}
 //   collate: {dtype: float32, layout: NCHW}
+//   batch:                                     # batch operators, after collate
+//     - mixup_cutmix: {mixup_alpha: 0.8, cutmix_alpha: 1.0}
+//     - label_smoothing: {smoothing: 0.1}
+//   variants:                                  # faster recipes doing the same work
+//     - {recipe: imagenet_train_roi, fixes: decode}
 //
 // Operators and parameters are the registry's (registry.h; `pipebench --list-ops`):
 // torchvision's names in snake_case with torchvision's defaults. `decode` may also stand
-// first in the operator list; without one, decode is {mode: full}. Every parameter is
+// first in the operator list; without one, decode is {mode: full}. Batch operators may
+// also end the operator list (the one-line form has no `batch:` key); a per-sample operator
+// after a batch operator is an error (the batch operator runs after collate). Every parameter is
 // checked against its schema here; combinations (a crop larger than what precedes it, an
 // ROI decode with no crop to fuse) are checked when the Pipeline is built.
 //
@@ -55,6 +62,13 @@ struct OpSpec {
   SpecMark mark;
 };
 
+/// `variants: [{recipe: imagenet_train_roi, fixes: decode}]`: a shipped recipe that does
+/// this pipeline's work faster in one stage (read, decode, transform, collate, batch_ops).
+struct SpecVariant {
+  std::string recipe;
+  std::string fixes;
+};
+
 struct PipelineSpec {
   std::string name = "custom";   ///< the spec's `name`, a recipe's name, or the file's stem
   std::string source;            ///< file path, "--pipeline", or "recipe:NAME"
@@ -63,6 +77,10 @@ struct PipelineSpec {
   std::vector<OpSpec> transforms;    ///< per-sample operators, in order
   std::string collate_dtype = "float32";
   std::string collate_layout = "NCHW";
+  std::vector<OpSpec> batch;         ///< batch operators (transforms/batch_op.h), in order
+  /// Faster variants of this pipeline (shipped recipes) and the stage each one speeds up:
+  /// what pipebench-report compares it with when that stage dominates.
+  std::vector<SpecVariant> variants;
 
   /// The resolved spec in YAML flow style on one line, every parameter written out: what
   /// the run's JSON context records, and a valid --pipeline value that rebuilds it.

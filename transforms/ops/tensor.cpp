@@ -2,6 +2,9 @@
 //   normalize          torchvision ToTensor + Normalize(mean, std) on an image (one pass,
 //                      normalize.h), or Normalize alone on a tensor; "imagenet" names
 //                      ImageNet's statistics
+//   to_dtype           torchvision v2 ToDtype(float32, scale): the image into float32 CHW,
+//                      divided by 255 when scale (0.14's ConvertImageDtype(float) always
+//                      scales); Normalize after it sees [0, 1] pixels as in torchvision
 //   convert_color_yuv  the case study's ConvertColor: RGB -> YUV (BT.601 full range) floats
 //   scale              the case study's Scale: x / 255 on the tensor
 #include <stdexcept>
@@ -52,6 +55,39 @@ class NormalizeOp final : public Operator {
   std::array<float, 3> mean_, std_;
 };
 
+class ToDtypeOp final : public Operator {
+ public:
+  explicit ToDtypeOp(bool scale) : scale_(scale) {}
+  const std::string& name() const override {
+    static const std::string n = "to_dtype";
+    return n;
+  }
+  OpStage stage() const override { return OpStage::kTensor; }
+  DataShape output_shape(const DataShape& in) const override {
+    need_fixed_image(in, name());
+    return DataShape{true, in.channels, in.height, in.width};
+  }
+  void apply(SampleData& s, Rng&, OpState*) const override {
+    const int c = s.image.channels;
+    const size_t plane = static_cast<size_t>(s.image.height) * s.image.width;
+    if (c == 3 && scale_) {  // torchvision's x / 255, by normalize's lookup table
+      normalize_to_chw(s.image, s.tensor, {0.0f, 0.0f, 0.0f}, {1.0f, 1.0f, 1.0f});
+      return;
+    }
+    const uint8_t* src = s.image.ptr();
+    for (int ch = 0; ch < c; ++ch) {
+      float* dst = s.tensor + ch * plane;
+      for (size_t i = 0; i < plane; ++i) {
+        const float v = static_cast<float>(src[i * c + ch]);
+        dst[i] = scale_ ? v / 255.0f : v;
+      }
+    }
+  }
+
+ private:
+  bool scale_;
+};
+
 class ConvertColorYuvOp final : public Operator {
  public:
   const std::string& name() const override {
@@ -100,6 +136,15 @@ void register_tensor_ops(OpRegistry& r) {
          {},
          [](const OpParams& p, const OpBuildContext&) -> std::unique_ptr<Operator> {
            return std::make_unique<NormalizeOp>(floats3(p.get_list("mean")), floats3(p.get_list("std")));
+         }});
+  r.add({"to_dtype", OpStage::kTensor, "v2.ToDtype",
+         "the uint8 HWC image into a float32 CHW tensor, x / 255 when scale",
+         {{"dtype", ParamType::kString, "float32", -1e300, 1e300, {"float32"}, 0, {},
+           "the tensor's type (the batch is float32)"},
+          {"scale", ParamType::kBool, "false", -1e300, 1e300, {}, 0, {}, "divide by 255 (values in [0, 1])"}},
+         {"{scale: true}"},
+         [](const OpParams& p, const OpBuildContext&) -> std::unique_ptr<Operator> {
+           return std::make_unique<ToDtypeOp>(p.get_bool("scale"));
          }});
   r.add({"convert_color_yuv", OpStage::kTensor, "",
          "the case study's ConvertColor: RGB -> YUV (BT.601 full range) into float32 CHW", {},

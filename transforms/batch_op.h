@@ -1,0 +1,48 @@
+// Batch operators: the steps that run on a collated batch rather than on one sample
+// (mixup, cutmix, timm's switch between them, label smoothing), listed under a spec's
+// `batch:` (transforms/spec.h) and run by the loader once a batch is complete, on the
+// worker that completed it.
+//
+// Data: the batch as the loader collated it,
+//   data         N x C x H x W float32 (NCHW), changed in place;
+//   labels       N int32 class indices, as read;
+//   soft_labels  N x num_classes float32, one-hot of `labels` when the first batch operator
+//                runs (the loader writes them), mixed and smoothed by the operators: what
+//                a loss with soft targets (timm's SoftTargetCrossEntropy) consumes.
+// Pairing follows timm's Mixup (mode "batch"): sample i is mixed with sample N-1-i (the
+// batch flipped), so every operator works in place; with an odd N the middle sample is
+// paired with itself and keeps its pixels and label.
+//
+// Randomness: each operator draws from the batch's Rng (Rng::for_batch(seed, epoch,
+// batch index)), so batches are bit-identical at any worker count.
+//
+// Errors: factories throw std::invalid_argument for bad parameters (the spec names the
+// file and line); apply() throws std::invalid_argument for a batch it cannot mix (no
+// soft labels).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "transforms/rng.h"
+
+namespace pipebench {
+
+struct BatchData {
+  float* data = nullptr;  ///< size x channels x height x width float32, NCHW
+  int size = 0, channels = 0, height = 0, width = 0;
+  const int32_t* labels = nullptr;  ///< size class indices
+  float* soft_labels = nullptr;     ///< size x num_classes float32
+  int num_classes = 0;
+  size_t sample_floats() const { return static_cast<size_t>(channels) * height * width; }
+};
+
+class BatchOperator {
+ public:
+  virtual ~BatchOperator() = default;
+  /// The registry name ("mixup", "cutmix", "mixup_cutmix", "label_smoothing").
+  virtual const std::string& name() const = 0;
+  virtual void apply(BatchData& batch, Rng& rng) const = 0;
+};
+
+}  // namespace pipebench
