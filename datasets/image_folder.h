@@ -50,6 +50,14 @@ class ImageFolder {
   void read(size_t i, std::vector<uint8_t>& out) const;
   /// Sample i's bytes from the in-memory cache (requires cache_in_memory()).
   std::span<const uint8_t> cached(size_t i) const;
+  /// Sample i's bytes wherever they are: a view of the cache when cached (no copy), else
+  /// read into `buffer` and a view of it. The view lives until the next call with `buffer`
+  /// (or as long as the cache). Throws DatasetError naming the file.
+  std::span<const uint8_t> bytes(size_t i, std::vector<uint8_t>& buffer) const {
+    if (is_cached()) return cached(i);
+    read(i, buffer);
+    return buffer;
+  }
 
   /// Loads every file into memory once (bytes, not decoded pixels).
   void cache_in_memory();

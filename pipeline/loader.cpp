@@ -375,104 +375,117 @@ struct Loader::Impl {
   }
 
   // samples: concurrency = workers. Returns true when this sample completed its batch.
+  // A failing sample stops the loader (kStop) or is replaced from the epoch's remaining
+  // order (kSkip) until one succeeds or the epoch is exhausted.
   bool run_sample(const SampleTask& task) {
     Slot& s = *pool->slots[static_cast<size_t>(task.slot)];
     WorkerState& w = worker_state.local();
-    TraceRecorder* trace = options.trace;
-    if (trace != nullptr && !w.named) {
-      trace->name_thread("worker " + std::to_string(tbb::this_task_arena::current_thread_index()));
+    if (options.trace != nullptr && !w.named) {
+      options.trace->name_thread("worker " + std::to_string(tbb::this_task_arena::current_thread_index()));
       w.named = true;
     }
-    const bool timed = options.stage_timers || trace != nullptr;
     const auto pos = static_cast<size_t>(task.pos);
-    float* dst = s.data.as<float>() + pos * sample_floats;
-
     while (!stopping.load(std::memory_order_relaxed)) {
       const int64_t index = s.indices[pos];
-      const auto& entry = dataset.sample(static_cast<size_t>(index));
       try {
-        const int64_t t0 = timed ? now_ns() : 0;
-        std::span<const uint8_t> bytes;
-        if (dataset.is_cached()) {
-          bytes = dataset.cached(static_cast<size_t>(index));
-        } else {
-          NvtxRange nvtx("read");
-          dataset.read(static_cast<size_t>(index), w.bytes);
-          bytes = w.bytes;
-        }
-        const int64_t t1 = timed ? now_ns() : 0;
-        Rng rng = Rng::for_sample(options.sampler.seed, static_cast<uint64_t>(s.epoch->epoch),
-                                  static_cast<uint64_t>(index));
-        SampleTimes& times = w.times;
-        {
-          // One NVTX range for the pipeline: its decode / transform split is known only
-          // afterwards (SampleTimes), where the trace spans are drawn from it.
-          NvtxRange nvtx("decode+transform");
-          // The pipeline writes straight into the sample's slot of the batch: collate in place.
-          pipeline->run(bytes, entry.path.native(), rng, w.ws, dst, timed ? &times : nullptr);
-        }
-        const int64_t t2 = timed ? now_ns() : 0;
-        s.labels[pos] = entry.label;
-        // A success ends a run of failures (read first: no shared write per sample).
-        if (failures_in_a_row.load(std::memory_order_relaxed) != 0)
-          failures_in_a_row.store(0, std::memory_order_relaxed);
-        if (timed) {
-          const int64_t t3 = now_ns();
-          if (options.stage_timers) {
-            timers.add(Stage::kRead, t1 - t0);
-            timers.add(Stage::kDecode, times.decode_ns);
-            timers.add(Stage::kTransform, times.transform_ns);
-            for (size_t k = 0; k < times.step_ns.size(); ++k)
-              step_ns[k].fetch_add(times.step_ns[k], std::memory_order_relaxed);
-            timers.add(Stage::kCollate, t3 - t2);
-          }
-          if (trace != nullptr) {
-            // The pipeline reports durations: decode, then the transforms, end at t2.
-            const int64_t decode_end = std::min(t2, t1 + times.decode_ns);
-            trace->span("read", "loader", t0, t1, index);
-            trace->span("decode", "loader", t1, decode_end, index);
-            trace->span("transform", "loader", decode_end, t2, index);
-            trace->span("collate", "loader", t2, t3, index);
-          }
-        }
+        process(s, pos, w);
         break;
       } catch (const std::exception& e) {
-        const std::string& path = entry.path.native();
-        const std::string reason = e.what();
-        if (options.on_error == OnError::kStop) {
-          const std::string message =
-              reason.find(path) != std::string::npos ? reason : path + ": " + reason;
-          fail(path, "loader stopped at sample " + std::to_string(index) + " of epoch " +
-                         std::to_string(s.epoch->epoch) + ": " + message);
-          return false;
-        }
-        {
-          std::lock_guard<std::mutex> lock(stats_mu);
-          ++skipped;
-          if (skipped_samples.size() < kMaxSkippedFiles)
-            skipped_samples.push_back(SkippedSample{index, path, reason});
-        }
-        // As many failures in a row as the dataset has samples: nothing will ever succeed
-        // (every file bad, or the pipeline fails on every image); skipping would cycle
-        // through empty epochs forever.
-        if (failures_in_a_row.fetch_add(1, std::memory_order_relaxed) + 1 >=
-            static_cast<int64_t>(dataset.size())) {
-          fail(path, "loader stopped: all of the last " + std::to_string(dataset.size()) +
-                         " samples failed (the dataset's size); the last: " + path + ": " + reason);
-          return false;
-        }
-        const int64_t next = s.epoch->cursor.fetch_add(1, std::memory_order_relaxed);
-        if (next >= static_cast<int64_t>(s.epoch->order.size())) {  // epoch exhausted
-          s.ok[pos] = 0;
-          s.holes.fetch_add(1, std::memory_order_relaxed);
-          break;
-        }
-        s.indices[pos] = s.epoch->order[static_cast<size_t>(next)];
+        const Failure f = handle_failure(s, pos, index, e.what());
+        if (f == Failure::kStopped) return false;
+        if (f == Failure::kNoReplacement) break;
       }
     }
     if (s.remaining.fetch_sub(1, std::memory_order_acq_rel) != 1) return false;
     complete_batch(s);
     return true;
+  }
+
+  // Read + pipeline for the sample at `pos` of slot s, written straight into its slot of
+  // the batch (collate in place), with its stage times. Throws what the read or the
+  // pipeline throws.
+  void process(Slot& s, size_t pos, WorkerState& w) {
+    const bool timed = options.stage_timers || options.trace != nullptr;
+    const int64_t index = s.indices[pos];
+    const auto& entry = dataset.sample(static_cast<size_t>(index));
+    const int64_t t0 = timed ? now_ns() : 0;
+    std::span<const uint8_t> bytes;
+    {
+      NvtxRange nvtx("read");
+      bytes = dataset.bytes(static_cast<size_t>(index), w.bytes);
+    }
+    const int64_t t1 = timed ? now_ns() : 0;
+    Rng rng = Rng::for_sample(options.sampler.seed, static_cast<uint64_t>(s.epoch->epoch),
+                              static_cast<uint64_t>(index));
+    {
+      // One NVTX range for the pipeline: its decode / transform split is known only
+      // afterwards (SampleTimes), where the trace spans are drawn from it.
+      NvtxRange nvtx("decode+transform");
+      pipeline->run(bytes, entry.path.native(), rng, w.ws, s.data.as<float>() + pos * sample_floats,
+                    timed ? &w.times : nullptr);
+    }
+    const int64_t t2 = timed ? now_ns() : 0;
+    s.labels[pos] = entry.label;
+    // A success ends a run of failures (read first: no shared write per sample).
+    if (failures_in_a_row.load(std::memory_order_relaxed) != 0)
+      failures_in_a_row.store(0, std::memory_order_relaxed);
+    if (timed) record_times(index, w.times, t0, t1, t2, now_ns());
+  }
+
+  // Stage timers and trace spans of one sample: read t0..t1, the pipeline t1..t2 (its own
+  // decode / transform split), collate t2..t3.
+  void record_times(int64_t index, const SampleTimes& times, int64_t t0, int64_t t1, int64_t t2,
+                    int64_t t3) {
+    if (options.stage_timers) {
+      timers.add(Stage::kRead, t1 - t0);
+      timers.add(Stage::kDecode, times.decode_ns);
+      timers.add(Stage::kTransform, times.transform_ns);
+      for (size_t k = 0; k < times.step_ns.size(); ++k)
+        step_ns[k].fetch_add(times.step_ns[k], std::memory_order_relaxed);
+      timers.add(Stage::kCollate, t3 - t2);
+    }
+    if (TraceRecorder* trace = options.trace) {
+      const int64_t decode_end = std::min(t2, t1 + times.decode_ns);
+      trace->span("read", "loader", t0, t1, index);
+      trace->span("decode", "loader", t1, decode_end, index);
+      trace->span("transform", "loader", decode_end, t2, index);
+      trace->span("collate", "loader", t2, t3, index);
+    }
+  }
+
+  enum class Failure { kStopped, kReplaced, kNoReplacement };
+
+  // A sample failed: stop (kStop, or every sample failing), or count it and put the next
+  // position of the epoch's order in its place (kSkip).
+  Failure handle_failure(Slot& s, size_t pos, int64_t index, const std::string& reason) {
+    const std::string& path = dataset.sample(static_cast<size_t>(index)).path.native();
+    if (options.on_error == OnError::kStop) {
+      const std::string message = reason.find(path) != std::string::npos ? reason : path + ": " + reason;
+      fail(path, "loader stopped at sample " + std::to_string(index) + " of epoch " +
+                     std::to_string(s.epoch->epoch) + ": " + message);
+      return Failure::kStopped;
+    }
+    {
+      std::lock_guard<std::mutex> lock(stats_mu);
+      ++skipped;
+      if (skipped_samples.size() < kMaxSkippedFiles) skipped_samples.push_back(SkippedSample{index, path, reason});
+    }
+    // As many failures in a row as the dataset has samples: nothing will ever succeed
+    // (every file bad, or the pipeline fails on every image); skipping would cycle
+    // through empty epochs forever.
+    if (failures_in_a_row.fetch_add(1, std::memory_order_relaxed) + 1 >= static_cast<int64_t>(dataset.size())) {
+      fail(path, "loader stopped: all of the last " + std::to_string(dataset.size()) +
+                     " samples failed (the dataset's size); the last: " + path + ": " + reason);
+      return Failure::kStopped;
+    }
+    const int64_t next = s.epoch->cursor.fetch_add(1, std::memory_order_relaxed);
+    if (next >= static_cast<int64_t>(s.epoch->order.size())) {  // epoch exhausted
+      s.ok[pos] = 0;
+      s.holes.fetch_add(1, std::memory_order_relaxed);
+      return Failure::kNoReplacement;
+    }
+    s.indices[pos] = s.epoch->order[static_cast<size_t>(next)];
+    return Failure::kReplaced;
   }
 
   // The last sample of a batch: fill in the Batch, compacting away holes left by skips.
