@@ -161,8 +161,12 @@ struct Loader::Impl {
     if (!options.pipeline) throw std::invalid_argument("loader: options.pipeline is required");
     pipeline = options.pipeline.get();
     timer_labels = pipeline->step_labels();
-    for (size_t i = 0; i < pipeline->batch_operator_count(); ++i)
-      timer_labels.push_back(pipeline->batch_op(i).name());
+    for (size_t i = 0; i < pipeline->batch_operator_count(); ++i) {
+      std::string label = pipeline->batch_op(i).name();  // a repeated operator gets #2, #3
+      for (int k = 2; std::find(timer_labels.begin(), timer_labels.end(), label) != timer_labels.end(); ++k)
+        label = pipeline->batch_op(i).name() + "#" + std::to_string(k);
+      timer_labels.push_back(label);
+    }
     step_ns = std::make_unique<std::atomic<int64_t>[]>(timer_labels.size());
     nominal_batches = pipebench::batches_per_epoch(dataset.size(), options.batch_size, options.sampler);
     if (options.memory == MemoryKind::kPinned || options.copy_to_device) require_cuda();
@@ -427,8 +431,11 @@ struct Loader::Impl {
     const int64_t t2 = timed ? now_ns() : 0;
     s.labels[pos] = entry.label;
     // A success ends a run of failures (read first: no shared write per sample).
-    if (failures_in_a_row.load(std::memory_order_relaxed) != 0)
-      failures_in_a_row.store(0, std::memory_order_relaxed);
+    if (failed_since_success.load(std::memory_order_relaxed) != 0) {
+      std::lock_guard<std::mutex> lock(stats_mu);
+      ++failure_generation;  // forgets which files failed: O(1), no clearing
+      failed_since_success.store(0, std::memory_order_relaxed);
+    }
     if (timed) record_times(index, w.times, t0, t1, t2, now_ns());
   }
 
@@ -465,17 +472,25 @@ struct Loader::Impl {
                      std::to_string(s.epoch->epoch) + ": " + message);
       return Failure::kStopped;
     }
+    bool all_failed = false;
     {
       std::lock_guard<std::mutex> lock(stats_mu);
       ++skipped;
       if (skipped_samples.size() < kMaxSkippedFiles) skipped_samples.push_back(SkippedSample{index, path, reason});
+      // Every distinct sample of the dataset failed since the last success: nothing will
+      // ever succeed (every file bad, or the pipeline fails on every image), and skipping
+      // would cycle through empty epochs forever. Distinct: a bad file met again in the
+      // next epoch does not count twice.
+      uint32_t& stamp = failed_stamp[static_cast<size_t>(index)];
+      if (stamp != failure_generation) {
+        stamp = failure_generation;
+        all_failed = failed_since_success.fetch_add(1, std::memory_order_relaxed) + 1 >=
+                     static_cast<int64_t>(dataset.size());
+      }
     }
-    // As many failures in a row as the dataset has samples: nothing will ever succeed
-    // (every file bad, or the pipeline fails on every image); skipping would cycle
-    // through empty epochs forever.
-    if (failures_in_a_row.fetch_add(1, std::memory_order_relaxed) + 1 >= static_cast<int64_t>(dataset.size())) {
-      fail(path, "loader stopped: all of the last " + std::to_string(dataset.size()) +
-                     " samples failed (the dataset's size); the last: " + path + ": " + reason);
+    if (all_failed) {
+      fail(path, "loader stopped: every one of the dataset's " + std::to_string(dataset.size()) +
+                     " samples failed since the last success; the last: " + path + ": " + reason);
       return Failure::kStopped;
     }
     const int64_t next = s.epoch->cursor.fetch_add(1, std::memory_order_relaxed);
@@ -728,7 +743,10 @@ struct Loader::Impl {
   mutable std::mutex stats_mu;
   int64_t skipped = 0;
   std::vector<SkippedSample> skipped_samples;
-  std::atomic<int64_t> failures_in_a_row{0};  // kSkip: reset by every success
+  // kSkip: which samples failed since the last success (stamp == generation), how many.
+  std::vector<uint32_t> failed_stamp = std::vector<uint32_t>(dataset.size(), 0);
+  uint32_t failure_generation = 1;
+  std::atomic<int64_t> failed_since_success{0};
   std::atomic<int64_t> samples{0}, batches{0}, consumer_wait_ns{0}, ready_wait_ns{0};
 
   int64_t start_ns = now_ns();

@@ -20,9 +20,9 @@
 // failing sample stops the loader: next() throws LoaderError naming the file and reason;
 // no thread is left running. With OnError::kSkip the sample is dropped and counted
 // (LoaderStats::skipped) and its batch slot is filled from the next samples of the epoch
-// so batches keep their size; when as many samples fail in a row as the dataset holds
-// (every file bad), the loader stops as with kStop, rather than cycling through empty
-// epochs.
+// so batches keep their size; when every distinct sample of the dataset has failed since
+// the last success (every file bad), the loader stops as with kStop, rather than cycling
+// through empty epochs.
 #pragma once
 
 #include <atomic>

@@ -129,6 +129,17 @@ TEST(BatchMix, BetaAndGammaHaveTheirMeans) {
   }
 }
 
+TEST(BatchMix, BetaOfTinyAlphaIsZeroOrOneNeverNaN) {
+  Rng rng(2);
+  int ones = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const double b = rng.beta(0.001, 0.001);
+    ASSERT_TRUE(b >= 0.0 && b <= 1.0) << b;  // both gammas underflow often at this shape
+    ones += b > 0.5;
+  }
+  EXPECT_NEAR(ones / 20000.0, 0.5, 0.02);
+}
+
 TEST(BatchSpec, BatchOperatorsEndTheListOrGoUnderBatch) {
   const auto inline_spec = parse_pipeline_spec(
       "[{center_crop: {size: 16}}, normalize, {mixup: {alpha: 0.2}}, label_smoothing]", "t");
@@ -144,6 +155,11 @@ TEST(BatchSpec, BatchOperatorsEndTheListOrGoUnderBatch) {
       "transforms: [{center_crop: {size: 16}}, normalize]\n"
       "batch:\n  - mixup_cutmix: {mixup_alpha: 0.8, cutmix_alpha: 1.0}\n", "f.yaml");
   EXPECT_EQ(long_form.batch.at(0).name, "mixup_cutmix");
+  // YAML maps have no order: batch may come before transforms.
+  const auto batch_first = parse_pipeline_spec(
+      "batch: [mixup]\ntransforms: [{center_crop: {size: 16}}, normalize]\n", "f.yaml");
+  EXPECT_EQ(batch_first.transforms.size(), 2u);
+  EXPECT_EQ(batch_first.batch.size(), 1u);
 
   try {
     parse_pipeline_spec("[{center_crop: {size: 16}}, mixup, normalize]", "t");

@@ -399,10 +399,29 @@ TEST_F(LoaderTest, SkipStopsWhenEverySampleFails) {
     }
     FAIL() << "no error";
   } catch (const LoaderError& e) {
-    EXPECT_NE(std::string(e.what()).find("all of the last 40 samples failed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("every one of the dataset's 40 samples failed"), std::string::npos) << e.what();
     EXPECT_FALSE(e.file().empty());
   }
   EXPECT_LE(loader.stats().skipped, 40 + 2 * 6);  // stopped within about one epoch
+}
+
+TEST_F(LoaderTest, SkipOverManyEpochsWithHalfTheFilesBadKeepsGoing) {
+  // Bad files met again in later epochs (and in any order across workers) are not "every
+  // sample failed": only distinct failures since the last success count.
+  auto root = testing::make_dataset("loader_half_bad", dataset_options());
+  ImageFolder ds(root);
+  std::vector<uint8_t> garbage(300, 7);
+  for (size_t i = 0; i < ds.size(); i += 2) write_file(ds.sample(i).path, garbage.data(), garbage.size());
+  LoaderOptions o = small_options();
+  o.on_error = OnError::kSkip;
+  o.sampler.shuffle = true;
+  o.workers = 3;
+  o.epochs = 30;
+  Loader loader(ds, o);
+  int64_t samples = 0;
+  while (auto b = loader.next()) samples += (*b)->size;
+  EXPECT_EQ(samples, 30 * 20);
+  EXPECT_EQ(loader.stats().skipped, 30 * 20);
 }
 
 TEST_F(LoaderTest, SkipWithDropLastFillsTheLastBatchFromTheDroppedTail) {

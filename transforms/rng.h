@@ -73,6 +73,9 @@ class Rng {
   /// Beta(a, b), a, b > 0 (as two gammas: X / (X + Y)).
   double beta(double a, double b) {
     const double x = gamma(a), y = gamma(b);
+    // Both gammas underflow to 0 for tiny shapes (a = 0.001: one draw in five): Beta's mass
+    // is then at 0 and 1, with P(1) = a / (a + b), its mean.
+    if (!(x + y > 0.0)) return uniform() < a / (a + b) ? 1.0 : 0.0;
     return x / (x + y);
   }
 

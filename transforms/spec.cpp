@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -203,6 +204,7 @@ void parse_transforms(const YAML::Node& list, const std::string& source, int def
                       PipelineSpec& spec) {
   if (!list.IsSequence())
     fail(mark_of(list, source), "transforms must be a list of operators, got " + shown(list));
+  std::optional<OpSpec> first_batch_op;  // in this list (a `batch:` key may come first)
   for (const auto& item : list) {
     // decode may stand first in the list, as in the one-line form.
     const bool is_decode = (item.IsScalar() && item.Scalar() == "decode") ||
@@ -217,9 +219,10 @@ void parse_transforms(const YAML::Node& list, const std::string& source, int def
     OpSpec op = parse_op(item, source, default_size);
     const bool batch_op = OpRegistry::instance().find(op.name)->stage == OpStage::kBatch;
     if (batch_op) {
+      if (!first_batch_op) first_batch_op = op;
       spec.batch.push_back(std::move(op));
-    } else if (!spec.batch.empty()) {
-      fail(spec.batch.front().mark, spec.batch.front().name + " is a batch operator: it runs after "
+    } else if (first_batch_op) {
+      fail(first_batch_op->mark, first_batch_op->name + " is a batch operator: it runs after "
            "collate, so it must come after every per-sample operator (here " + op.name + " follows it)");
     } else {
       spec.transforms.push_back(std::move(op));

@@ -1,6 +1,9 @@
 // Batch operators (batch_op.h), after a spec's collate:
 //   mixup            torchvision v2 MixUp(alpha): lam ~ Beta(alpha, alpha) per batch
 //   cutmix           torchvision v2 CutMix(alpha): a box of area fraction 1 - lam swapped
+//                    (both pair sample i with N-1-i as timm does, where torchvision pairs
+//                    i with i-1, batch.roll(1): the same distribution of pairs for an even
+//                    N; with an odd N the middle sample stays unmixed)
 //   mixup_cutmix     timm Mixup(mixup_alpha, cutmix_alpha, prob, switch_prob): per batch,
 //                    with probability prob, cutmix (with probability switch_prob when both
 //                    alphas are > 0) or mixup
