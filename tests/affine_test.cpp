@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -286,6 +287,36 @@ TEST(Affine, BilinearWithinOneLevelOfTheNaiveSampler) {
   }
 }
 
+TEST(Affine, BilinearRowShiftsWithinOneLevelOfTheNaiveSampler) {
+  // ShearX and fractional translations: whole row segments blended with one set of
+  // weights (affine.cpp blend_rows), for 1, 3 and 4 channels.
+  Rng rng(23);
+  for (const int channels : {1, 3, 4}) {
+    const Image in = noise(45, 131, channels, static_cast<uint64_t>(channels));
+    for (int trial = 0; trial < 8; ++trial) {
+      AffineParams p;
+      p.translate = {static_cast<float>(rng.uniform(-20, 20)), static_cast<float>(rng.uniform(-9, 9))};
+      if (trial % 2) p.shear = {static_cast<float>(rng.uniform(-30, 30)), 0.0f};
+      const std::optional<std::array<float, 3>> fill =
+          trial % 4 < 2 ? std::optional<std::array<float, 3>>({200, 30, 90}) : std::nullopt;
+      Image out;
+      affine(in, out, p, WarpInterpolation::kBilinear, fill);
+      const Reference ref(p, in.height, in.width);
+      for (int y = 0; y < in.height; ++y)
+        for (int x = 0; x < in.width; ++x) {
+          double ix, iy;
+          ref.position(x, y, ix, iy);
+          for (int c = 0; c < channels; ++c) {
+            const std::optional<double> f =
+                fill ? std::optional<double>((*fill)[std::min(c, 2)]) : std::nullopt;
+            ASSERT_LE(std::fabs(px(out, y, x, c) - ref_bilinear(in, ix, iy, c, f)), 1.0)
+                << channels << " channels, trial " << trial << " pixel " << y << "," << x;
+          }
+        }
+    }
+  }
+}
+
 TEST(Affine, NearestMatchesTheNaiveSampler) {
   Rng rng(5);
   const Image in = noise(57, 64, 3, 8);
@@ -329,6 +360,105 @@ TEST(Affine, TinyImagesMatchTheNaiveSampler) {
             }
           }
       }
+    }
+  }
+}
+
+// The nearest paths that copy whole runs (affine.cpp: rows shifted by whole pixels for
+// ShearX and translations, column runs for ShearY, the vectorised in-span loop for the
+// rest) must pick the naive sampler's pixel everywhere: on noise, a wrong source pixel
+// shows. Exact half-pixel translations put every sample on a rounding tie (ties to even,
+// which no run copy reproduces: the general path takes those rows). A fill whose channels
+// differ takes the per-pixel fill loop; images up to 300 wide give ShearY more runs than
+// its table holds (the general path again).
+int nearest_mismatches(const Image& in, const AffineParams& p,
+                       const std::optional<std::array<float, 3>>& fill) {
+  Image out;
+  affine(in, out, p, WarpInterpolation::kNearest, fill);
+  const Reference ref(p, in.height, in.width);
+  int differ = 0;
+  for (int y = 0; y < in.height; ++y)
+    for (int x = 0; x < in.width; ++x) {
+      double ix, iy;
+      ref.position(x, y, ix, iy);
+      for (int c = 0; c < in.channels; ++c) {
+        const double f = fill ? (*fill)[std::min(c, 2)] : 0.0;
+        differ += px(out, y, x, c) != ref_nearest(in, ix, iy, c, f);
+      }
+    }
+  return differ;
+}
+
+TEST(Affine, NearestShearsAndShiftsMatchTheNaiveSampler) {
+  Rng rng(31);
+  for (const auto& [h, w] : {std::pair{57, 64}, {33, 300}, {250, 21}}) {
+    for (const int channels : {1, 3, 4}) {
+      const Image in = noise(h, w, channels, static_cast<uint64_t>(h * 7 + w + channels));
+      for (int trial = 0; trial < 16; ++trial) {
+        AffineParams p;
+        const auto shear = static_cast<float>(rng.uniform(-60, 60));
+        const auto tx = static_cast<float>(rng.uniform(-w, w)), ty = static_cast<float>(rng.uniform(-h, h));
+        switch (trial % 4) {
+          case 0:  // rows shifted (a corner shear is a centred shear plus a translation)
+            p.shear = {shear, 0.0f};
+            p.translate = {tx / 4, 0.0f};
+            break;
+          case 1:  // column runs
+            p.shear = {0.0f, shear};
+            p.translate = {0.0f, ty / 4};
+            break;
+          case 2:
+            p.translate = {tx, ty};
+            break;
+          case 3:  // exact ties, across or down
+            p.translate = {std::round(tx) + 0.5f, std::round(ty)};
+            if (trial % 8 == 7) p.translate = {std::round(tx), std::round(ty) - 0.5f};
+            break;
+        }
+        const std::optional<std::array<float, 3>> fill =
+            trial % 3 == 0 ? std::nullopt : std::optional<std::array<float, 3>>({10, 120, 250});
+        EXPECT_EQ(nearest_mismatches(in, p, fill), 0)
+            << h << "x" << w << "x" << channels << " trial " << trial << " shear " << shear;
+      }
+    }
+  }
+}
+
+TEST(Affine, NearestRotationsMatchTheNaiveSampler) {
+  // Long rows: the vectorised span (8 pixels at a time) with its scalar tail.
+  Rng rng(37);
+  for (const auto& [h, w] : {std::pair{224, 224}, {41, 250}, {19, 23}}) {
+    const Image in = noise(h, w, 3, static_cast<uint64_t>(h + w));
+    for (int trial = 0; trial < 10; ++trial) {
+      AffineParams p;
+      p.angle = static_cast<float>(rng.uniform(-180, 180));
+      if (trial % 2) p.scale = static_cast<float>(rng.uniform(0.5, 2.0));
+      const std::optional<std::array<float, 3>> fill =
+          trial % 3 ? std::optional<std::array<float, 3>>({0, 0, 0}) : std::nullopt;
+      EXPECT_EQ(nearest_mismatches(in, p, fill), 0) << h << "x" << w << " angle " << p.angle;
+    }
+  }
+}
+
+TEST(Affine, BilinearWholePixelShiftsAreCopies) {
+  // A translation by whole pixels weighs one tap by 1: the source pixel, or the rounded fill.
+  const Image in = noise(23, 31, 3, 4);
+  for (const auto& [dx, dy] : {std::pair{5, -3}, {-40, 0}, {0, 22}, {0, 0}}) {
+    for (const auto& fill : {std::optional<std::array<float, 3>>{},
+                             std::optional<std::array<float, 3>>({2.5f, 3.5f, 200.4f})}) {
+      AffineParams p;
+      p.translate = {static_cast<float>(dx), static_cast<float>(dy)};
+      Image out;
+      affine(in, out, p, WarpInterpolation::kBilinear, fill);
+      const std::array<int, 3> rounded = {2, 4, 200};  // half to even
+      for (int y = 0; y < in.height; ++y)
+        for (int x = 0; x < in.width; ++x)
+          for (int c = 0; c < 3; ++c) {
+            const int sx = x - dx, sy = y - dy;
+            const bool inside = sx >= 0 && sy >= 0 && sx < in.width && sy < in.height;
+            const int want = inside ? px(in, sy, sx, c) : fill ? rounded[c] : 0;
+            ASSERT_EQ(px(out, y, x, c), want) << dx << "," << dy << " pixel " << y << "," << x;
+          }
     }
   }
 }

@@ -197,6 +197,19 @@ TEST(AugmentOp, TimmOperations) {
     }
 }
 
+TEST(AugmentOp, SolarizeAddForEveryAdd) {
+  // timm's range (0..110) and beyond it, negative adds wrapping as uint8 like timm's table.
+  const Image in = test_image(9, 31);
+  for (int add = -300; add <= 300; add += add >= -2 && add < 260 ? 1 : 37) {
+    const Image out = applied(in, AugOp::kSolarizeAdd, add);
+    for (size_t i = 0; i < in.size_bytes(); ++i) {
+      const int v = in.ptr()[i];
+      ASSERT_EQ(out.ptr()[i], static_cast<uint8_t>(v < 128 ? std::min(255, v + add) : v))
+          << "add " << add << " byte " << i;
+    }
+  }
+}
+
 TEST(AugmentOp, NamesRoundTrip) {
   for (int i = 0; i < kAugOpCount; ++i) {
     const auto op = static_cast<AugOp>(i);

@@ -403,6 +403,28 @@ TEST(Photometric, EqualizeFollowsTorchvisionsLookupTable) {
   EXPECT_TRUE(same_pixels(applied(two, [](Image& i) { equalize(i); }), two));
 }
 
+// Brightness, contrast, autocontrast and equalize may go through 256-entry tables built
+// from the same float32 expression (photometric.cpp), looked up 64 or 192 bytes at a time:
+// every image length modulo those, and factors on both sides of the huge-factor threshold,
+// must still give the references' pixels.
+TEST(Photometric, TableKernelsMatchTheReferencesAtEveryLength) {
+  for (int w = 1; w <= 70; ++w) {
+    const Image in = test_image(3, w, static_cast<uint32_t>(w));
+    Image narrow = in;
+    for (auto& v : narrow.data) v = static_cast<uint8_t>(60 + v / 4);
+    for (double f : {0.0, 0.37, 1.0 + double{0.27f}, 2.5, 3e6}) {
+      ASSERT_TRUE(same_pixels(applied(in, [f](Image& i) { adjust_brightness(i, f); }), ref_brightness(in, f)))
+          << "brightness " << f << " width " << w;
+      ASSERT_TRUE(same_pixels(applied(in, [f](Image& i) { adjust_contrast(i, f); }), ref_contrast(in, f)))
+          << "contrast " << f << " width " << w;
+    }
+    ASSERT_TRUE(same_pixels(applied(narrow, [](Image& i) { autocontrast(i); }), ref_autocontrast(narrow)))
+        << "width " << w;
+    ASSERT_TRUE(same_pixels(applied(narrow, [](Image& i) { equalize(i); }), ref_equalize(narrow)))
+        << "width " << w;
+  }
+}
+
 TEST(Photometric, PosterizeSolarizeInvert) {
   const Image in = test_image(37, 53);
   for (int bits = 0; bits <= 8; ++bits)

@@ -7,6 +7,15 @@
 // 1). The loops below keep the position to 2^-32 pixel (fixed point, stepped along a row)
 // and blend in float32 as grid_sample does, so they agree with torchvision within 1 level,
 // at 1.0-1.4x warpAffine's time on a 224 x 224 RGB image (SSE2 blend for 3 and 4 channels).
+//
+// Nearest sampling, the AutoAugment family's default, has faster paths that pick exactly
+// the pixels of the per-pixel loop (each says why): rows that are the input's rows shifted
+// by whole pixels (translations, ShearX) are one memcpy; maps that keep columns (ShearY)
+// copy runs of columns; the rest gather 8 pixels at a time with AVX2 where the CPU has it.
+// Bilinear: a translation by whole pixels is a copy too (it weighs one tap by 1), and rows
+// that step one input pixel (ShearX, translations) blend whole row segments with their one
+// set of weights, vectorised. Where a nearest sample lies within a small margin of a
+// rounding tie, the general loop runs instead.
 #include "transforms/affine.h"
 
 #include <algorithm>
@@ -19,6 +28,9 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
 #endif
 
 namespace pipebench {
@@ -140,6 +152,222 @@ int fixed_round_half_even(int64_t v) {
   return static_cast<int>((v + (kFixOne / 2 - 1) + ((v >> kFixBits) & 1)) >> kFixBits);
 }
 
+// Pixels [0, n) of a row set to the fill.
+template <int C>
+void fill_pixels(uint8_t* __restrict o, int n, const uint8_t* fill) {
+  if (n <= 0) return;
+  bool uniform = true;
+  for (int c = 1; c < C; ++c) uniform = uniform && fill[c] == fill[0];
+  if (uniform) {
+    std::memset(o, fill[0], static_cast<size_t>(n) * C);
+    return;
+  }
+  for (int x = 0; x < n; ++x)
+    for (int c = 0; c < C; ++c) o[static_cast<size_t>(x) * C + c] = fill[c];
+}
+
+// The in-span loop of warp_nearest: output pixels [0, n) of `o` from the fixed-point position
+// (fx, fy) stepped by (dx, dy), rounded half to even and clamped (the clamps only guard
+// against rounding at the span's ends).
+template <int C>
+void nearest_run(const uint8_t* __restrict in, size_t stride, int w, int h, int64_t fx,
+                 int64_t fy, int64_t dx, int64_t dy, int n, uint8_t* __restrict o) {
+  for (int x = 0; x < n; ++x, fx += dx, fy += dy) {
+    const int xi = std::clamp(fixed_round_half_even(fx), 0, w - 1);
+    const int yi = std::clamp(fixed_round_half_even(fy), 0, h - 1);
+    const uint8_t* p = in + static_cast<size_t>(yi) * stride + static_cast<size_t>(xi) * C;
+    for (int c = 0; c < C; ++c) o[static_cast<size_t>(x) * C + c] = p[c];
+  }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define PB_AVX2 __attribute__((target("avx2")))
+
+// nearest_run for 3 channels with AVX2, 8 pixels at a time, choosing the same source pixels:
+// the fixed-point positions, scaled by 2^-32, are exact doubles (integers times 2^-32 below
+// 2^21 pixels need at most 53 bits), so stepping them in double adds exactly as the 64-bit
+// integers do, and converting with the default rounding mode (nearest, ties to even) is
+// fixed_round_half_even. The pixels are then gathered 4 bytes each and packed to 3.
+// Returns how many pixels it wrote (a multiple of 8); the caller does the rest, from
+// fx + k dx. `in_bytes` is the source's size: a 4-byte read at its last pixel would pass the
+// end, so that pixel is copied separately. Needs in_bytes < 2^31 (32-bit gather offsets)
+// and every position of the run inside the image (the span), w and h below 2^20.
+PB_AVX2 int nearest_run_rgb_avx2(const uint8_t* __restrict in, size_t stride, size_t in_bytes,
+                                 int w, int h, int64_t fx, int64_t fy, int64_t dx, int64_t dy,
+                                 int n, uint8_t* __restrict o) {
+  if (n < 8) return 0;
+  constexpr double kUnit = 1.0 / static_cast<double>(kFixOne);
+  auto pos = [](int64_t f) { return static_cast<double>(f) * kUnit; };
+  __m256d x0 = _mm256_setr_pd(pos(fx), pos(fx + dx), pos(fx + 2 * dx), pos(fx + 3 * dx));
+  __m256d y0 = _mm256_setr_pd(pos(fy), pos(fy + dy), pos(fy + 2 * dy), pos(fy + 3 * dy));
+  __m256d x1 = _mm256_setr_pd(pos(fx + 4 * dx), pos(fx + 5 * dx), pos(fx + 6 * dx), pos(fx + 7 * dx));
+  __m256d y1 = _mm256_setr_pd(pos(fy + 4 * dy), pos(fy + 5 * dy), pos(fy + 6 * dy), pos(fy + 7 * dy));
+  const __m256d step_x = _mm256_set1_pd(pos(8 * dx)), step_y = _mm256_set1_pd(pos(8 * dy));
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i max_x = _mm256_set1_epi32(w - 1), max_y = _mm256_set1_epi32(h - 1);
+  const __m256i stride_v = _mm256_set1_epi32(static_cast<int32_t>(stride));
+  const __m256i last = _mm256_set1_epi32(static_cast<int32_t>(in_bytes - 3));
+  // Per 128-bit half: bytes 0-2 of each of its four 32-bit words, packed into 12 bytes;
+  // then the two halves' 12 bytes side by side (words 0-2 and 4-6).
+  const __m256i pack = _mm256_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1,
+                                        0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+  const __m256i join = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7);
+  const int* base = reinterpret_cast<const int*>(in);
+  int x = 0;
+  for (; x + 8 <= n; x += 8) {
+    __m256i xi = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm256_cvtpd_epi32(x0)),
+                                         _mm256_cvtpd_epi32(x1), 1);
+    __m256i yi = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm256_cvtpd_epi32(y0)),
+                                         _mm256_cvtpd_epi32(y1), 1);
+    // The clamps only guard against rounding at the span's ends, as nearest_run's.
+    xi = _mm256_min_epi32(_mm256_max_epi32(xi, zero), max_x);
+    yi = _mm256_min_epi32(_mm256_max_epi32(yi, zero), max_y);
+    const __m256i off = _mm256_add_epi32(_mm256_mullo_epi32(yi, stride_v),
+                                         _mm256_add_epi32(_mm256_add_epi32(xi, xi), xi));
+    const __m256i safe = _mm256_cmpgt_epi32(last, off);  // not the last pixel
+    __m256i v = _mm256_mask_i32gather_epi32(zero, base, off, safe, 1);
+    v = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, pack), join);
+    uint8_t* dst = o + static_cast<size_t>(x) * 3;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm256_castsi256_si128(v));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + 16), _mm256_extracti128_si256(v, 1));
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(safe)) != 0xFF) {
+      alignas(32) int32_t offs[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(offs), off);
+      for (int k = 0; k < 8; ++k) std::memcpy(dst + 3 * k, in + offs[k], 3);
+    }
+    x0 = _mm256_add_pd(x0, step_x);
+    x1 = _mm256_add_pd(x1, step_x);
+    y0 = _mm256_add_pd(y0, step_y);
+    y1 = _mm256_add_pd(y1, step_y);
+  }
+  return x;
+}
+
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#endif
+
+// One output row of warp_nearest whose samples (rx + m0 x, ry + m3 x) stay on the input row
+// round(ry) and step by one input pixel (m0 == 1, m3 == 0: translations, ShearX): the row is
+// the input row shifted by round(rx), filled where that leaves the input. Returns false, to
+// take the general path, unless rx and ry lie clear of a rounding tie: then the fixed-point
+// span and the checked edges (which round rx + x and ry, the same values up to 2^-30 pixel)
+// pick exactly these pixels, whereas at a tie the fixed-point path rounds by the parity of
+// each position, which is no longer a shift.
+template <int C>
+bool shifted_row(const Image& src, double rx, double ry, const uint8_t* fill, uint8_t* o) {
+  constexpr double kTieMargin = 1.0 / 65536;
+  constexpr double kMaxShift = 1 << 24;
+  const double sx = std::nearbyint(rx), sy = std::nearbyint(ry);
+  if (!(std::fabs(rx - sx) < 0.5 - kTieMargin && std::fabs(ry - sy) < 0.5 - kTieMargin &&
+        std::fabs(sx) < kMaxShift && std::fabs(sy) < kMaxShift))
+    return false;
+  const int w = src.width;
+  const int64_t shift = static_cast<int64_t>(sx), row = static_cast<int64_t>(sy);
+  if (row < 0 || row >= src.height) {
+    fill_pixels<C>(o, w, fill);
+    return true;
+  }
+  // Output x reads input x + shift: inside for x in [lo, hi).
+  const int lo = static_cast<int>(std::clamp<int64_t>(-shift, 0, w));
+  const int hi = static_cast<int>(std::clamp<int64_t>(w - shift, lo, w));
+  fill_pixels<C>(o, lo, fill);
+  std::memcpy(o + static_cast<size_t>(lo) * C,
+              src.row(static_cast<int>(row)) + static_cast<size_t>(lo + shift) * C,
+              static_cast<size_t>(hi - lo) * C);
+  fill_pixels<C>(o + static_cast<size_t>(hi) * C, w - hi, fill);
+  return true;
+}
+
+// warp_nearest for a map whose columns stay columns: m[0] == 1, m[1] == 0, m[4] == 1 (ShearY,
+// translations), so output (x, y) samples (x + rx, y + ry(x)) with rx = m[2] and
+// ry(x) = m[5] + m[3] x: each column is an input column shifted by round(rx) across and by
+// round(ry(x)) down, a shift constant over runs of columns. Every output row is then a few
+// copies of input row segments. Returns false, to take the general path, when rx or some
+// ry(x) lies within kTieMargin of a rounding tie (the fixed-point span accumulates up to
+// W * 2^-33 pixel of step rounding, and rounds exact ties by parity) or when the runs do
+// not fit the fixed table (kMaxRuns: a steep shear of a wide image).
+template <int C>
+bool warp_nearest_columns(const Image& src, Image& out, const std::array<double, 6>& m,
+                          const uint8_t* fill) {
+  constexpr double kTieMargin = 1.0 / 4096;
+  constexpr int kMaxRuns = 256;
+  constexpr double kMaxShift = 1 << 24;
+  const int w = src.width, h = src.height;
+  if (!(m[0] == 1.0 && m[1] == 0.0 && m[4] == 1.0) || w > (1 << 16)) return false;
+  const double sx = std::nearbyint(m[2]);
+  if (!(std::fabs(m[2] - sx) < 0.5 - kTieMargin && std::fabs(sx) < kMaxShift)) return false;
+  const int64_t shift = static_cast<int64_t>(sx);
+  // Output columns [lo, hi) read input columns inside the image.
+  const int lo = static_cast<int>(std::clamp<int64_t>(-shift, 0, w));
+  const int hi = static_cast<int>(std::clamp<int64_t>(w - shift, lo, w));
+  struct Run {
+    int first, last;  // output columns [first, last)
+    int64_t down;     // input row = output row + down
+  };
+  Run runs[kMaxRuns];
+  int n = 0;
+  for (int x = lo; x < hi; ++x) {
+    // The rows' ry + m[3] x differ from y + (m[5] + m[3] x) by a rounding of 2^-40 pixel.
+    const double v = m[5] + m[3] * x, r = std::nearbyint(v);
+    if (!(std::fabs(v - r) < 0.5 - kTieMargin && std::fabs(r) < kMaxShift)) return false;
+    const int64_t down = static_cast<int64_t>(r);
+    if (n > 0 && runs[n - 1].down == down && runs[n - 1].last == x) {
+      runs[n - 1].last = x + 1;
+    } else {
+      if (n == kMaxRuns) return false;
+      runs[n++] = {x, x + 1, down};
+    }
+  }
+  // Runs are short (1 / |m[3]| columns): copied in 16-byte blocks rather than by memcpy
+  // calls, each block ending up to 15 bytes past its run, inside the next run (written
+  // after it) or the fill after the last one; where that would leave either buffer, memcpy.
+  const uint8_t* in_end = src.data.data() + src.data.size();
+  const uint8_t* out_end = out.data.data() + out.data.size();
+  constexpr size_t kBlock = 16;
+  for (int y = 0; y < h; ++y) {
+    uint8_t* __restrict o = out.row(y);
+    int fill_from = 0;  // the fill owed to columns [fill_from, the current run)
+    for (int i = 0; i < n; ++i) {
+      const Run& r = runs[i];
+      const int64_t row = y + r.down;
+      if (row < 0 || row >= h) continue;
+      fill_pixels<C>(o + static_cast<size_t>(fill_from) * C, r.first - fill_from, fill);
+      fill_from = r.last;
+      uint8_t* dst = o + static_cast<size_t>(r.first) * C;
+      const uint8_t* from =
+          src.row(static_cast<int>(row)) + static_cast<size_t>(r.first + shift) * C;
+      const size_t bytes = static_cast<size_t>(r.last - r.first) * C;
+      const size_t padded = (bytes + kBlock - 1) / kBlock * kBlock;
+      if (padded <= static_cast<size_t>(in_end - from) &&
+          padded <= static_cast<size_t>(out_end - dst)) {
+        for (size_t k = 0; k < bytes; k += kBlock) std::memcpy(dst + k, from + k, kBlock);
+      } else {
+        std::memcpy(dst, from, bytes);
+      }
+    }
+    fill_pixels<C>(o + static_cast<size_t>(fill_from) * C, w - fill_from, fill);
+  }
+  return true;
+}
+
+// Output columns outside which a row's samples lie at or beyond -1 or the far edge (W or H)
+// for sure, so nearest_checked would write the fill: inside_span's interval widened by one
+// pixel and a margin far above the rounding of the span's arithmetic. The whole row when the
+// steps are too large to tell.
+Span maybe_inside_span(double ax, double bx, double ay, double by, int width, int height) {
+  constexpr double kMargin = 1.0 / 1024;
+  constexpr double kMaxStep = 1 << 20;
+  if (!(std::fabs(bx) < kMaxStep && std::fabs(by) < kMaxStep)) return {0, width};
+  double first = 0.0, last = width - 1.0;
+  narrow(ax, bx, -1.0 - kMargin, width + kMargin, first, last);
+  narrow(ay, by, -1.0 - kMargin, height + kMargin, first, last);
+  if (!(first <= last)) return {};
+  return {static_cast<int>(std::ceil(first)), static_cast<int>(std::floor(last)) + 1};
+}
+
 template <int C>
 void warp_nearest(const Image& src, Image& out, const std::array<double, 6>& m,
                   const uint8_t* fill) {
@@ -148,25 +376,41 @@ void warp_nearest(const Image& src, Image& out, const std::array<double, 6>& m,
   // Raw __restrict pointers: stores through uint8_t* may alias anything (a char type), which
   // would otherwise reload the images' fields for every pixel.
   const uint8_t* __restrict in = src.ptr();
+  if (warp_nearest_columns<C>(src, out, m, fill)) return;
+  const bool unit_steps = m[0] == 1.0 && m[3] == 0.0;
+#if defined(__GNUC__) && defined(__x86_64__)
+  const bool simd = C == 3 && have_avx2() && src.size_bytes() < (size_t{1} << 31);
+#endif
   for (int y = 0; y < h; ++y) {
     const double rx = m[1] * y + m[2], ry = m[4] * y + m[5];
     uint8_t* __restrict o = out.row(y);
-    const Span span = inside_span(rx, m[0], ry, m[3], 0.0, w - 1.0, h - 1.0, w);
-    for (int x = 0; x < w; ++x) {
-      if (x == span.first && span.first < span.last) {
-        int64_t fx = to_fixed(rx + m[0] * x), fy = to_fixed(ry + m[3] * x);
-        const int64_t dx = to_fixed(m[0]), dy = to_fixed(m[3]);
-        for (; x < span.last; ++x, fx += dx, fy += dy) {
-          // The clamps only guard against rounding at the span's ends.
-          const int xi = std::clamp(fixed_round_half_even(fx), 0, w - 1);
-          const int yi = std::clamp(fixed_round_half_even(fy), 0, h - 1);
-          const uint8_t* p = in + static_cast<size_t>(yi) * stride + static_cast<size_t>(xi) * C;
-          for (int c = 0; c < C; ++c) o[static_cast<size_t>(x) * C + c] = p[c];
-        }
-        if (x == w) break;
-      }
+    if (unit_steps && shifted_row<C>(src, rx, ry, fill, o)) continue;
+    // Columns [0, a) and [d, w) sample far outside: the fill. [a, b) and [c, d), near the
+    // edges: checked one by one. [b, c), the span whose samples lie inside: the fixed-point
+    // loop (inner lies within outer: the same interval arithmetic on a narrower interval).
+    const Span inner = inside_span(rx, m[0], ry, m[3], 0.0, w - 1.0, h - 1.0, w);
+    const Span outer = maybe_inside_span(rx, m[0], ry, m[3], w, h);
+    const int a = outer.first, d = std::max(outer.first, outer.last);
+    const int b = inner.first < inner.last ? std::clamp(inner.first, a, d) : d;
+    const int c = inner.first < inner.last ? std::clamp(inner.last, b, d) : d;
+    fill_pixels<C>(o, a, fill);
+    for (int x = a; x < b; ++x)
       nearest_checked<C>(src, rx + m[0] * x, ry + m[3] * x, fill, o + static_cast<size_t>(x) * C);
+    if (b < c) {
+      int64_t fx = to_fixed(rx + m[0] * b), fy = to_fixed(ry + m[3] * b);
+      const int64_t dx = to_fixed(m[0]), dy = to_fixed(m[3]);
+      int done = 0;
+#if defined(__GNUC__) && defined(__x86_64__)
+      if (simd)
+        done = nearest_run_rgb_avx2(in, stride, src.size_bytes(), w, h, fx, fy, dx, dy, c - b,
+                                    o + static_cast<size_t>(b) * C);
+#endif
+      nearest_run<C>(in, stride, w, h, fx + done * dx, fy + done * dy, dx, dy, c - b - done,
+                     o + static_cast<size_t>(b + done) * C);
     }
+    for (int x = c; x < d; ++x)
+      nearest_checked<C>(src, rx + m[0] * x, ry + m[3] * x, fill, o + static_cast<size_t>(x) * C);
+    fill_pixels<C>(o + static_cast<size_t>(d) * C, w - d, fill);
   }
 }
 
@@ -258,6 +502,66 @@ void bilinear_checked(const Image& src, double sx, double sy, const float* fill,
     o[c] = to_u8(fill == nullptr ? v[c] : v[c] * mask + (1.0f - mask) * fill[c]);
 }
 
+// The tap weights of a fixed-point position: its fractions, as the span loop takes them.
+Taps fixed_taps(int64_t fx, int64_t fy) {
+  constexpr float kFrac = 1.0f / static_cast<float>(kFixOne);
+  return tap_weights(static_cast<float>(static_cast<uint32_t>(fx)) * kFrac,
+                     static_cast<float>(static_cast<uint32_t>(fy)) * kFrac);
+}
+
+// The span loop of warp_bilinear: output pixels [0, n) of `o` from the fixed-point position
+// (fx, fy) stepped by (dx, dy); every tap inside (the clamps only guard against rounding
+// at the span's ends).
+template <int C>
+void bilinear_span(const uint8_t* __restrict in, size_t stride, int w, int h, int64_t fx,
+                   int64_t fy, int64_t dx, int64_t dy, int n, uint8_t* __restrict o) {
+  constexpr bool kSimd = kSimdBlend && (C == 3 || C == 4);
+  for (int x = 0; x < n; ++x, fx += dx, fy += dy) {
+    const int x0 = std::clamp(static_cast<int>(fx >> kFixBits), 0, w - 2);
+    const int y0 = std::clamp(static_cast<int>(fy >> kFixBits), 0, h - 2);
+    const Taps t = fixed_taps(fx, fy);
+    const uint8_t* p = in + static_cast<size_t>(y0) * stride + static_cast<size_t>(x0) * C;
+    uint8_t* dst = o + static_cast<size_t>(x) * C;
+#if defined(__SSE2__)
+    if constexpr (kSimd) {
+      blend_inside_sse2<C>(p, stride, t, dst);
+      continue;
+    }
+#endif
+    blend_inside<C>(p, stride, t, dst);
+  }
+}
+
+// blend_inside for a run of pixels sharing one set of weights, byte by byte: out[j] from
+// a[j], a[j + step], b[j], b[j + step] (step: the channel count), the same float32 sum in
+// the same order and the same rounding (to_u8's clamp and half-to-even equal the SSE2
+// form's rounding and saturation), vectorised by GCC. FMA would change the sums: the
+// pragma keeps the clones that have it from contracting.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+void blend_rows(const uint8_t* __restrict a, const uint8_t* __restrict b, int step, size_t bytes,
+                Taps t, uint8_t* __restrict out) {
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23, as to_u8
+  const float w0 = t.w[0], w1 = t.w[1], w2 = t.w[2], w3 = t.w[3];
+  for (size_t j = 0; j < bytes; ++j) {
+    float acc = w0 * static_cast<float>(a[j]);
+    acc += w1 * static_cast<float>(a[j + step]);
+    acc += w2 * static_cast<float>(b[j]);
+    acc += w3 * static_cast<float>(b[j + step]);
+    acc = 0.0f < acc ? acc : 0.0f;
+    acc = acc < 255.0f ? acc : 255.0f;
+    out[j] = static_cast<uint8_t>(static_cast<int>((acc + kMagic) - kMagic));
+  }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
 // grid_sample(mode="bilinear").
 template <int C>
 void warp_bilinear(const Image& src, Image& out, const std::array<double, 6>& m,
@@ -272,37 +576,57 @@ void warp_bilinear(const Image& src, Image& out, const std::array<double, 6>& m,
   constexpr bool kSimd = kSimdBlend && (C == 3 || C == 4);
   constexpr double kMargin = 1.0 / 1024;
   const double hi_x = w - (kSimd && C == 3 ? 2.0 : 1.0) - kMargin, hi_y = h - 1.0 - kMargin;
-  constexpr float kFrac = 1.0f / static_cast<float>(kFixOne);
+  // Rows that step one input pixel at a time along one pair of input rows (ShearX,
+  // translations): every pixel of the span has the same fractions, so the same tap weights,
+  // and its taps are the next pixel's shifted by one: a blend of whole row segments.
+  const bool unit_steps = m[0] == 1.0 && m[3] == 0.0;
   for (int y = 0; y < h; ++y) {
     const double rx = m[1] * y + m[2], ry = m[4] * y + m[5];
     uint8_t* __restrict o = out.row(y);
     const Span span = inside_span(rx, m[0], ry, m[3], 0.0, hi_x, hi_y, w);
     for (int x = 0; x < w; ++x) {
       if (x == span.first && span.first < span.last) {
-        int64_t fx = to_fixed(rx + m[0] * x), fy = to_fixed(ry + m[3] * x);
+        const int64_t fx = to_fixed(rx + m[0] * x), fy = to_fixed(ry + m[3] * x);
         const int64_t dx = to_fixed(m[0]), dy = to_fixed(m[3]);
-        for (; x < span.last; ++x, fx += dx, fy += dy) {
-          // The clamps only guard against rounding at the span's ends.
-          const int x0 = std::clamp(static_cast<int>(fx >> kFixBits), 0, w - 2);
+        const int n = span.last - x;
+        if (unit_steps) {
+          // dx is exactly one pixel and dy 0: pixel k's x0 is x0(0) + k (before the clamp,
+          // which only the span's ends can need: those take the per-pixel loop).
+          const int64_t x0 = fx >> kFixBits;
+          const int lo = static_cast<int>(std::clamp<int64_t>(-x0, 0, n));
+          const int hi = static_cast<int>(std::clamp<int64_t>(w - 1 - x0, lo, n));
           const int y0 = std::clamp(static_cast<int>(fy >> kFixBits), 0, h - 2);
-          const Taps t = tap_weights(static_cast<float>(static_cast<uint32_t>(fx)) * kFrac,
-                                     static_cast<float>(static_cast<uint32_t>(fy)) * kFrac);
-          const uint8_t* p = in + static_cast<size_t>(y0) * stride + static_cast<size_t>(x0) * C;
-          uint8_t* dst = o + static_cast<size_t>(x) * C;
-#if defined(__SSE2__)
-          if constexpr (kSimd) {
-            blend_inside_sse2<C>(p, stride, t, dst);
-            continue;
-          }
-#endif
-          blend_inside<C>(p, stride, t, dst);
+          bilinear_span<C>(in, stride, w, h, fx, fy, dx, dy, lo, o + static_cast<size_t>(x) * C);
+          const uint8_t* p = in + static_cast<size_t>(y0) * stride + static_cast<size_t>(x0 + lo) * C;
+          blend_rows(p, p + stride, C, static_cast<size_t>(hi - lo) * C, fixed_taps(fx, fy),
+                     o + static_cast<size_t>(x + lo) * C);
+          bilinear_span<C>(in, stride, w, h, fx + hi * dx, fy + hi * dy, dx, dy, n - hi,
+                           o + static_cast<size_t>(x + hi) * C);
+        } else {
+          bilinear_span<C>(in, stride, w, h, fx, fy, dx, dy, n, o + static_cast<size_t>(x) * C);
         }
+        x = span.last;
         if (x == w) break;
       }
       bilinear_checked<C>(src, rx + m[0] * x, ry + m[3] * x, fill, outside,
                           o + static_cast<size_t>(x) * C);
     }
   }
+}
+
+// A map that moves the image by whole pixels (translations by integers): bilinear sampling
+// then weighs one tap by 1 and the others by 0, so every pixel is its source pixel, and
+// outside the image to_u8(fill) (the mask path: p * 1 + 0 * fill, the fill finite), which
+// is what nearest sampling writes: the two agree exactly.
+bool whole_pixel_shift(const std::array<double, 6>& m, const float* fill, int channels) {
+  constexpr double kMaxShift = 1 << 24;
+  if (!(m[0] == 1.0 && m[1] == 0.0 && m[3] == 0.0 && m[4] == 1.0)) return false;
+  if (!(m[2] == std::nearbyint(m[2]) && m[5] == std::nearbyint(m[5]) &&
+        std::fabs(m[2]) < kMaxShift && std::fabs(m[5]) < kMaxShift))
+    return false;
+  for (int c = 0; c < channels; ++c)
+    if (!std::isfinite(fill[c])) return false;
+  return true;
 }
 
 template <int C>
@@ -316,7 +640,7 @@ void warp_channels(const Image& src, Image& out, const std::array<double, 6>& ma
     f[c] = fill ? (*fill)[std::min(c, 2)] : 0.0f;
     f8[c] = to_u8(f[c]);
   }
-  if (interpolation == WarpInterpolation::kNearest) {
+  if (interpolation == WarpInterpolation::kNearest || whole_pixel_shift(map, f, C)) {
     warp_nearest<C>(src, out, map, f8);
   } else {
     warp_bilinear<C>(src, out, map, fill ? f : nullptr);

@@ -11,12 +11,16 @@
 //  - `bound / t` on a tensor is t.reciprocal() * bound (torch/_tensor.py __rdiv__).
 //
 // Speed: the per-pixel loops are written so GCC vectorises them. Those on interleaved RGB
-// need byte shuffles (SSSE3 and up), so they are compiled twice, for AVX2 and for the
-// baseline, and picked at load time (target_clones); AVX2 (without FMA) computes the same
-// IEEE float32 operations, so both clones give identical pixels. -fno-trapping-math (the
-// pragma) changes no value: it only lets GCC compute both arms of a select, which
-// vectorising the hue loop needs. The blur's inner loop uses GCC's generic vectors, which
-// keep a block of outputs in registers across the taps.
+// need byte shuffles (SSSE3 and up), so they are compiled three times, for x86-64-v4
+// (AVX-512: 1.5 to 3 times the AVX2 clone's speed here), for AVX2 and for the baseline, and picked at
+// load time (target_clones); every clone computes the same IEEE float32 operations (the
+// pragma keeps FMA out of the clones that have it), so all give identical pixels.
+// -fno-trapping-math (the pragma) changes no value: it only lets GCC compute both arms of
+// a select, which vectorising the hue loop needs. Kernels whose output is a function of
+// the input value alone (brightness, contrast, autocontrast, equalize) build a 256-entry
+// table with that same expression and, where the CPU has AVX-512 VBMI, look the bytes up
+// 64 at a time (see "lookup tables" below). The blur's inner loop uses GCC's generic
+// vectors, which keep a block of outputs in registers across the taps.
 #include "transforms/photometric.h"
 
 #include <algorithm>
@@ -27,6 +31,10 @@
 #include <string>
 #include <utility>
 
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("fp-contract=off", "no-trapping-math")
 #elif defined(__clang__)
@@ -34,7 +42,8 @@
 #endif
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define PB_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#define PB_VECTOR_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define PB_VECTOR_CLONES
 #endif
@@ -312,12 +321,121 @@ PB_VECTOR_CLONES void smooth_row(const uint8_t* up, const uint8_t* mid, const ui
   }
 }
 
-PB_VECTOR_CLONES void apply_channel_luts(uint8_t* p, size_t n, const uint8_t (*lut)[256]) {
+void apply_channel_luts_scalar(uint8_t* p, size_t n, const uint8_t (*lut)[256]) {
   const uint8_t *l0 = lut[0], *l1 = lut[1], *l2 = lut[2];
   for (size_t i = 0; i < n; ++i) {
     p[3 * i] = l0[p[3 * i]];
     p[3 * i + 1] = l1[p[3 * i + 1]];
     p[3 * i + 2] = l2[p[3 * i + 2]];
+  }
+}
+
+// --- lookup tables -------------------------------------------------------------------------
+//
+// A kernel whose output value depends only on the input value (per channel) can build its
+// 256-entry table with the very float32 expression of its per-pixel loop and then look the
+// pixels up: the same values by construction. The lookup only pays where AVX-512 VBMI's
+// 128-byte table permutes (vpermi2b) do it at a few instructions per 64 bytes (Intel Ice
+// Lake and later, AMD Zen 4 and later): a scalar lookup costs about twice the vectorised
+// float loops it would replace, so without VBMI the kernels keep those.
+#if defined(__GNUC__) && defined(__x86_64__)
+#define PB_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+
+bool have_vbmi() {
+  static const bool yes = __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vbmi");
+  return yes;
+}
+
+// The 256-entry table held in four 64-byte registers.
+struct LutRegs {
+  __m512i t[4];
+};
+PB_VBMI inline LutRegs load_lut(const uint8_t* lut) {
+  return {{_mm512_loadu_si512(lut), _mm512_loadu_si512(lut + 64), _mm512_loadu_si512(lut + 128),
+           _mm512_loadu_si512(lut + 192)}};
+}
+// lut[v] for 64 bytes: the low 7 bits index two 128-entry halves, the top bit picks one.
+PB_VBMI inline __m512i lookup(const LutRegs& l, __m512i v) {
+  const __m512i lo = _mm512_permutex2var_epi8(l.t[0], v, l.t[1]);
+  const __m512i hi = _mm512_permutex2var_epi8(l.t[2], v, l.t[3]);
+  return _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi);
+}
+
+PB_VBMI void apply_lut_vbmi(uint8_t* p, size_t bytes, const uint8_t* lut) {
+  const LutRegs l = load_lut(lut);
+  size_t i = 0;
+  for (; i + 64 <= bytes; i += 64)
+    _mm512_storeu_si512(p + i, lookup(l, _mm512_loadu_si512(p + i)));
+  if (i < bytes) {
+    const __mmask64 m = _cvtu64_mask64(~uint64_t{0} >> (64 - (bytes - i)));
+    _mm512_mask_storeu_epi8(p + i, m, lookup(l, _mm512_maskz_loadu_epi8(m, p + i)));
+  }
+}
+
+// Three tables for interleaved RGB: 192 bytes (64 pixels) per step, each 64-byte block
+// looked up in all three tables and blended by the channel of each byte.
+PB_VBMI void apply_channel_luts_vbmi(uint8_t* p, size_t n, const uint8_t (*lut)[256]) {
+  const LutRegs l0 = load_lut(lut[0]), l1 = load_lut(lut[1]), l2 = load_lut(lut[2]);
+  // Bit i of green[j] / blue[j]: byte 64 j + i of a 192-byte block is green / blue.
+  __mmask64 green[3], blue[3];
+  for (int j = 0; j < 3; ++j) {
+    uint64_t g = 0, b = 0;
+    for (int i = 0; i < 64; ++i) {
+      const int c = (64 * j + i) % 3;
+      g |= uint64_t{c == 1} << i;
+      b |= uint64_t{c == 2} << i;
+    }
+    green[j] = _cvtu64_mask64(g);
+    blue[j] = _cvtu64_mask64(b);
+  }
+  auto block = [&](__m512i v, int j) PB_VBMI {
+    const __m512i r = _mm512_mask_blend_epi8(green[j], lookup(l0, v), lookup(l1, v));
+    return _mm512_mask_blend_epi8(blue[j], r, lookup(l2, v));
+  };
+  const size_t bytes = 3 * n;
+  size_t i = 0;
+  for (; i + 192 <= bytes; i += 192)
+    for (int j = 0; j < 3; ++j)
+      _mm512_storeu_si512(p + i + 64 * j, block(_mm512_loadu_si512(p + i + 64 * j), j));
+  for (int j = 0; i < bytes; ++j, i += 64) {
+    const size_t left = bytes - i;
+    const __mmask64 m = _cvtu64_mask64(left >= 64 ? ~uint64_t{0} : ~uint64_t{0} >> (64 - left));
+    _mm512_mask_storeu_epi8(p + i, m, block(_mm512_maskz_loadu_epi8(m, p + i), j));
+  }
+}
+#else
+bool have_vbmi() { return false; }
+void apply_lut_vbmi(uint8_t*, size_t, const uint8_t*) {}
+void apply_channel_luts_vbmi(uint8_t*, size_t, const uint8_t (*)[256]) {}
+#endif
+
+void apply_channel_luts(uint8_t* p, size_t n, const uint8_t (*lut)[256]) {
+  if (have_vbmi()) {
+    apply_channel_luts_vbmi(p, n, lut);
+  } else {
+    apply_channel_luts_scalar(p, n, lut);
+  }
+}
+
+// _blend(img, c, ratio) with a constant second image as a table: the blend_constant loop's
+// expression per value (the same Store as blend_constant picks; both give the same values).
+void blend_constant_lut(float ratio, float c, uint8_t* lut) {
+  for (int v = 0; v < 256; ++v) {
+    const float x = ratio * static_cast<float>(v) + c;
+    lut[v] = ratio <= kFastBlendFactorMax ? TruncateThenClamp::apply(x) : ClampThenTruncate::apply(x);
+  }
+}
+
+// blend_constant, through a table where lookups are fast.
+void blend_constant_any(uint8_t* p, size_t bytes, float ratio, float c) {
+  if (have_vbmi()) {
+    uint8_t lut[256];
+    blend_constant_lut(ratio, c, lut);
+    apply_lut_vbmi(p, bytes, lut);
+  } else {
+    blend_constant(p, bytes, ratio, c);
   }
 }
 
@@ -418,7 +536,7 @@ void adjust_brightness(Image& img, double factor) {
   need_range("adjust_brightness", "factor", factor, 0, HUGE_VAL);
   // _blend(img, zeros_like(img), factor)
   const Blend k = blend_coefficients(factor);
-  blend_constant(img.ptr(), img.size_bytes(), k.self, k.other * 0.0f);
+  blend_constant_any(img.ptr(), img.size_bytes(), k.self, k.other * 0.0f);
 }
 
 void adjust_contrast(Image& img, double factor) {
@@ -431,7 +549,7 @@ void adjust_contrast(Image& img, double factor) {
   // pixels); above, torch's float summation may round differently from this exact sum.
   const float mean = static_cast<float>(gray_sum(img.ptr(), n)) / static_cast<float>(n);
   const Blend k = blend_coefficients(factor);
-  blend_constant(img.ptr(), img.size_bytes(), k.self, k.other * mean);
+  blend_constant_any(img.ptr(), img.size_bytes(), k.self, k.other * mean);
 }
 
 void adjust_saturation(Image& img, double factor) {
@@ -468,7 +586,16 @@ void autocontrast(Image& img) {
     lo[c] = flat ? 0.0f : static_cast<float>(lo8[c]);
     scale[c] = flat ? 1.0f : (1.0f / range) * 255.0f;
   }
-  scale_channels(img.ptr(), n, lo, scale);
+  if (have_vbmi()) {
+    // scale_channels' expression per value.
+    uint8_t lut[3][256];
+    for (int c = 0; c < 3; ++c)
+      for (int v = 0; v < 256; ++v)
+        lut[c][v] = TruncateThenClamp::apply((static_cast<float>(v) - lo[c]) * scale[c]);
+    apply_channel_luts_vbmi(img.ptr(), n, lut);
+  } else {
+    scale_channels(img.ptr(), n, lo, scale);
+  }
 }
 
 void equalize(Image& img) {
