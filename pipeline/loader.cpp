@@ -84,6 +84,7 @@ struct Slot {
   HostBuffer data;                 // batch_size x C x H x W float32
   std::vector<int32_t> labels;     // batch_size
   std::vector<float> soft_labels;  // batch_size x classes, when the spec has batch operators
+  std::vector<int64_t> batch_op_ns;  // per batch operator, this batch's time
   std::vector<int64_t> indices;    // batch_size dataset indices
   std::vector<uint8_t> ok;         // 0 where a skipped sample found no replacement
   DeviceBuffer device;             // when copy_to_device
@@ -186,6 +187,7 @@ struct Loader::Impl {
         s->soft_labels.resize(b * dataset.classes().size());
         s->batch.soft_labels = s->soft_labels.data();
         s->batch.num_classes = static_cast<int>(dataset.classes().size());
+        s->batch_op_ns.resize(pipeline->batch_operator_count());
       }
       s->indices.resize(b);
       s->ok.resize(b);
@@ -542,7 +544,8 @@ struct Loader::Impl {
     Rng rng = Rng::for_batch(options.sampler.seed, static_cast<uint64_t>(s.batch.epoch),
                              static_cast<uint64_t>(s.batch.index));
     const size_t first = pipeline->step_labels().size(), n = pipeline->batch_operator_count();
-    std::vector<int64_t> op_ns(n);  // one allocation per batch, not per sample
+    std::vector<int64_t>& op_ns = s.batch_op_ns;  // run_batch adds to it
+    std::fill(op_ns.begin(), op_ns.end(), 0);
     const bool timed = options.stage_timers;
     TraceSpan span(options.trace, "batch_ops", "loader", s.seq);
     const int64_t t0 = now_ns();
@@ -744,7 +747,8 @@ struct Loader::Impl {
   int64_t skipped = 0;
   std::vector<SkippedSample> skipped_samples;
   // kSkip: which samples failed since the last success (stamp == generation), how many.
-  std::vector<uint32_t> failed_stamp = std::vector<uint32_t>(dataset.size(), 0);
+  std::vector<uint32_t> failed_stamp =
+      std::vector<uint32_t>(options.on_error == OnError::kSkip ? dataset.size() : 0, 0);
   uint32_t failure_generation = 1;
   std::atomic<int64_t> failed_since_success{0};
   std::atomic<int64_t> samples{0}, batches{0}, consumer_wait_ns{0}, ready_wait_ns{0};

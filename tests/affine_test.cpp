@@ -5,6 +5,7 @@
 // matrices worked out by hand, exact pixel permutations, and a naive double-precision
 // sampler that builds the forward matrix from torchvision's documented factors
 // R * S * SHy * SHx and inverts it numerically.
+#include "tests/test_data.h"
 #include "transforms/affine.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +24,9 @@
 
 namespace pipebench {
 namespace {
+
+using testing::make_op;
+using testing::run_op;
 
 constexpr double kPi = 3.14159265358979323846;
 
@@ -492,22 +496,6 @@ TEST(Affine, RejectsBadInput) {
 // --- operators
 // ------------------------------------------------------------------------------------
 
-std::unique_ptr<Operator> make_op(const std::string& op_yaml) {
-  const auto spec = parse_pipeline_spec("[" + op_yaml + "]", "test");
-  const OpSchema* schema = OpRegistry::instance().find(spec.transforms.at(0).name);
-  return schema->make(spec.transforms[0].params, {});
-}
-
-// Runs one operator from a spec on `in` (the operator alone: no decode).
-Image run_op(const std::string& op_yaml, const Image& in, uint64_t seed = 1) {
-  auto op = make_op(op_yaml);
-  SampleData s;
-  s.image = in;
-  auto state = op->make_state();
-  Rng rng(seed);
-  op->apply(s, rng, state.get());
-  return s.image;
-}
 
 TEST(AffineOps, ZeroRangesAreTheIdentity) {
   const Image in = noise(20, 17, 3, 4);

@@ -3,6 +3,7 @@
 // References are independent of augment.cpp: the photometric/affine kernels called with
 // torchvision's _apply_op mapping written out here, naive pixel loops, magnitudes computed
 // from autoaugment.py's formulas by hand, and rates computed from its policy tables.
+#include "tests/test_data.h"
 #include "transforms/augment.h"
 
 #include <gtest/gtest.h>
@@ -27,6 +28,9 @@
 
 namespace pipebench {
 namespace {
+
+using testing::make_op;
+using testing::run_op;
 
 // Smooth gradients plus pseudo-random texture: every operation changes something.
 Image test_image(int h, int w, uint32_t seed = 7) {
@@ -56,20 +60,6 @@ Image applied(const Image& in, AugOp op, double m, const WarpOptions& w = {}) {
   return img;
 }
 
-std::unique_ptr<Operator> make_op(const std::string& op_yaml) {
-  const auto spec = parse_pipeline_spec("[" + op_yaml + "]", "test");
-  const auto& o = spec.transforms.at(0);
-  return OpRegistry::instance().find(o.name)->make(o.params, {});
-}
-
-Image run_op(const Operator& op, const Image& in, uint64_t seed) {
-  SampleData s;
-  s.image = in;
-  auto state = op.make_state();
-  Rng rng(seed);
-  op.apply(s, rng, state.get());
-  return s.image;
-}
 
 const AugOpRange& range_of(std::span<const AugOpRange> space, AugOp op) {
   for (const auto& r : space)
@@ -108,7 +98,7 @@ TEST(AugmentOp, PhotometricOperationsCallTheKernelsWithTorchvisionsArguments) {
 TEST(AugmentOp, RotateAndTranslateCallTheWarpsWithTorchvisionsArguments) {
   const Image in = test_image(32, 40);
   for (const WarpOptions w :
-       {WarpOptions{}, WarpOptions{WarpInterpolation::kBilinear, {10.0f, 20.0f, 30.0f}}}) {
+       {WarpOptions{}, WarpOptions{WarpInterpolation::kBilinear, std::array<float, 3>{10.0f, 20.0f, 30.0f}}}) {
     Image want;
     rotate(in, want, 9.0f, w.interpolation, w.fill);
     EXPECT_TRUE(same_pixels(applied(in, AugOp::kRotate, 9.0, w), want));
@@ -131,7 +121,7 @@ TEST(AugmentOp, RotateAndTranslateCallTheWarpsWithTorchvisionsArguments) {
 TEST(AugmentOp, TranslateMovesContentRightAndFillsTheGap) {
   // torchvision: positive TranslateX moves the content right; the vacated columns get fill.
   const Image in = test_image(20, 30);
-  const WarpOptions w{WarpInterpolation::kNearest, {10.0f, 20.0f, 30.0f}};
+  const WarpOptions w{WarpInterpolation::kNearest, std::array<float, 3>{10.0f, 20.0f, 30.0f}};
   const Image out = applied(in, AugOp::kTranslateX, 6.0, w);
   for (int y = 0; y < 20; ++y)
     for (int x = 0; x < 30; ++x)
@@ -161,7 +151,7 @@ Image naive_corner_shear(const Image& in, double m, bool along_x, uint8_t fill) 
 
 TEST(AugmentOp, ShearIsAboutTheTopLeftCornerAsTorchvisions) {
   const Image in = test_image(32, 40);
-  const WarpOptions w{WarpInterpolation::kNearest, {77.0f, 77.0f, 77.0f}};
+  const WarpOptions w{WarpInterpolation::kNearest, std::array<float, 3>{77.0f, 77.0f, 77.0f}};
   for (const auto& [op, m] : std::vector<std::pair<AugOp, double>>{{AugOp::kShearX, 0.09},
                                                                    {AugOp::kShearX, -0.3},
                                                                    {AugOp::kShearY, 0.27},
@@ -187,7 +177,7 @@ TEST(AugmentOp, TimmOperations) {
     ASSERT_EQ(sa.ptr()[i], v < 128 ? std::min(255, v + 99) : v) << i;
   }
   // TranslateXRel(0.2) on a 30-wide image: PIL's (1, 0, 6, 0, 1, 0), output x reads x + 6.
-  const WarpOptions w{WarpInterpolation::kNearest, {5.0f, 5.0f, 5.0f}};
+  const WarpOptions w{WarpInterpolation::kNearest, std::array<float, 3>{5.0f, 5.0f, 5.0f}};
   const Image tx = applied(in, AugOp::kTranslateXRel, 0.2, w);
   const Image ty = applied(in, AugOp::kTranslateYRel, -0.25, w);  // 20 * 0.25 = 5 rows down
   for (int y = 0; y < 20; ++y)
@@ -482,7 +472,7 @@ TEST(AugmentPolicy, GaussianIsStandardNormal) {
   int within1 = 0;
   const int n = 200000;
   for (int i = 0; i < n; ++i) {
-    const double g = gaussian(rng);
+    const double g = rng.normal();
     s += g;
     s2 += g * g;
     within1 += std::abs(g) < 1.0;
@@ -554,10 +544,10 @@ TEST(AugmentOperators, ApplyTheStepsTheSamplerDraws) {
   const std::vector<Case> cases = {
       {"{rand_augment: {num_ops: 3, magnitude: 12, fill: 9}}",
        [&](Rng& r, std::vector<AugStep>& s) { sample_rand_augment(ra, 40, 36, r, s); },
-       WarpOptions{WarpInterpolation::kNearest, {9.0f, 9.0f, 9.0f}}},
+       WarpOptions{WarpInterpolation::kNearest, std::array<float, 3>{9.0f, 9.0f, 9.0f}}},
       {"{trivial_augment_wide: {interpolation: bilinear}}",
        [](Rng& r, std::vector<AugStep>& s) { sample_trivial_augment_wide(31, r, s); },
-       WarpOptions{WarpInterpolation::kBilinear, {0.0f, 0.0f, 0.0f}}},
+       WarpOptions{WarpInterpolation::kBilinear, std::nullopt}},  // the policies' default: fill none
       {"{auto_augment: {policy: cifar10}}",
        [](Rng& r, std::vector<AugStep>& s) {
          sample_auto_augment(AutoAugmentPolicy::kCifar10, 40, 36, r, s);

@@ -81,8 +81,7 @@ std::vector<float> run_tensor_op(const std::string& item, std::vector<float> t, 
   auto op = OpRegistry::instance().find(spec.transforms.at(0).name)->make(spec.transforms[0].params, {});
   SampleData s;
   s.tensor = t.data();
-  s.shape = op->output_shape(DataShape{true, 3, h, w});
-  s.shape = DataShape{true, 3, h, w};
+  s.shape = op->output_shape(DataShape{true, 3, h, w});  // a tensor in, the same tensor out
   Rng rng(seed);
   op->apply(s, rng, nullptr);
   return t;

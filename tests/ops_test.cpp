@@ -20,6 +20,9 @@
 namespace pipebench {
 namespace {
 
+using testing::make_op;
+using testing::run_op;
+
 Image gradient(int h, int w) {
   Image img;
   img.resize(h, w, 3);
@@ -29,18 +32,6 @@ Image gradient(int h, int w) {
   return img;
 }
 
-// Runs one operator from a spec on `in` (the operator alone: no decode).
-Image run_op(const std::string& op_yaml, const Image& in, uint64_t seed = 1) {
-  const auto spec = parse_pipeline_spec("[" + op_yaml + "]", "test");
-  const OpSchema* schema = OpRegistry::instance().find(spec.transforms.at(0).name);
-  auto op = schema->make(spec.transforms[0].params, {});
-  SampleData s;
-  s.image = in;
-  auto state = op->make_state();
-  Rng rng(seed);
-  op->apply(s, rng, state.get());
-  return s.image;
-}
 
 uint8_t px(const Image& img, int y, int x, int c) { return img.row(y)[x * img.channels + c]; }
 

@@ -17,12 +17,16 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_data.h"
 #include "transforms/photometric.h"
 #include "transforms/registry.h"
 #include "transforms/spec.h"
 
 namespace pipebench {
 namespace {
+
+using testing::make_op;
+using testing::run_op;
 
 // --- test images ---------------------------------------------------------------------------
 
@@ -496,22 +500,6 @@ TEST(Photometric, KernelsRejectBadArguments) {
 
 // --- operators -----------------------------------------------------------------------------
 
-std::unique_ptr<Operator> make_op(const std::string& op_yaml) {
-  const auto spec = parse_pipeline_spec("[" + op_yaml + "]", "test");
-  const OpSchema* schema = OpRegistry::instance().find(spec.transforms.at(0).name);
-  return schema->make(spec.transforms[0].params, {});
-}
-
-// Runs one operator from a spec on `in`, as tests/ops_test.cpp does.
-Image run_op(const std::string& op_yaml, const Image& in, uint64_t seed = 1) {
-  auto op = make_op(op_yaml);
-  SampleData s;
-  s.image = in;
-  auto state = op->make_state();
-  Rng rng(seed);
-  op->apply(s, rng, state.get());
-  return s.image;
-}
 
 TEST(PhotometricOps, RandomOpsApplyWithProbabilityP) {
   // Values in [40, 125): every kernel changes this image (autocontrast and equalize too).

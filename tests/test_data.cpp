@@ -5,7 +5,29 @@
 #include <cmath>
 #include <limits>
 
+#include "transforms/registry.h"
+#include "transforms/spec.h"
+
 namespace pipebench::testing {
+
+std::unique_ptr<Operator> make_op(const std::string& op_yaml) {
+  const auto spec = parse_pipeline_spec("[" + op_yaml + "]", "test");
+  const auto& o = spec.transforms.at(0);
+  return OpRegistry::instance().find(o.name)->make(o.params, {});
+}
+
+Image run_op(const Operator& op, const Image& in, uint64_t seed) {
+  SampleData s;
+  s.image = in;
+  auto state = op.make_state();
+  Rng rng(seed);
+  op.apply(s, rng, state.get());
+  return s.image;
+}
+
+Image run_op(const std::string& op_yaml, const Image& in, uint64_t seed) {
+  return run_op(*make_op(op_yaml), in, seed);
+}
 
 std::filesystem::path scratch_dir(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() /

@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "datasets/synthetic.h"
+#include "transforms/operator.h"
 
 namespace pipebench::testing {
 
@@ -21,6 +23,15 @@ std::vector<uint8_t> make_jpeg(int width, int height, uint64_t seed = 1, int qua
 
 /// A synthetic ImageFolder tree under scratch_dir(name); returns its root.
 std::filesystem::path make_dataset(const std::string& name, const SyntheticOptions& options);
+
+/// One per-sample operator built from a one-operator spec as a user writes it, e.g.
+/// "{center_crop: {size: 16}}". Throws what the spec parser or the factory throws
+/// (SpecError, std::invalid_argument).
+std::unique_ptr<Operator> make_op(const std::string& op_yaml);
+/// `op` alone (no decode) on a copy of `in` (uint8 HWC), drawing from Rng(seed), with a
+/// fresh state; returns the image it leaves.
+Image run_op(const Operator& op, const Image& in, uint64_t seed = 1);
+Image run_op(const std::string& op_yaml, const Image& in, uint64_t seed = 1);
 
 /// PSNR in dB between two equally sized uint8 buffers (infinity when identical).
 double psnr(const uint8_t* a, const uint8_t* b, size_t n);

@@ -182,7 +182,7 @@ std::span<const AugOpRange> rand_space(bool increasing) {
 // [0, top].
 double noisy_level(const RandAugmentParams& p, double top, Rng& rng) {
   const double level = p.magnitude_std > 100.0 ? rng.uniform(0.0, p.magnitude)
-                                               : p.magnitude + p.magnitude_std * gaussian(rng);
+                                               : p.magnitude + p.magnitude_std * rng.normal();
   return std::clamp(level, 0.0, top);
 }
 
@@ -292,12 +292,6 @@ double signed_augment_magnitude(const AugOpRange& r, double level, bool negate, 
   // timm _enhance_increasing_level_to_arg: max(0.1, 1.0 + m), as a _apply_op magnitude.
   if (r.scale == LevelScale::kTimmEnhanceIncreasing) m = std::max(0.1, 1.0 + m) - 1.0;
   return m;
-}
-
-double gaussian(Rng& rng) {
-  const double u1 = 1.0 - rng.uniform();  // (0, 1]: log is finite
-  const double u2 = rng.uniform();
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
 void check_rand_augment(const RandAugmentParams& p) {

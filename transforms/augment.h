@@ -40,6 +40,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -83,10 +84,11 @@ AugOp aug_op_from_name(std::string_view name);
 
 /// What the geometric operations need: torchvision's `interpolation` (NEAREST or
 /// BILINEAR, the two its tensor backend supports) and `fill` (per channel, for pixels that
-/// come from outside the image; torchvision's fill=None is 0).
+/// come from outside the image; nullopt is torchvision's fill=None, the policies' default:
+/// plain zero padding, which differs from fill 0 in bilinear border pixels, affine.h).
 struct WarpOptions {
   WarpInterpolation interpolation = WarpInterpolation::kNearest;
-  std::array<float, 3> fill = {0.0f, 0.0f, 0.0f};
+  std::optional<std::array<float, 3>> fill;
 };
 
 /// torchvision autoaugment.py _apply_op(img, op_name, magnitude, interpolation, fill), in
@@ -300,8 +302,5 @@ void sample_auto_augment(AutoAugmentPolicy policy, int height, int width, Rng& r
 /// Applies `steps` in order (apply_augment_op each).
 void apply_augment_steps(Image& img, std::span<const AugStep> steps, const WarpOptions& warp,
                          Image& scratch);
-
-/// A standard normal draw: Box-Muller on two uniforms of `rng` (the cosine branch).
-double gaussian(Rng& rng);
 
 }  // namespace pipebench

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
@@ -86,6 +87,14 @@ struct DataShape {
   int width = -1;
   bool fixed() const { return height > 0 && width > 0; }
 };
+
+/// For output_shape(): throws std::invalid_argument naming `op` when the data is already
+/// the float32 tensor (an image operator placed after normalize / convert_color_yuv).
+inline void require_image(const DataShape& in, const std::string& op) {
+  if (in.tensor)
+    throw std::invalid_argument(op + " works on images (uint8 HWC) and must come before "
+                                "normalize / convert_color_yuv / to_dtype");
+}
 
 /// One sample flowing through the operators on one worker.
 struct SampleData {

@@ -16,11 +16,13 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "transforms/ops/warp_params.h"
 #include "transforms/registry.h"
 
 namespace pipebench {
@@ -64,32 +66,14 @@ Range angle_range(const std::vector<double>& v, const std::string& op, const std
   return {v[0], v[1]};
 }
 
-std::array<float, 3> fill_values(const std::vector<double>& v, const std::string& op) {
-  if (v.size() == 1) {
-    const float f = static_cast<float>(v[0]);
-    return {f, f, f};
-  }
-  if (v.size() == 3)
-    return {static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2])};
-  throw std::invalid_argument(
-      op + ": fill must be one number or a list of 3 (one per channel), got " + list_text(v));
-}
-
-WarpInterpolation interpolation_of(const std::string& name) {
-  return name == "bilinear" ? WarpInterpolation::kBilinear : WarpInterpolation::kNearest;
-}
-
 // What both operators share: the warp's settings, the image checks, the swap.
 class AffineOpBase : public Operator {
  public:
-  AffineOpBase(WarpInterpolation interpolation, std::array<float, 3> fill, bool fill_per_channel)
+  AffineOpBase(WarpInterpolation interpolation, std::optional<std::array<float, 3>> fill, bool fill_per_channel)
       : interpolation_(interpolation), fill_(fill), fill_per_channel_(fill_per_channel) {}
   OpStage stage() const override { return OpStage::kImage; }
   DataShape output_shape(const DataShape& in) const override {
-    if (in.tensor)
-      throw std::invalid_argument(name() +
-                                  " works on images (uint8 HWC) and must come before "
-                                  "normalize / convert_color_yuv");
+    require_image(in, name());
     check_channels(in.channels);
     return in;  // expand=False: the input's size
   }
@@ -103,20 +87,21 @@ class AffineOpBase : public Operator {
   }
   void warp(SampleData& s, const AffineParams& p) const {
     check_channels(s.image.channels);
-    // The fill is always passed (torchvision's transforms turn fill=0 into [0.0] * C).
+    // torchvision's RandomRotation / RandomAffine turn fill=0 into [0.0] * C: a fill is
+    // passed unless the spec says none.
     affine(s.image, s.scratch, p, interpolation_, fill_);
     std::swap(s.image, s.scratch);
   }
 
  private:
   WarpInterpolation interpolation_;
-  std::array<float, 3> fill_;
+  std::optional<std::array<float, 3>> fill_;
   bool fill_per_channel_;
 };
 
 class RandomRotationOp final : public AffineOpBase {
  public:
-  RandomRotationOp(Range degrees, WarpInterpolation interpolation, std::array<float, 3> fill,
+  RandomRotationOp(Range degrees, WarpInterpolation interpolation, std::optional<std::array<float, 3>> fill,
                    bool fill_per_channel)
       : AffineOpBase(interpolation, fill, fill_per_channel), degrees_(degrees) {}
   const std::string& name() const override {
@@ -147,7 +132,7 @@ struct RandomAffineParams {
 class RandomAffineOp final : public AffineOpBase {
  public:
   RandomAffineOp(RandomAffineParams params, WarpInterpolation interpolation,
-                 std::array<float, 3> fill, bool fill_per_channel)
+                 std::optional<std::array<float, 3>> fill, bool fill_per_channel)
       : AffineOpBase(interpolation, fill, fill_per_channel), params_(params) {}
   const std::string& name() const override {
     static const std::string n = "random_affine";
@@ -191,28 +176,6 @@ ParamSchema degrees_param() {
           {},
           "rotation range in degrees: d >= 0 means [-d, d], or [min, max]"};
 }
-ParamSchema interpolation_param() {
-  return {"interpolation",
-          ParamType::kString,
-          "nearest",
-          -kInf,
-          kInf,
-          {"nearest", "bilinear"},
-          0,
-          {},
-          "resampling (torchvision's tensor backend supports these two)"};
-}
-ParamSchema fill_param() {
-  return {"fill",
-          ParamType::kFloatList,
-          "0",
-          0,
-          255,
-          {},
-          0,
-          {},
-          "value for pixels from outside the image: one number or one per channel (3)"};
-}
 
 std::unique_ptr<Operator> make_random_rotation(const OpParams& p, const OpBuildContext&) {
   const std::string op = "random_rotation";
@@ -221,10 +184,9 @@ std::unique_ptr<Operator> make_random_rotation(const OpParams& p, const OpBuildC
                                 ": expand: true is not supported (it changes the output size "
                                 "per sample, which a batch of fixed-size samples cannot hold); "
                                 "use expand: false");
-  const auto& fill = p.get_list("fill");
   return std::make_unique<RandomRotationOp>(angle_range(p.get_list("degrees"), op, "degrees"),
-                                            interpolation_of(p.get_string("interpolation")),
-                                            fill_values(fill, op), fill.size() == 3);
+                                            warp_interpolation(p), warp_fill(p, op),
+                                            p.get_list("fill").size() == 3);
 }
 
 std::unique_ptr<Operator> make_random_affine(const OpParams& p, const OpBuildContext&) {
@@ -267,9 +229,8 @@ std::unique_ptr<Operator> make_random_affine(const OpParams& p, const OpBuildCon
                                 "[min, max] (x) or [xmin, xmax, ymin, ymax], got " +
                                 list_text(shear));
   }
-  const auto& fill = p.get_list("fill");
-  return std::make_unique<RandomAffineOp>(q, interpolation_of(p.get_string("interpolation")),
-                                          fill_values(fill, op), fill.size() == 3);
+  return std::make_unique<RandomAffineOp>(q, warp_interpolation(p), warp_fill(p, op),
+                                          p.get_list("fill").size() == 3);
 }
 
 }  // namespace
@@ -281,7 +242,7 @@ void register_affine_ops(OpRegistry& r) {
          "rotate about the centre by an angle drawn uniformly from degrees (counter-clockwise "
          "positive); same size, fill outside",
          {degrees_param(),
-          interpolation_param(),
+          warp_interpolation_param(),
           {"expand",
            ParamType::kBool,
            "false",
@@ -291,7 +252,7 @@ void register_affine_ops(OpRegistry& r) {
            0,
            {},
            "enlarge the output to hold the whole rotated image (only false is supported)"},
-          fill_param()},
+          warp_fill_param("0")},
          {"{degrees: 30}", "{degrees: 30, interpolation: bilinear}"},
          make_random_rotation});
   r.add({"random_affine",
@@ -328,8 +289,8 @@ void register_affine_ops(OpRegistry& r) {
            {},
            "degrees: s >= 0 (x shear in [-s, s]), [min, max] (x) or [xmin, xmax, ymin, ymax]; "
            "[] = none"},
-          interpolation_param(),
-          fill_param()},
+          warp_interpolation_param(),
+          warp_fill_param("0")},
          {"{degrees: 15, translate: [0.1, 0.1], scale: [0.9, 1.1], shear: 10}",
           "{degrees: 15, translate: [0.1, 0.1], scale: [0.9, 1.1], shear: 10, interpolation: "
           "bilinear}"},

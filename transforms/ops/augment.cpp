@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "transforms/ops/warp_params.h"
 #include "transforms/registry.h"
 
 namespace pipebench {
@@ -30,10 +31,7 @@ class PolicyOp : public Operator {
   explicit PolicyOp(WarpOptions warp) : warp_(warp) {}
   OpStage stage() const override { return OpStage::kImage; }
   DataShape output_shape(const DataShape& in) const override {
-    if (in.tensor)
-      throw std::invalid_argument(name() +
-                                  " works on images (uint8 HWC) and must come before "
-                                  "normalize / convert_color_yuv");
+    require_image(in, name());
     return in;
   }
   void apply(SampleData& s, Rng& rng, OpState* state) const override {
@@ -117,30 +115,6 @@ class AutoAugmentOp final : public PolicyOp {
 
 // --- parameters ------------------------------------------------------------------------------
 
-ParamSchema interpolation_param() {
-  return {
-      "interpolation",
-      ParamType::kString,
-      "nearest",
-      -1e300,
-      1e300,
-      {"nearest", "bilinear"},
-      0,
-      {},
-      "resampling of the geometric operations (torchvision's tensor backend supports these two)"};
-}
-ParamSchema fill_param() {
-  return {
-      "fill",
-      ParamType::kFloatList,
-      "0",
-      0,
-      255,
-      {},
-      0,
-      {},
-      "value of pixels from outside the image: one for all channels, or one per channel (R, G, B)"};
-}
 ParamSchema bins_param() {
   return {"num_magnitude_bins",
           ParamType::kInt,
@@ -154,22 +128,7 @@ ParamSchema bins_param() {
 }
 
 WarpOptions warp_options(const OpParams& p, const std::string& op) {
-  WarpOptions w;
-  w.interpolation = p.get_string("interpolation") == "bilinear" ? WarpInterpolation::kBilinear
-                                                                : WarpInterpolation::kNearest;
-  const auto& fill = p.get_list("fill");
-  if (fill.size() == 1) {
-    w.fill = {static_cast<float>(fill[0]), static_cast<float>(fill[0]),
-              static_cast<float>(fill[0])};
-  } else if (fill.size() == 3) {
-    w.fill = {static_cast<float>(fill[0]), static_cast<float>(fill[1]),
-              static_cast<float>(fill[2])};
-  } else {
-    throw std::invalid_argument(op +
-                                ": fill must be one number or a list of 3 (one per channel), got " +
-                                std::to_string(fill.size()) + " numbers");
-  }
-  return w;
+  return WarpOptions{warp_interpolation(p), warp_fill(p, op)};
 }
 
 AutoAugmentPolicy policy_from_name(const std::string& name) {
@@ -200,8 +159,8 @@ void register_augment_ops(OpRegistry& r) {
            "magnitude bin of every operation, in [0, num_magnitude_bins - 1] ([0, 10] when "
            "increasing)"},
           bins_param(),
-          interpolation_param(),
-          fill_param(),
+          warp_interpolation_param(),
+          warp_fill_param("none"),
           {"magnitude_std",
            ParamType::kFloat,
            "0",
@@ -236,7 +195,7 @@ void register_augment_ops(OpRegistry& r) {
          OpStage::kImage,
          "TrivialAugmentWide",
          "one operation drawn uniformly from TrivialAugmentWide's space at a uniform magnitude bin",
-         {bins_param(), interpolation_param(), fill_param()},
+         {bins_param(), warp_interpolation_param(), warp_fill_param("none")},
          {},
          [](const OpParams& p, const OpBuildContext&) -> std::unique_ptr<Operator> {
            return std::make_unique<TrivialAugmentWideOp>(
@@ -258,8 +217,8 @@ void register_augment_ops(OpRegistry& r) {
          0,
          {},
          "the learned policy (torchvision AutoAugmentPolicy)"},
-        interpolation_param(),
-        fill_param()},
+        warp_interpolation_param(),
+        warp_fill_param("none")},
        {},
        [](const OpParams& p, const OpBuildContext&) -> std::unique_ptr<Operator> {
          return std::make_unique<AutoAugmentOp>(policy_from_name(p.get_string("policy")),

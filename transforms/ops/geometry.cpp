@@ -12,11 +12,6 @@ namespace {
 
 const std::vector<std::string> kInterpolations = {"bilinear", "nearest", "bicubic", "area"};
 
-void need_image(const DataShape& in, const std::string& op) {
-  if (in.tensor)
-    throw std::invalid_argument(op + " works on images (uint8 HWC) and must come before "
-                                "normalize / convert_color_yuv");
-}
 
 // Copies src into out with `left/top/right/bottom` pixels of `fill` around it.
 void pad(const Image& src, int left, int top, int right, int bottom, int fill, Image& out) {
@@ -63,7 +58,7 @@ const std::string& RandomResizedCropOp::name() const {
 }
 
 DataShape RandomResizedCropOp::output_shape(const DataShape& in) const {
-  need_image(in, name());
+  require_image(in, name());
   return DataShape{false, in.channels, size_, size_};
 }
 
@@ -93,7 +88,7 @@ const std::string& CenterCropOp::name() const {
 }
 
 DataShape CenterCropOp::output_shape(const DataShape& in) const {
-  need_image(in, name());
+  require_image(in, name());
   return DataShape{false, in.channels, size_, size_};
 }
 
@@ -136,7 +131,7 @@ const std::string& RandomCropOp::name() const {
 }
 
 DataShape RandomCropOp::output_shape(const DataShape& in) const {
-  need_image(in, name());
+  require_image(in, name());
   if (in.fixed() && !pad_if_needed_ &&
       (in.height + 2 * padding_ < size_ || in.width + 2 * padding_ < size_)) {
     throw std::invalid_argument("random_crop: size " + std::to_string(size_) +
@@ -183,7 +178,7 @@ const std::string& ResizeOp::name() const {
 }
 
 DataShape ResizeOp::output_shape(const DataShape& in) const {
-  need_image(in, name());
+  require_image(in, name());
   if (shorter_side()) return DataShape{false, in.channels, -1, -1};  // aspect kept: varies
   return DataShape{false, in.channels, height_, width_};
 }
@@ -206,7 +201,7 @@ const std::string& FlipOp::name() const {
 }
 
 DataShape FlipOp::output_shape(const DataShape& in) const {
-  need_image(in, name());
+  require_image(in, name());
   return in;
 }
 

@@ -32,11 +32,6 @@ namespace {
 
 constexpr double kInf = 1e300;
 
-void need_image(const DataShape& in, const std::string& op) {
-  if (in.tensor)
-    throw std::invalid_argument(op + " works on images (uint8 HWC) and must come before "
-                                "normalize / convert_color_yuv");
-}
 
 std::string num(double v) {
   char buf[32];
@@ -62,7 +57,7 @@ class RandomApplyOp final : public Operator {
   const std::string& name() const override { return name_; }
   OpStage stage() const override { return OpStage::kImage; }
   DataShape output_shape(const DataShape& in) const override {
-    need_image(in, name_);
+    require_image(in, name_);
     return in;
   }
   void apply(SampleData& s, Rng& rng, OpState* state) const override {
@@ -126,7 +121,7 @@ class ColorJitterOp final : public Operator {
   }
   OpStage stage() const override { return OpStage::kImage; }
   DataShape output_shape(const DataShape& in) const override {
-    need_image(in, name());
+    require_image(in, name());
     return in;
   }
   void apply(SampleData& s, Rng& rng, OpState*) const override {
@@ -163,7 +158,7 @@ class GaussianBlurOp final : public Operator {
   }
   OpStage stage() const override { return OpStage::kImage; }
   DataShape output_shape(const DataShape& in) const override {
-    need_image(in, name());
+    require_image(in, name());
     if (in.fixed() && kernel_size_ / 2 >= std::min(in.height, in.width))
       throw std::invalid_argument("gaussian_blur: kernel_size " + std::to_string(kernel_size_) +
                                   " needs an input larger than " + std::to_string(kernel_size_ / 2) +

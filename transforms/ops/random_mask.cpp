@@ -23,7 +23,7 @@ class RandomMaskOp final : public Operator {
   }
   OpStage stage() const override { return OpStage::kImage; }
   DataShape output_shape(const DataShape& in) const override {
-    if (in.tensor) throw std::invalid_argument("random_mask works on images: put it before normalize / convert_color_yuv");
+    require_image(in, name());
     return in;
   }
   void apply(SampleData& s, Rng& rng, OpState* state) const override {

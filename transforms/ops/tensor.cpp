@@ -17,7 +17,7 @@ namespace pipebench {
 namespace {
 
 void need_fixed_image(const DataShape& in, const std::string& op) {
-  if (in.tensor) throw std::invalid_argument(op + " needs an image; the data is already a tensor here");
+  require_image(in, op);
   if (!in.fixed())
     throw std::invalid_argument(op + " writes the batch, whose samples must all be one size, but "
                                 "the size still varies per image here: put a crop (or a resize "
