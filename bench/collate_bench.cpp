@@ -9,7 +9,9 @@
 // items_per_second = images/s; bytes_per_second = bytes written to the batch.
 #include <benchmark/benchmark.h>
 
-#include "bench/bench_config.h"
+#include <functional>
+
+#include "bench/benchmarks.h"
 #include "pipeline/collate.h"
 #include "pipeline/cuda.h"
 #include "transforms/crop.h"
@@ -19,9 +21,9 @@ namespace pipebench::bench {
 namespace {
 
 /// B crops of size x size cycled from the decoded images.
-std::vector<Image> batch_crops(int batch, int size) {
+std::vector<Image> batch_crops(BenchContext& ctx, int batch, int size) {
   std::vector<Image> out;
-  const auto& imgs = decoded_images();
+  const auto& imgs = ctx.decoded_images();
   std::vector<const Image*> usable;
   for (const auto& img : imgs)
     if (img.height >= size && img.width >= size) usable.push_back(&img);
@@ -36,12 +38,13 @@ std::vector<Image> batch_crops(int batch, int size) {
 
 enum class Variant { kF32, kU8, kPerSampleNormalize, kBatchNormalize };
 
-void BM_Collate(benchmark::State& state, Variant variant, MemoryKind memory, int batch) {
-  const int s = config().size;
+void BM_Collate(benchmark::State& state, BenchContext& ctx, Variant variant, MemoryKind memory,
+                int batch) {
+  const int s = ctx.config().size;
   const size_t sample_floats = 3 * static_cast<size_t>(s) * s;
-  auto crops = batch_crops(batch, s);
+  auto crops = batch_crops(ctx, batch, s);
   if (crops.empty()) {
-    fail_case(state, "no decoded image of the dataset is at least --size on both sides");
+    ctx.fail_case(state, "no decoded image of the dataset is at least --size on both sides");
     return;
   }
   HostBuffer out;
@@ -51,7 +54,7 @@ void BM_Collate(benchmark::State& state, Variant variant, MemoryKind memory, int
     out = HostBuffer(batch * sample_floats * elem, memory);
     if (variant == Variant::kBatchNormalize) staging = HostBuffer(batch * sample_floats, memory);
   } catch (const std::exception& e) {
-    fail_case(state, e.what());
+    ctx.fail_case(state, e.what());
     return;
   }
   std::vector<std::vector<float>> samples(batch, std::vector<float>(sample_floats));
@@ -88,21 +91,21 @@ void BM_Collate(benchmark::State& state, Variant variant, MemoryKind memory, int
 
 }  // namespace
 
-void register_collate_benchmarks() {
-  const int b = config().batch;
+void register_collate_benchmarks(BenchContext& ctx) {
+  const int b = ctx.config().batch;
   const std::string bs = "/batch:" + std::to_string(b);
   for (auto memory : {MemoryKind::kPageable, MemoryKind::kPinned}) {
     if (memory == MemoryKind::kPinned && !cuda_available()) continue;  // needs a device
     const std::string m = memory_kind_name(memory);
-    benchmark::RegisterBenchmark(("BM_Collate/f32_chw/" + m + bs).c_str(), BM_Collate,
+    benchmark::RegisterBenchmark(("BM_Collate/f32_chw/" + m + bs).c_str(), BM_Collate, std::ref(ctx),
                                  Variant::kF32, memory, b)->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("BM_Collate/u8_nchw/" + m + bs).c_str(), BM_Collate,
+    benchmark::RegisterBenchmark(("BM_Collate/u8_nchw/" + m + bs).c_str(), BM_Collate, std::ref(ctx),
                                  Variant::kU8, memory, b)->Unit(benchmark::kMicrosecond);
   }
-  benchmark::RegisterBenchmark(("BM_Collate/per_sample_normalize" + bs).c_str(), BM_Collate,
+  benchmark::RegisterBenchmark(("BM_Collate/per_sample_normalize" + bs).c_str(), BM_Collate, std::ref(ctx),
                                Variant::kPerSampleNormalize, MemoryKind::kPageable, b)
       ->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark(("BM_Collate/batch_normalize" + bs).c_str(), BM_Collate,
+  benchmark::RegisterBenchmark(("BM_Collate/batch_normalize" + bs).c_str(), BM_Collate, std::ref(ctx),
                                Variant::kBatchNormalize, MemoryKind::kPageable, b)
       ->Unit(benchmark::kMicrosecond);
 }

@@ -11,7 +11,9 @@
 
 #include <utility>
 
-#include "bench/bench_config.h"
+#include <functional>
+
+#include "bench/benchmarks.h"
 #include "transforms/crop.h"
 #include "transforms/jpeg_decode.h"
 
@@ -20,32 +22,32 @@ namespace {
 
 enum class Backend { kTurboFull, kTurboScaled, kRoi, kRoiScaled, kOpenCV };
 
-void BM_Decode(benchmark::State& state, Backend backend) {
-  const auto& ds = memory_dataset();
-  const int target = config().size;
+void BM_Decode(benchmark::State& state, BenchContext& ctx, Backend backend) {
+  const auto& ds = ctx.memory();
+  const int target = ctx.config().size;
   // Headers and RandomResizedCrop windows are prepared outside the timed loop.
   std::vector<JpegInfo> infos(ds.size());
   std::vector<CropWindow> windows(ds.size());
   for (size_t i = 0; i < ds.size(); ++i) {
-    if (known_bad(i)) continue;
+    if (ctx.bad_files().known_bad(i)) continue;
     try {
       infos[i] = read_jpeg_info(ds.cached(i), ds.sample(i).path.string());
-      Rng rng = Rng::for_sample(config().seed, 0, i);
+      Rng rng = Rng::for_sample(ctx.config().seed, 0, i);
       windows[i] = random_resized_crop_window(infos[i].height, infos[i].width, rng);
     } catch (const std::exception& e) {
-      if (!on_bad_file(state, i, e.what())) return;
+      if (!ctx.on_bad_file(state, i, e.what())) return;
     }
   }
   TurboDecoder turbo;
   RoiDecoder roi;
   Image out;
-  DatasetCursor cursor(ds.size());
+  DatasetCursor cursor(ds.size(), ctx.bad_files());
   size_t i = 0;
   int64_t bytes = 0;
   double pixels = 0;
   for (auto _ : state) {
     if (!cursor.good(i)) {
-      fail_case(state, "every file of the dataset is bad (see the skipped files)");
+      ctx.fail_case(state, "every file of the dataset is bad (see the skipped files)");
       break;
     }
     const auto jpeg = ds.cached(i);
@@ -59,7 +61,7 @@ void BM_Decode(benchmark::State& state, Backend backend) {
         case Backend::kOpenCV: decode_opencv(jpeg, file, out); break;
       }
     } catch (const std::exception& e) {
-      if (!on_bad_file(state, i, e.what())) break;
+      if (!ctx.on_bad_file(state, i, e.what())) break;
       cursor.advance();
       continue;
     }
@@ -76,8 +78,8 @@ void BM_Decode(benchmark::State& state, Backend backend) {
 
 }  // namespace
 
-void register_decode_benchmarks() {
-  const std::string t = "/target:" + std::to_string(config().size);
+void register_decode_benchmarks(BenchContext& ctx) {
+  const std::string t = "/target:" + std::to_string(ctx.config().size);
   const std::pair<std::string, Backend> cases[] = {
       {"BM_Decode/turbo_full", Backend::kTurboFull},
       {"BM_Decode/turbo_scaled" + t, Backend::kTurboScaled},
@@ -86,7 +88,7 @@ void register_decode_benchmarks() {
       {"BM_Decode/opencv", Backend::kOpenCV},
   };
   for (const auto& [name, backend] : cases)
-    benchmark::RegisterBenchmark(name.c_str(), BM_Decode, backend)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(name.c_str(), BM_Decode, std::ref(ctx), backend)->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace pipebench::bench

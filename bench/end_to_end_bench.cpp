@@ -17,7 +17,9 @@
 
 #include <cmath>
 
-#include "bench/bench_config.h"
+#include <functional>
+
+#include "bench/benchmarks.h"
 #include "bench/loader_util.h"
 #include "pipeline/bound.h"
 #include "pipeline/cuda.h"
@@ -30,31 +32,31 @@ namespace {
 
 constexpr int kComputeIters = 10;
 
-MemoryKind batch_memory() {
-  return config().baseline == "cuda" ? MemoryKind::kPinned : MemoryKind::kPageable;
+MemoryKind batch_memory(const BenchConfig& c) {
+  return c.baseline == "cuda" ? MemoryKind::kPinned : MemoryKind::kPageable;
 }
 
-void BM_TrainStep(benchmark::State& state, const std::string& baseline) {
-  const auto& c = config();
+void BM_TrainStep(benchmark::State& state, BenchContext& ctx, const std::string& baseline) {
+  const auto& c = ctx.config();
   const int n = c.batch, ch = 3, h = c.size, w = c.size;
   std::unique_ptr<TrainStep> step;
   HostBuffer batch;
   double compute_ms = 0;
   try {
     step = make_train_step(baseline, c.compute_ms);
-    batch = HostBuffer(static_cast<size_t>(n) * ch * h * w * sizeof(float), batch_memory());
+    batch = HostBuffer(static_cast<size_t>(n) * ch * h * w * sizeof(float), batch_memory(c));
     Rng rng(c.seed);
     float* p = batch.as<float>();
     for (size_t i = 0; i < batch.bytes() / sizeof(float); ++i) p[i] = static_cast<float>(rng.uniform(-2, 2));
     compute_ms = step->measure_compute_ms(n, ch, h, w, kComputeIters);
   } catch (const std::exception& e) {
-    fail_case(state, e.what());
+    ctx.fail_case(state, e.what());
     return;
   }
   for (auto _ : state) {
     // One step on the resident batch, timed by the step itself (CUDA events for cuda),
     // excluding the H2D copy: the FastAI.jl "steps on one batch already on the device".
-    TraceSpan span(trace(), "train_step", "step");
+    TraceSpan span(ctx.trace(), "train_step", "step");
     state.SetIterationTime(step->measure_compute_ms(n, ch, h, w, 1) / 1e3);
   }
   state.SetItemsProcessed(state.iterations() * n);
@@ -64,27 +66,28 @@ void BM_TrainStep(benchmark::State& state, const std::string& baseline) {
     state.counters["compute_gflop"] = gflop;
 }
 
-void BM_EndToEnd(benchmark::State& state, const std::shared_ptr<const Pipeline>& pipeline,
-                 const std::string& baseline,
+void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
+                 const std::shared_ptr<const Pipeline>& pipeline, const std::string& baseline,
                  int workers) {
-  const auto& c = config();
+  const auto& c = ctx.config();
+  TraceRecorder* trace = ctx.trace();
   std::unique_ptr<TrainStep> step;
   std::unique_ptr<Loader> loader;
   double data_ms = 0, compute_ms = 0;
   try {
     step = make_train_step(baseline, c.compute_ms);
-    loader = make_loader(pipeline, workers);
-    if (trace()) trace()->name_thread("consumer");
+    loader = make_loader(ctx, pipeline, workers);
+    if (trace) trace->name_thread("consumer");
     // 1. The loader alone, in steady state.
-    warm_up(*loader, nullptr);
+    warm_up(ctx, *loader, nullptr);
     data_ms = ms_per_batch(*loader, c.steps);
     // 2. The step on a resident batch.
     const auto shape = pipeline->output_shape();
     compute_ms = step->measure_compute_ms(c.batch, shape[0], shape[1], shape[2], kComputeIters);
     // 3. Both together: refill / drain the prefetch queue to steady state first.
-    warm_up(*loader, step.get());
+    warm_up(ctx, *loader, step.get());
   } catch (const std::exception& e) {
-    fail_case(state, e.what());
+    ctx.fail_case(state, e.what());
     return;
   }
   const LoaderStats before = loader->stats();
@@ -92,19 +95,19 @@ void BM_EndToEnd(benchmark::State& state, const std::shared_ptr<const Pipeline>&
   benchmark::IterationCount done = 0;
   for (auto _ : state) {
     std::optional<BatchHandle> batch;
-    if (!next_batch(state, *loader, batch)) break;
+    if (!next_batch(ctx, state, *loader, batch)) break;
     const Batch& b = **batch;
     {
       // On the consumer's track: handing the batch to the step (waiting for the previous
       // step, and the H2D copy for cuda). On the "accelerator" track: the step itself,
       // drawn as compute_ms from its start (exact for emulated, the resident-batch mean
       // for cuda).
-      TraceSpan span(trace(), "submit_step", "step");
+      TraceSpan span(trace, "submit_step", "step");
       step->step(b.data, b.size, b.channels, b.height, b.width);
     }
-    if (trace()) {
+    if (trace) {
       const int64_t start = now_ns();
-      trace()->span_on(trace()->track("accelerator"), "train_step", "step", start,
+      trace->span_on(trace->track("accelerator"), "train_step", "step", start,
                        start + static_cast<int64_t>(compute_ms * 1e6));
     }
     batch->release();
@@ -126,20 +129,20 @@ void BM_EndToEnd(benchmark::State& state, const std::shared_ptr<const Pipeline>&
   state.counters["au_pct"] = bound.au_pct;
   state.counters["stall_pct"] = bound.stall_pct;
   state.counters["prediction_error_pct"] = bound.prediction_error_pct;
-  add_stage_counters(state, before, after);
+  add_stage_counters(ctx, state, before, after);
 }
 
 }  // namespace
 
-void register_end_to_end_benchmarks() {
-  const auto& c = config();
-  benchmark::RegisterBenchmark(("BM_TrainStep/" + c.baseline).c_str(), BM_TrainStep, c.baseline)
+void register_end_to_end_benchmarks(BenchContext& ctx) {
+  const auto& c = ctx.config();
+  benchmark::RegisterBenchmark(("BM_TrainStep/" + c.baseline).c_str(), BM_TrainStep, std::ref(ctx), c.baseline)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   for (int w : c.workers) {
     const std::string name =
         "BM_EndToEnd/" + c.pipeline->name() + "/" + c.baseline + "/workers:" + std::to_string(w);
-    benchmark::RegisterBenchmark(name.c_str(), BM_EndToEnd, c.pipeline, c.baseline, w)
+    benchmark::RegisterBenchmark(name.c_str(), BM_EndToEnd, std::ref(ctx), c.pipeline, c.baseline, w)
         ->UseRealTime()
         ->Iterations(c.steps)
         ->Unit(benchmark::kMillisecond);

@@ -7,19 +7,21 @@
 
 #include <cstring>
 
-#include "bench/bench_config.h"
+#include <functional>
+
+#include "bench/benchmarks.h"
 #include "pipeline/cuda.h"
 #include "pipeline/stage_timers.h"
 
 namespace pipebench::bench {
 namespace {
 
-void BM_H2D(benchmark::State& state, MemoryKind memory, bool async, int batch) {
+void BM_H2D(benchmark::State& state, BenchContext& ctx, MemoryKind memory, bool async, int batch) {
   if (!cuda_available()) {
-    fail_case(state, ("no CUDA device: " + cuda_info().reason).c_str());
+    ctx.fail_case(state, ("no CUDA device: " + cuda_info().reason).c_str());
     return;
   }
-  const int s = config().size;
+  const int s = ctx.config().size;
   const size_t bytes = static_cast<size_t>(batch) * 3 * s * s * sizeof(float);
   try {
     HostBuffer host(bytes, memory);
@@ -42,7 +44,7 @@ void BM_H2D(benchmark::State& state, MemoryKind memory, bool async, int batch) {
       }
     }
   } catch (const std::exception& e) {
-    fail_case(state, e.what());
+    ctx.fail_case(state, e.what());
     return;
   }
   state.SetItemsProcessed(state.iterations() * batch);
@@ -53,14 +55,14 @@ void BM_H2D(benchmark::State& state, MemoryKind memory, bool async, int batch) {
 
 }  // namespace
 
-void register_h2d_benchmarks() {
+void register_h2d_benchmarks(BenchContext& ctx) {
   if (!cuda_available()) return;  // main() says once why the CUDA cases are not run
   for (auto memory : {MemoryKind::kPageable, MemoryKind::kPinned}) {
     for (bool async : {false, true}) {
       for (int batch : {32, 64, 128, 256}) {
         const std::string name = std::string("BM_H2D/") + memory_kind_name(memory) +
                                  (async ? "/async" : "/sync") + "/batch:" + std::to_string(batch);
-        benchmark::RegisterBenchmark(name.c_str(), BM_H2D, memory, async, batch)
+        benchmark::RegisterBenchmark(name.c_str(), BM_H2D, std::ref(ctx), memory, async, batch)
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
       }

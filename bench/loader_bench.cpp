@@ -13,7 +13,9 @@
 // or two shows, negative overheads included.
 #include <benchmark/benchmark.h>
 
-#include "bench/bench_config.h"
+#include <functional>
+
+#include "bench/benchmarks.h"
 #include "bench/loader_util.h"
 #include "pipeline/stage_timers.h"
 
@@ -22,52 +24,56 @@
 namespace pipebench::bench {
 namespace {
 
-void BM_Loader(benchmark::State& state, const std::shared_ptr<const Pipeline>& pipeline, int workers) {
+void BM_Loader(benchmark::State& state, BenchContext& ctx, const std::shared_ptr<const Pipeline>& pipeline,
+               int workers) {
   std::unique_ptr<Loader> loader;
   try {
-    loader = make_loader(pipeline, workers);
-    warm_up(*loader, nullptr);
+    loader = make_loader(ctx, pipeline, workers);
+    warm_up(ctx, *loader, nullptr);
   } catch (const std::exception& e) {
-    fail_case(state, e.what());
+    ctx.fail_case(state, e.what());
     return;
   }
   const LoaderStats before = loader->stats();
   const int64_t t0 = now_ns();
   for (auto _ : state) {
     std::optional<BatchHandle> batch;
-    if (!next_batch(state, *loader, batch)) break;
+    if (!next_batch(ctx, state, *loader, batch)) break;
     benchmark::DoNotOptimize((*batch)->data);
   }
   const double elapsed_ms = (now_ns() - t0) / 1e6;
   const LoaderStats after = loader->stats();
   state.counters["workers"] = workers;
   state.counters["data_ms"] = elapsed_ms / std::max<int64_t>(1, state.iterations());
-  add_stage_counters(state, before, after);
+  add_stage_counters(ctx, state, before, after);
 }
 
 /// ms per batch over `batches` batches of a fresh, warmed-up loader.
-double loader_ms_per_batch(const std::shared_ptr<const Pipeline>& pipeline, int workers, bool timers, int batches) {
-  auto loader = make_loader(pipeline, workers, timers);
-  warm_up(*loader, nullptr);
+double loader_ms_per_batch(BenchContext& ctx, const std::shared_ptr<const Pipeline>& pipeline,
+                           int workers, bool timers, int batches) {
+  auto loader = make_loader(ctx, pipeline, workers, timers);
+  warm_up(ctx, *loader, nullptr);
   return ms_per_batch(*loader, batches);
 }
 
-void BM_StageTimers(benchmark::State& state, const std::shared_ptr<const Pipeline>& pipeline) {
+void BM_StageTimers(benchmark::State& state, BenchContext& ctx,
+                    const std::shared_ptr<const Pipeline>& pipeline) {
+  const auto& c = ctx.config();
   double on_ms = 0, off_ms = 0;
   bool on_first = true;
   for (auto _ : state) {
     try {
       // Alternate which goes first, so drift in the machine's speed cancels out.
       for (bool timers : {on_first, !on_first})
-        (timers ? on_ms : off_ms) += loader_ms_per_batch(pipeline, 1, timers, config().steps);
+        (timers ? on_ms : off_ms) += loader_ms_per_batch(ctx, pipeline, 1, timers, c.steps);
       on_first = !on_first;
     } catch (const std::exception& e) {
-      fail_case(state, e.what());
+      ctx.fail_case(state, e.what());
       return;
     }
   }
   const double n = static_cast<double>(state.iterations());
-  state.SetItemsProcessed(state.iterations() * 2 * config().steps * config().batch);
+  state.SetItemsProcessed(state.iterations() * 2 * c.steps * c.batch);
   state.counters["on_ms"] = on_ms / n;
   state.counters["off_ms"] = off_ms / n;
   state.counters["overhead_pct"] = 100.0 * (on_ms - off_ms) / off_ms;
@@ -75,19 +81,20 @@ void BM_StageTimers(benchmark::State& state, const std::shared_ptr<const Pipelin
 
 }  // namespace
 
-void register_loader_benchmarks() {
-  const auto& pipeline = config().pipeline;
+void register_loader_benchmarks(BenchContext& ctx) {
+  const auto& c = ctx.config();
+  const auto& pipeline = c.pipeline;
   benchmark::RegisterBenchmark(("BM_StageTimers/" + pipeline->name() + "/workers:1").c_str(),
-                               BM_StageTimers, pipeline)
+                               BM_StageTimers, std::ref(ctx), pipeline)
       ->UseRealTime()
       ->Iterations(4)
       ->Unit(benchmark::kMillisecond);
-  for (int w : config().workers) {
+  for (int w : c.workers) {
     const std::string name =
         "BM_Loader/" + pipeline->name() + "/workers:" + std::to_string(w);
-    benchmark::RegisterBenchmark(name.c_str(), BM_Loader, pipeline, w)
+    benchmark::RegisterBenchmark(name.c_str(), BM_Loader, std::ref(ctx), pipeline, w)
         ->UseRealTime()
-        ->Iterations(config().steps)
+        ->Iterations(c.steps)
         ->Unit(benchmark::kMillisecond);
   }
 }

@@ -1,14 +1,12 @@
 #include "bench/loader_util.h"
 
-#include "bench/bench_config.h"
-
 #include <stdexcept>
 
 namespace pipebench::bench {
 
-std::unique_ptr<Loader> make_loader(const std::shared_ptr<const Pipeline>& pipeline, int workers,
-                                    bool stage_timers) {
-  const auto& c = config();
+std::unique_ptr<Loader> make_loader(BenchContext& ctx, const std::shared_ptr<const Pipeline>& pipeline,
+                                    int workers, bool stage_timers) {
+  const auto& c = ctx.config();
   LoaderOptions o;
   o.pipeline = pipeline;
   o.batch_size = c.batch;
@@ -16,24 +14,25 @@ std::unique_ptr<Loader> make_loader(const std::shared_ptr<const Pipeline>& pipel
   o.prefetch_depth_batches = c.prefetch;
   o.sampler.shuffle = true;
   o.sampler.seed = c.seed;
-  o.sampler.drop_last = effective_drop_last();  // fixed batch shape, as a training loop wants
+  o.sampler.drop_last = ctx.drop_last();  // fixed batch shape, as a training loop wants
   o.on_error = c.on_error;
   o.epochs = 1 << 20;          // never runs out within a benchmark
   o.memory = c.baseline == "cuda" ? MemoryKind::kPinned : MemoryKind::kPageable;
   o.stage_timers = stage_timers;
-  o.trace = stage_timers ? trace() : nullptr;  // a trace reads the clocks too
-  return std::make_unique<Loader>(disk_dataset(), o);
+  o.trace = stage_timers ? ctx.trace() : nullptr;  // a trace reads the clocks too
+  return std::make_unique<Loader>(ctx.disk(), o);
 }
 
-bool next_batch(benchmark::State& state, Loader& loader, std::optional<BatchHandle>& batch) {
+bool next_batch(BenchContext& ctx, benchmark::State& state, Loader& loader,
+                std::optional<BatchHandle>& batch) {
   try {
     batch = loader.next();
   } catch (const std::exception& e) {
-    fail_case(state, e.what());
+    ctx.fail_case(state, e.what());
     return false;
   }
   if (!batch) {
-    fail_case(state, "the loader ran out of batches");
+    ctx.fail_case(state, "the loader ran out of batches");
     return false;
   }
   return true;
@@ -46,8 +45,8 @@ double ms_per_batch(Loader& loader, int batches) {
   return (now_ns() - t0) / 1e6 / batches;
 }
 
-void warm_up(Loader& loader, TrainStep* step) {
-  for (int i = 0; i <= config().prefetch; ++i) {
+void warm_up(const BenchContext& ctx, Loader& loader, TrainStep* step) {
+  for (int i = 0; i <= ctx.config().prefetch; ++i) {
     auto b = loader.next();
     if (!b) return;
     if (step) step->step((*b)->data, (*b)->size, (*b)->channels, (*b)->height, (*b)->width);
@@ -55,12 +54,12 @@ void warm_up(Loader& loader, TrainStep* step) {
   if (step) step->synchronize();
 }
 
-void add_stage_counters(benchmark::State& state, const LoaderStats& before,
+void add_stage_counters(BenchContext& ctx, benchmark::State& state, const LoaderStats& before,
                         const LoaderStats& after) {
   const double samples = std::max<int64_t>(1, after.samples - before.samples);
   const double batches = std::max<int64_t>(1, after.batches - before.batches);
   state.SetItemsProcessed(after.samples - before.samples);
-  record_skipped(after.skipped_samples);
+  ctx.bad_files().record_skipped(after.skipped_samples);
   for (int s = 0; s < static_cast<int>(Stage::kCount); ++s) {
     // No copy, or no batch operators: no counter rather than a 0 that reads as "free".
     const Stage stage = static_cast<Stage>(s);

@@ -14,7 +14,8 @@
 #include <memory>
 #include <string>
 
-#include "bench/bench_config.h"
+#include "bench/benchmarks.h"
+#include "bench/flags.h"
 #include "pipeline/cuda.h"
 #include "transforms/recipes.h"
 #include "transforms/registry.h"
@@ -22,31 +23,9 @@
 namespace {
 
 void print_help() {
-  std::printf(
-      "pipebench: stage microbenchmarks and end-to-end loader sweeps of an image input pipeline\n"
-      "\n"
-      "pipebench flags:\n"
-      "  --data=DIR          ImageFolder dataset root (default data/photos-in)\n"
-      "  --batch=N           samples per batch (64)\n"
-      "  --size=N            crop size in pixels (224)\n"
-      "  --seed=N            random seed (0)\n"
-      "  --recipe=NAME       recipe of the loader and end-to-end cases (imagenet_train)\n"
-      "  --pipeline=SPEC     your own pipeline instead: a YAML spec file, or inline YAML such as\n"
-      "                      '[decode, {random_resized_crop: {size: 176}}, horizontal_flip, normalize]'\n"
-      "  --list-ops          every operator, its parameters, types, defaults and ranges\n"
-      "  --list-recipes      the shipped recipes and their specs\n"
-      "  --workers=LIST      worker counts to sweep, e.g. 1,2,4 (1, 2, 4, ... up to 2x cores)\n"
-      "  --compute-ms=X      emulated training step per batch, ms (25 per 64 images)\n"
-      "  --baseline=NAME     emulated or cuda (cuda where a device exists)\n"
-      "  --steps=N           timed batches per loader / end-to-end case (30)\n"
-      "  --prefetch=N        loader prefetch depth in batches (2)\n"
-      "  --trace=FILE        Chrome trace of the loader and end-to-end cases\n"
-      "  --on-error=POLICY   a bad file: stop (the case errors, naming it) or skip (counted\n"
-      "                      and listed in the JSON context) (stop)\n"
-      "  --drop-last=BOOL    drop a short last batch (true; false when the dataset is\n"
-      "                      smaller than one batch)\n"
-      "\n"
-      "Google Benchmark flags:\n");
+  std::printf("pipebench: stage microbenchmarks and end-to-end loader sweeps of an image input "
+              "pipeline\n\npipebench flags:\n%s\nGoogle Benchmark flags:\n",
+              pipebench::bench::flags_help().c_str());
   benchmark::PrintDefaultHelp();
 }
 
@@ -77,6 +56,10 @@ int main(int argc, char** argv) {
       std::fputs(pipebench::OpRegistry::instance().markdown_table().c_str(), stdout);
       return 0;
     }
+    if (std::strcmp(argv[i], "--help=markdown") == 0) {  // README.md's flag table
+      std::fputs(pb::flags_markdown().c_str(), stdout);
+      return 0;
+    }
     if (std::strcmp(argv[i], "--list-recipes") == 0) {
       for (const auto& name : pipebench::recipe_names())
         std::printf("== %s (transforms/recipes/%s.yaml)\n%s\n", name.c_str(), name.c_str(),
@@ -85,10 +68,10 @@ int main(int argc, char** argv) {
     }
   }
   benchmark::Initialize(&argc, argv, print_help);  // removes --benchmark_* flags
+  std::unique_ptr<pb::BenchContext> ctx;
   try {
-    pb::parse_flags(argc, argv);
-    pb::open_dataset();
-    pb::add_context();
+    ctx = std::make_unique<pb::BenchContext>(pb::parse_flags(argc, argv));
+    pb::add_run_context(*ctx);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pipebench: error: %s\n", e.what());
     return 2;
@@ -97,21 +80,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pipebench: CUDA cases not run (BM_H2D, pinned collate, the cuda "
                  "baseline): %s\n", pipebench::cuda_info().reason.c_str());
   }
-  pb::register_read_benchmarks();
-  pb::register_decode_benchmarks();
-  pb::register_transform_benchmarks();
-  pb::register_sample_benchmarks();
-  pb::register_collate_benchmarks();
-  pb::register_h2d_benchmarks();
-  pb::register_loader_benchmarks();
-  pb::register_end_to_end_benchmarks();
+  pb::register_all_benchmarks(*ctx);
   std::unique_ptr<pb::JsonFileReporter> json;
   if (own_json) json = std::make_unique<pb::JsonFileReporter>();
   benchmark::RunSpecifiedBenchmarks(nullptr, json.get());
   benchmark::Shutdown();
   // Each output is written on its own: a failed trace does not cost the JSON, or back.
   int rc = 0;
-  const pb::RunEpilogue epilogue = pb::run_epilogue();
+  const pb::RunEpilogue epilogue = ctx->bad_files().epilogue();
   if (json) {
     try {
       pb::write_run_json(json->text(), epilogue, out_path);
@@ -121,7 +97,7 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    if (auto path = pb::write_trace(); !path.empty())
+    if (auto path = ctx->write_trace(); !path.empty())
       std::fprintf(stderr, "pipebench: trace written to %s (open in ui.perfetto.dev)\n",
                    path.c_str());
   } catch (const std::exception& e) {

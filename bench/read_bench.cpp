@@ -5,31 +5,33 @@
 //         the advice (tmpfs, some overlays) cold reads stay warm: compare the two.
 #include <benchmark/benchmark.h>
 
-#include "bench/bench_config.h"
+#include <functional>
+
+#include "bench/benchmarks.h"
 #include "datasets/file_io.h"
 
 namespace pipebench::bench {
 namespace {
 
-void BM_Read(benchmark::State& state, bool cold) {
-  const auto& ds = disk_dataset();
+void BM_Read(benchmark::State& state, BenchContext& ctx, bool cold) {
+  const auto& ds = ctx.disk();
   std::vector<uint8_t> buf;
   if (!cold) {
     for (size_t i = 0; i < ds.size(); ++i) {
-      if (known_bad(i)) continue;
+      if (ctx.bad_files().known_bad(i)) continue;
       try {
         read_file(ds.sample(i).path, buf);
       } catch (const std::exception& e) {
-        if (!on_bad_file(state, i, e.what())) return;
+        if (!ctx.on_bad_file(state, i, e.what())) return;
       }
     }
   }
-  DatasetCursor cursor(ds.size());
+  DatasetCursor cursor(ds.size(), ctx.bad_files());
   size_t i = 0;
   int64_t bytes = 0;
   for (auto _ : state) {
     if (!cursor.good(i)) {
-      fail_case(state, "every file of the dataset is bad (see the skipped files)");
+      ctx.fail_case(state, "every file of the dataset is bad (see the skipped files)");
       break;
     }
     const auto& path = ds.sample(i).path;
@@ -41,7 +43,7 @@ void BM_Read(benchmark::State& state, bool cold) {
     try {
       bytes += static_cast<int64_t>(read_file(path, buf));
     } catch (const std::exception& e) {
-      if (!on_bad_file(state, i, e.what())) break;
+      if (!ctx.on_bad_file(state, i, e.what())) break;
     }
     benchmark::DoNotOptimize(buf.data());
     cursor.advance();
@@ -52,12 +54,12 @@ void BM_Read(benchmark::State& state, bool cold) {
 
 }  // namespace
 
-void register_read_benchmarks() {
+void register_read_benchmarks(BenchContext& ctx) {
   // Real time: a cold read waits on the device, which CPU time would not count.
-  benchmark::RegisterBenchmark("BM_Read/warm", BM_Read, false)
+  benchmark::RegisterBenchmark("BM_Read/warm", BM_Read, std::ref(ctx), false)
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("BM_Read/cold", BM_Read, true)
+  benchmark::RegisterBenchmark("BM_Read/cold", BM_Read, std::ref(ctx), true)
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
 }

@@ -12,18 +12,22 @@
 
 #include <algorithm>
 
-#include "bench/bench_config.h"
+#include <functional>
+
+#include "bench/benchmarks.h"
 #include "pipeline/stage_timers.h"
 #include "transforms/recipes.h"
 
 namespace pipebench::bench {
 namespace {
 
-void BM_Sample(benchmark::State& state, const std::shared_ptr<const Pipeline>& pipeline) {
-  const auto& ds = disk_dataset();
+void BM_Sample(benchmark::State& state, BenchContext& ctx,
+               const std::shared_ptr<const Pipeline>& pipeline) {
+  const auto& c = ctx.config();
+  const auto& ds = ctx.disk();
   PipelineWorkspace ws(*pipeline);
   const bool batched = pipeline->batch_operator_count() > 0;
-  const int batch = batched ? config().batch : 1;
+  const int batch = batched ? c.batch : 1;
   const size_t floats = pipeline->output_floats();
   std::vector<float> out(floats * static_cast<size_t>(batch));
   const int classes = std::max<int>(1, static_cast<int>(ds.classes().size()));
@@ -33,20 +37,20 @@ void BM_Sample(benchmark::State& state, const std::shared_ptr<const Pipeline>& p
   int filled = 0;
   int64_t batches = 0, batch_ns = 0;
   std::vector<uint8_t> bytes;
-  DatasetCursor cursor(ds.size());
+  DatasetCursor cursor(ds.size(), ctx.bad_files());
   size_t i = 0;
   int64_t read_ns = 0, nbytes = 0;
   SampleTimes total;
   for (auto _ : state) {
     if (!cursor.good(i)) {
-      fail_case(state, "every file of the dataset is bad (see the skipped files)");
+      ctx.fail_case(state, "every file of the dataset is bad (see the skipped files)");
       break;
     }
     try {
       const int64_t t0 = now_ns();
       ds.read(i, bytes);
       read_ns += now_ns() - t0;
-      Rng rng = Rng::for_sample(config().seed, 0, i);
+      Rng rng = Rng::for_sample(c.seed, 0, i);
       SampleTimes times;
       pipeline->run(bytes, ds.sample(i).path.native(), rng, ws, out.data() + floats * filled, &times);
       total.decode_ns += times.decode_ns;
@@ -56,17 +60,17 @@ void BM_Sample(benchmark::State& state, const std::shared_ptr<const Pipeline>& p
         filled = 0;
         const int64_t t0 = now_ns();
         BatchData b{out.data(), batch, shape[0], shape[1], shape[2], labels.data(), soft.data(), classes};
-        Rng batch_rng = Rng::for_batch(config().seed, 0, static_cast<uint64_t>(batches++));
+        Rng batch_rng = Rng::for_batch(c.seed, 0, static_cast<uint64_t>(batches++));
         try {
           pipeline->run_batch(b, batch_rng);
         } catch (const std::exception& e) {  // not a file's fault: the case fails
-          fail_case(state, e.what());
+          ctx.fail_case(state, e.what());
           break;
         }
         batch_ns += now_ns() - t0;
       }
     } catch (const std::exception& e) {
-      if (!on_bad_file(state, i, e.what())) break;
+      if (!ctx.on_bad_file(state, i, e.what())) break;
       cursor.advance();
       continue;
     }
@@ -86,15 +90,15 @@ void BM_Sample(benchmark::State& state, const std::shared_ptr<const Pipeline>& p
 
 }  // namespace
 
-void register_sample_benchmarks() {
-  const auto& mine = config().pipeline;
+void register_sample_benchmarks(BenchContext& ctx) {
+  const auto& mine = ctx.config().pipeline;
   for (const auto& name : recipe_names()) {
     if (name == mine->name()) continue;  // registered below, as the run's pipeline
-    benchmark::RegisterBenchmark(("BM_Sample/" + name).c_str(), BM_Sample,
-                                 build_recipe(name, config().size))
+    benchmark::RegisterBenchmark(("BM_Sample/" + name).c_str(), BM_Sample, std::ref(ctx),
+                                 build_recipe(name, ctx.config().size))
         ->Unit(benchmark::kMicrosecond);
   }
-  benchmark::RegisterBenchmark(("BM_Sample/" + mine->name()).c_str(), BM_Sample, mine)
+  benchmark::RegisterBenchmark(("BM_Sample/" + mine->name()).c_str(), BM_Sample, std::ref(ctx), mine)
       ->Unit(benchmark::kMicrosecond);
 }
 

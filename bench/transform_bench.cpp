@@ -21,7 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench_config.h"
+#include <functional>
+
+#include "bench/benchmarks.h"
 #include "transforms/batch_mix.h"
 #include "transforms/crop.h"
 #include "transforms/normalize.h"
@@ -31,9 +33,9 @@
 namespace pipebench::bench {
 namespace {
 
-std::vector<Image> centre_crops(int size) {
+std::vector<Image> centre_crops(BenchContext& ctx, int size) {
   std::vector<Image> out;
-  for (const auto& img : decoded_images()) {
+  for (const auto& img : ctx.decoded_images()) {
     if (img.height < size || img.width < size) continue;
     Image c;
     center_crop(img, size, c);
@@ -47,15 +49,15 @@ struct Case {
   std::unique_ptr<Operator> to_tensor;  // builds a tensor input, untimed (scale)
 };
 
-void BM_Transform(benchmark::State& state, const std::string& spec_item) {
-  const int size = config().size;
+void BM_Transform(benchmark::State& state, BenchContext& ctx, const std::string& spec_item) {
+  const int size = ctx.config().size;
   Case c;
   try {
     const auto spec = parse_pipeline_spec("[" + spec_item + "]", "BM_Transform", size);
     const auto& o = spec.transforms.at(0);
     c.op = OpRegistry::instance().find(o.name)->make(o.params, {});
   } catch (const std::exception& e) {
-    fail_case(state, e.what());
+    ctx.fail_case(state, e.what());
     return;
   }
   // Sizing operators (crops, resize) fix the size from a varying input, or change a
@@ -79,9 +81,9 @@ void BM_Transform(benchmark::State& state, const std::string& spec_item) {
   }
   std::vector<Image> inputs;
   if (sizing) {
-    inputs = decoded_images();
+    inputs = ctx.decoded_images();
   } else {
-    inputs = centre_crops(size);
+    inputs = centre_crops(ctx, size);
   }
   if (needs_tensor) {
     const auto yuv = parse_pipeline_spec("[convert_color_yuv]", "BM_Transform", size);
@@ -117,7 +119,7 @@ void BM_Transform(benchmark::State& state, const std::string& spec_item) {
       s.image = inputs[i];
       s.shape = DataShape{false, 3, s.image.height, s.image.width};
     }
-    Rng rng = Rng::for_sample(config().seed, 0, n++);
+    Rng rng = Rng::for_sample(ctx.config().seed, 0, n++);
     state.ResumeTiming();
     try {
       c.op->apply(s, rng, op_state.get());
@@ -125,7 +127,7 @@ void BM_Transform(benchmark::State& state, const std::string& spec_item) {
       if (!ran) {
         state.SkipWithError((std::string("cannot run on this dataset's images: ") + e.what()).c_str());
       } else {
-        fail_case(state, e.what());
+        ctx.fail_case(state, e.what());
       }
       break;
     }
@@ -140,18 +142,18 @@ void BM_Transform(benchmark::State& state, const std::string& spec_item) {
 // A batch operator (mixup, cutmix, label_smoothing) on one batch of --batch normalized
 // --size crops with one-hot soft labels over 1000 classes (ImageNet's count), restored
 // before each iteration untimed. items_per_second = images/s.
-void BM_BatchTransform(benchmark::State& state, const std::string& spec_item) {
-  const int size = config().size, n = config().batch, classes = 1000;
+void BM_BatchTransform(benchmark::State& state, BenchContext& ctx, const std::string& spec_item) {
+  const int size = ctx.config().size, n = ctx.config().batch, classes = 1000;
   std::unique_ptr<BatchOperator> op;
   try {
     const auto spec = parse_pipeline_spec("[" + spec_item + "]", "BM_Transform", size);
     const auto& o = spec.batch.at(0);
     op = OpRegistry::instance().find(o.name)->make_batch(o.params, {});
   } catch (const std::exception& e) {
-    fail_case(state, e.what());
+    ctx.fail_case(state, e.what());
     return;
   }
-  const std::vector<Image> crops = centre_crops(size);
+  const std::vector<Image> crops = centre_crops(ctx, size);
   if (crops.empty()) {
     state.SkipWithError("no decoded image of the dataset is at least --size on both sides");
     return;
@@ -169,7 +171,7 @@ void BM_BatchTransform(benchmark::State& state, const std::string& spec_item) {
     state.PauseTiming();
     std::copy(original.begin(), original.end(), data.begin());
     one_hot_labels(b);
-    Rng rng = Rng::for_batch(config().seed, 0, static_cast<uint64_t>(k++));
+    Rng rng = Rng::for_batch(ctx.config().seed, 0, static_cast<uint64_t>(k++));
     state.ResumeTiming();
     op->apply(b, rng);
     benchmark::DoNotOptimize(data.data());
@@ -190,7 +192,7 @@ std::string name_suffix(const std::string& example) {
 
 }  // namespace
 
-void register_transform_benchmarks() {
+void register_transform_benchmarks(BenchContext& ctx) {
   for (const auto& op : OpRegistry::instance().all()) {
     if (op.stage == OpStage::kDecode) continue;  // BM_Decode measures the decoders
     std::vector<std::string> examples = op.bench_examples;
@@ -199,9 +201,9 @@ void register_transform_benchmarks() {
       const std::string item = "{" + op.name + ": " + ex + "}";
       const std::string name = "BM_Transform/" + op.name + name_suffix(ex);
       if (op.stage == OpStage::kBatch) {
-        benchmark::RegisterBenchmark(name.c_str(), BM_BatchTransform, item)->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(name.c_str(), BM_BatchTransform, std::ref(ctx), item)->Unit(benchmark::kMillisecond);
       } else {
-        benchmark::RegisterBenchmark(name.c_str(), BM_Transform, item)->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(name.c_str(), BM_Transform, std::ref(ctx), item)->Unit(benchmark::kMicrosecond);
       }
     }
   }

@@ -63,12 +63,29 @@ class PipebenchFlags(unittest.TestCase):
         os.makedirs(os.path.join(bad, "c"), exist_ok=True)
         with open(os.path.join(bad, "c", "x.jpg"), "wb") as f:
             f.write(b"\xff\xd8\xff\xe0 this is not really a JPEG")
-        self.expect_exit2("--data=" + bad, mentions="no readable JPEG")
+        self.expect_exit2("--data=" + bad, mentions="no readable image")
 
     def test_bad_values(self):
         self.expect_exit2("--data=" + self.data, "--batch=0", mentions="--batch")
         self.expect_exit2("--data=" + self.data, "--compute-ms=-3", mentions="--compute-ms")
         self.expect_exit2("--data=" + self.data, "--baseline=tpu", mentions="--baseline")
+
+    def test_readme_flag_table_is_the_generated_one(self):
+        # One flag table drives parsing, --help and README.md: README's copy must be current.
+        r = run(ARGS.pipebench, "--help=markdown")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        readme = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+        with open(readme) as f:
+            text = f.read()
+        begin = text.index("-->\n", text.index("<!-- flags:begin")) + 4
+        end = text.index("<!-- flags:end -->")
+        self.assertEqual(text[begin:end], r.stdout,
+                         "README.md's flag table is stale: paste `pipebench --help=markdown`")
+        rows = [l for l in r.stdout.splitlines() if l.startswith("| `--")]
+        helptext = run(ARGS.pipebench, "--help").stdout
+        for row in rows:  # every flag of the table is in --help, and parses or is an action
+            flag = row.split("`")[1].split("=")[0]
+            self.assertIn("  " + flag, helptext)
 
     def test_a_good_run_names_the_dataset_in_the_context(self):
         out = os.path.join(self.tmp.name, "ok.json")

@@ -1,0 +1,215 @@
+#include "bench/flags.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "pipeline/cuda.h"
+#include "transforms/recipes.h"
+#include "transforms/spec.h"
+
+namespace pipebench::bench {
+namespace {
+
+using Bind = decltype(FlagSpec::bind);
+
+template <class T>
+Bind bind_to(T RawFlags::*field) {
+  return [field](CLI::App& app, RawFlags& raw, const std::string& option, const std::string& help) {
+    return app.add_option(option, raw.*field, help);
+  };
+}
+
+template <class T>
+Bind bind_config(T BenchConfig::*field) {
+  return [field](CLI::App& app, RawFlags& raw, const std::string& option, const std::string& help) {
+    return app.add_option(option, raw.config.*field, help);
+  };
+}
+
+Bind with_check(Bind bind, CLI::Validator check) {
+  return [bind, check](CLI::App& app, RawFlags& raw, const std::string& option,
+                       const std::string& help) { return bind(app, raw, option, help)->check(check); };
+}
+
+std::vector<FlagSpec> make_table() {
+  std::vector<FlagSpec> t;
+  t.push_back({"data", "DIR", "data/photos-in", "ImageFolder dataset root (class folders of images)",
+               bind_config(&BenchConfig::data)});
+  t.push_back({"batch", "N", "64", "samples per batch",
+               with_check(bind_config(&BenchConfig::batch), CLI::Range(1, 1 << 16))});
+  t.push_back({"size", "N", "224", "crop size in pixels",
+               with_check(bind_config(&BenchConfig::size), CLI::Range(8, 4096))});
+  t.push_back({"seed", "N", "0", "random seed of the sampler and every random operator",
+               bind_config(&BenchConfig::seed)});
+  t.push_back({"recipe", "NAME", "imagenet_train",
+               "a shipped recipe as the pipeline of the loader and end-to-end cases (--list-recipes)",
+               bind_to(&RawFlags::recipe)});
+  t.push_back({"pipeline", "SPEC", "",
+               "your own pipeline instead: a YAML spec file, or inline YAML such as "
+               "'[decode, {random_resized_crop: {size: 176}}, horizontal_flip, normalize]' "
+               "(transforms/README.md)",
+               bind_config(&BenchConfig::pipeline_flag)});
+  t.push_back({"list-ops", "", "", "print every operator, its parameters, types, defaults and ranges, "
+               "and exit (--list-ops=markdown: README's table)", nullptr});
+  t.push_back({"list-recipes", "", "", "print the shipped recipes and their specs, and exit", nullptr});
+  t.push_back({"workers", "LIST", "1,2,4,... up to 2x cores", "worker counts to sweep, e.g. 1,2,4",
+               [](CLI::App& app, RawFlags& raw, const std::string& option, const std::string& help) {
+                 return app.add_option(option, raw.config.workers, help)
+                     ->delimiter(',')
+                     ->check(CLI::Range(1, 1024));
+               }});
+  t.push_back({"compute-ms", "X", "25 per 64 images", "emulated training step per batch, ms",
+               bind_to(&RawFlags::compute_ms)});
+  t.push_back({"baseline", "NAME", "cuda where a device exists, else emulated",
+               "training-step baseline: emulated or cuda",
+               with_check(bind_config(&BenchConfig::baseline), CLI::IsMember({"emulated", "cuda"}))});
+  t.push_back({"steps", "N", "30", "timed batches per loader / end-to-end case",
+               with_check(bind_config(&BenchConfig::steps), CLI::Range(1, 100000))});
+  t.push_back({"prefetch", "N", "2", "loader prefetch depth, batches in flight",
+               with_check(bind_config(&BenchConfig::prefetch), CLI::Range(1, 1024))});
+  t.push_back({"trace", "FILE", "", "write a Chrome trace of the loader and end-to-end cases "
+               "(open in ui.perfetto.dev); an unwritable path fails before the run",
+               bind_config(&BenchConfig::trace)});
+  t.push_back({"on-error", "POLICY", "stop",
+               "a file that cannot be read or decoded: stop (each case that meets it errors, "
+               "naming it) or skip (passed over, counted and listed in the JSON context)",
+               with_check(bind_to(&RawFlags::on_error), CLI::IsMember({"stop", "skip"}))});
+  t.push_back({"drop-last", "BOOL", "true; false when the dataset is smaller than one batch",
+               "drop a short last batch of an epoch: true or false",
+               with_check(bind_to(&RawFlags::drop_last), CLI::IsMember({"true", "false"}))});
+  t.push_back({"help", "", "", "this text, then Google Benchmark's flags (--help=markdown: "
+               "README's flag table)", nullptr});
+  return t;
+}
+
+std::vector<int> default_workers() {
+  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<int> w;
+  for (int n = 1; n <= 2 * cores; n *= 2) w.push_back(n);
+  return w;
+}
+
+std::string flag_names() {
+  std::string s;
+  for (const auto& f : flag_table())
+    if (f.bind) s += (s.empty() ? "--" : " --") + f.name;
+  return s;
+}
+
+// Fails now, not after the whole run, when `path` cannot be created or written.
+void check_writable(const char* flag, const std::filesystem::path& path) {
+  const bool existed = std::filesystem::exists(path);
+  {
+    std::ofstream probe(path, std::ios::app);
+    if (!probe) {
+      throw std::invalid_argument(std::string(flag) + ": cannot write " + path.string() + ": " +
+                                  std::strerror(errno));
+    }
+  }
+  std::error_code ec;
+  if (!existed) std::filesystem::remove(path, ec);
+}
+
+std::shared_ptr<const Pipeline> resolve_pipeline(const RawFlags& raw, int size) {
+  if (!raw.config.pipeline_flag.empty() && !raw.recipe.empty())
+    throw std::invalid_argument("--pipeline and --recipe both name the pipeline: give one");
+  // SpecError names the file (or --pipeline), the line and the column.
+  if (!raw.config.pipeline_flag.empty())
+    return Pipeline::build(pipeline_spec_from_flag(raw.config.pipeline_flag, size));
+  try {
+    return build_recipe(raw.recipe.empty() ? BenchConfig{}.recipe : raw.recipe, size);
+  } catch (const SpecError&) {
+    throw;
+  } catch (const std::invalid_argument& e) {  // names the known recipes
+    throw std::invalid_argument(std::string("--recipe: ") + e.what());
+  }
+}
+
+}  // namespace
+
+const std::vector<FlagSpec>& flag_table() {
+  static const std::vector<FlagSpec> table = make_table();
+  return table;
+}
+
+BenchConfig parse_flags(int argc, char** argv) {
+  RawFlags raw;
+  CLI::App app{"pipebench"};
+  app.set_help_flag();  // --help is main()'s: flags_help() and then Google Benchmark's
+  for (const auto& f : flag_table())
+    if (f.bind) f.bind(app, raw, "--" + f.name, f.help);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+      const auto colon = msg.find(':');
+      msg = "unknown flag: " + (colon == std::string::npos ? msg : msg.substr(colon + 2)) +
+            " (pipebench flags: " + flag_names() + "; Google Benchmark's: --benchmark_*; --help lists them)";
+    }
+    throw std::invalid_argument(msg);
+  }
+  BenchConfig c = raw.config;
+  if (c.workers.empty()) c.workers = default_workers();
+  c.on_error = raw.on_error == "skip" ? OnError::kSkip : OnError::kStop;
+  if (!raw.drop_last.empty()) c.drop_last = raw.drop_last == "true";
+  c.pipeline = resolve_pipeline(raw, c.size);
+  c.recipe = c.pipeline->name();
+  if (raw.compute_ms >= 0) {
+    c.compute_ms = raw.compute_ms;
+  } else if (app.count("--compute-ms")) {
+    throw std::invalid_argument("--compute-ms must be >= 0 ms, got " + std::to_string(raw.compute_ms));
+  } else {
+    c.compute_ms = 25.0 * c.batch / 64.0;  // 25 ms per batch of 64, scaled to --batch
+  }
+  if (c.baseline.empty()) c.baseline = cuda_available() ? "cuda" : "emulated";
+  if (c.baseline == "cuda" && !cuda_available())
+    throw std::invalid_argument("--baseline=cuda needs a CUDA device: " + cuda_info().reason);
+  if (!c.trace.empty()) check_writable("--trace", c.trace);
+  return c;
+}
+
+std::string flags_help() {
+  constexpr size_t kIndent = 22, kWidth = 100;
+  std::ostringstream s;
+  for (const auto& f : flag_table()) {
+    std::string text = f.help + (f.fallback.empty() ? "" : " (default: " + f.fallback + ")");
+    std::string line = "  --" + f.name + (f.value.empty() ? "" : "=" + f.value);
+    line += std::string(line.size() < kIndent ? kIndent - line.size() : 1, ' ');
+    // Words wrapped at kWidth columns, continuation lines indented under the text.
+    std::istringstream words(text);
+    std::string word;
+    bool first = true;
+    while (words >> word) {
+      if (!first && line.size() + 1 + word.size() > kWidth) {
+        s << line << "\n";
+        line = std::string(kIndent, ' ');
+        first = true;
+      }
+      line += (first ? "" : " ") + word;
+      first = false;
+    }
+    s << line << "\n";
+  }
+  return s.str();
+}
+
+std::string flags_markdown() {
+  std::ostringstream s;
+  s << "| flag | default | meaning |\n| --- | --- | --- |\n";
+  for (const auto& f : flag_table()) {
+    std::string help = f.help;
+    for (size_t p = 0; (p = help.find('|', p)) != std::string::npos; p += 2) help.replace(p, 1, "\\|");
+    s << "| `--" << f.name << (f.value.empty() ? "" : "=" + f.value) << "` | "
+      << (f.fallback.empty() ? "" : f.fallback) << " | " << help << " |\n";
+  }
+  return s.str();
+}
+
+}  // namespace pipebench::bench

@@ -1,0 +1,83 @@
+// pipebench's own command-line flags: one table (flag_table()) drives the parsing, the
+// `--help` text and the flag list of README.md (`pipebench --help=markdown`; a test checks
+// that README.md holds exactly that list). Google Benchmark's --benchmark_* flags are
+// removed from argv by benchmark::Initialize before parse_flags() sees it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/loader.h"
+#include "transforms/pipeline.h"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace pipebench::bench {
+
+/// The parsed flags of one run.
+struct BenchConfig {
+  std::filesystem::path data = "data/photos-in";  ///< ImageFolder root
+  int batch = 64;                                 ///< samples per batch
+  int size = 224;                                 ///< crop size, pixels
+  uint64_t seed = 0;
+  std::string recipe = "imagenet_train";          ///< the pipeline's name once parsed
+  std::string pipeline_flag;                      ///< --pipeline: a spec file or inline YAML
+  /// The pipeline of the loader and end-to-end cases: --pipeline if given, else --recipe.
+  std::shared_ptr<const Pipeline> pipeline;
+  std::vector<int> workers;                       ///< the sweep (default 1, 2, 4, ... 2x cores)
+  double compute_ms = 25.0;                       ///< emulated step per batch, ms
+  std::string baseline;                           ///< "emulated" or "cuda"
+  std::filesystem::path trace;                    ///< Chrome trace output, empty = none
+  int steps = 30;                                 ///< timed batches per loader/end-to-end run
+  int prefetch = 2;                               ///< loader prefetch depth, batches
+  OnError on_error = OnError::kStop;              ///< a bad file: end the case, or skip it
+  std::optional<bool> drop_last;                  ///< --drop-last; unset = the default rule
+};
+
+/// The flags' raw values, before they are resolved into a BenchConfig (a recipe name into
+/// a Pipeline, a missing --compute-ms into the default for --batch, ...).
+struct RawFlags {
+  BenchConfig config;
+  std::string recipe;         ///< --recipe, empty when not given
+  double compute_ms = -1;     ///< --compute-ms, -1 when not given
+  std::string on_error = "stop";
+  std::string drop_last;      ///< "", "true" or "false"
+};
+
+/// One flag: its name (without "--"), the placeholder of its value, the default as the
+/// help shows it, the help text, and how it binds to RawFlags in CLI11.
+struct FlagSpec {
+  std::string name;
+  std::string value;        ///< e.g. "DIR", "N", "LIST"; empty for an action
+  std::string fallback;     ///< the default, as a person reads it
+  std::string help;
+  /// Adds the option to `app` bound to a field of `raw` (nullptr for actions that main()
+  /// handles before parsing, such as --list-ops).
+  std::function<CLI::Option*(CLI::App& app, RawFlags& raw, const std::string& option,
+                             const std::string& help)>
+      bind;
+};
+
+/// Every pipebench flag, in the order --help lists them.
+const std::vector<FlagSpec>& flag_table();
+
+/// Parses pipebench's flags (Google Benchmark's already removed) and resolves them: the
+/// pipeline is built (spec errors carry file:line:column), the default sweep and step time
+/// are filled in. Throws std::invalid_argument (or SpecError) with a one-line message for
+/// an unknown flag, a bad value, or flags that contradict each other.
+BenchConfig parse_flags(int argc, char** argv);
+
+/// The flags as --help prints them (one per line, value placeholder, default).
+std::string flags_help();
+/// The flags as README.md lists them (a Markdown table: flag, default, meaning).
+std::string flags_markdown();
+
+}  // namespace pipebench::bench

@@ -1,0 +1,72 @@
+// The run context: what a JSON result needs to be read and reproduced on its own
+// (library versions, the GPU, the dataset, the resolved pipeline and every flag).
+#include <benchmark/benchmark.h>
+#include <jconfig.h>
+#include <oneapi/tbb/version.h>
+
+#include <cstdio>
+#include <opencv2/core/version.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "bench/bench_context.h"
+#include "pipeline/cuda.h"
+
+namespace pipebench::bench {
+namespace {
+
+std::string join(const std::vector<int>& v) {
+  std::ostringstream s;
+  for (size_t i = 0; i < v.size(); ++i) s << (i ? "," : "") << v[i];
+  return s.str();
+}
+
+std::string libjpeg_turbo_version() {
+  constexpr int v = LIBJPEG_TURBO_VERSION_NUMBER;
+  return std::to_string(v / 1000000) + "." + std::to_string(v / 1000 % 1000) + "." +
+         std::to_string(v % 1000);
+}
+
+}  // namespace
+
+void add_run_context(const BenchContext& ctx) {
+  const auto& c = ctx.config();
+  const auto& cuda = cuda_info();
+  const auto add = [](const char* key, const std::string& value) {
+    benchmark::AddCustomContext(key, to_valid_utf8(value));
+  };
+  add("pipebench_version", "0.1.0");
+#ifdef NDEBUG
+  // Debian's libbenchmark is built without NDEBUG, so Google Benchmark itself prints
+  // "Library was built as DEBUG": that is about the framework, not the code measured.
+  add("pipebench_build", "release (optimised, NDEBUG)");
+#else
+  add("pipebench_build", "DEBUG: timings of this build mean nothing");
+  std::fprintf(stderr, "pipebench: warning: this is a debug build; its timings mean nothing\n");
+#endif
+  add("opencv_version", CV_VERSION);
+  add("libjpeg_turbo_version", libjpeg_turbo_version());
+  add("tbb_version", TBB_runtime_version());
+  add("cuda_runtime", cuda.compiled ? cuda.runtime_version : "none");
+  add("gpu", cuda.available ? cuda.device_name : "none (" + cuda.reason + ")");
+  add("dataset", std::filesystem::absolute(c.data).string());
+  add("on_error", c.on_error == OnError::kSkip ? "skip" : "stop");
+  add("drop_last", ctx.drop_last() ? "true" : "false");
+  add("dataset_images", std::to_string(ctx.disk().size()));
+  add("dataset_bytes", std::to_string(ctx.disk().total_bytes()));
+  add("dataset_fingerprint", ctx.disk().fingerprint(true));
+  add("recipe", c.recipe);
+  add("pipeline_spec", c.pipeline->spec().to_yaml());
+  add("pipeline_plan", c.pipeline->plan_text());
+  add("batch_size", std::to_string(c.batch));
+  add("crop_size", std::to_string(c.size));
+  add("seed", std::to_string(c.seed));
+  add("baseline", c.baseline);
+  add("compute_ms", std::to_string(c.compute_ms));
+  add("workers", join(c.workers));
+  add("prefetch_depth_batches", std::to_string(c.prefetch));
+  add("hardware_threads", std::to_string(std::thread::hardware_concurrency()));
+}
+
+}  // namespace pipebench::bench
