@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "bench/image_round.h"
 #include "transforms/jpeg_decode.h"
 
 namespace pipebench::bench {
@@ -34,6 +35,7 @@ BenchContext::BenchContext(BenchConfig config) : config_(std::move(config)) {
   check_decodable(*disk_, config_.data);
   bad_ = std::make_unique<BadFiles>(*disk_, config_.on_error);
   if (!config_.trace.empty()) trace_ = std::make_unique<TraceRecorder>();
+  round_ = round_indices(disk_->size(), static_cast<size_t>(config_.round));
 }
 
 const ImageFolder& BenchContext::memory() {

@@ -45,6 +45,9 @@ class BenchContext {
   /// std::runtime_error naming the path when it cannot be written.
   std::filesystem::path write_trace();
 
+  /// The dataset indices of a per-image case's round (bench/image_round.h).
+  const std::vector<size_t>& round() const { return round_; }
+
   BadFiles& bad_files() { return *bad_; }
   /// Shorthands for bad_files().fail_case / on_bad_file (bench/bad_files.h).
   void fail_case(benchmark::State& state, const std::string& message) {
@@ -63,6 +66,7 @@ class BenchContext {
   std::vector<Image> decoded_;
   std::unique_ptr<TraceRecorder> trace_;
   std::unique_ptr<BadFiles> bad_;
+  std::vector<size_t> round_;
 };
 
 /// Adds the run context (library versions, GPU, dataset, flags) to Google Benchmark's.

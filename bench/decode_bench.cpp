@@ -1,11 +1,12 @@
-// BM_Decode: JPEG bytes (cached in memory) to RGB uint8 HWC, one image per iteration,
-// cycling over the dataset, one thread. The same bytes through four backends:
+// BM_Decode: JPEG bytes (cached in memory) to RGB uint8 HWC, one round of images per
+// iteration (bench/image_round.h: the same images in every case), one thread. The same bytes through four backends:
 //   turbo_full               TurboJPEG, full resolution (compare with tjbench)
 //   turbo_scaled/target:S    TurboJPEG DCT scaling to the smallest scale >= S x S
 //   roi                      libjpeg ROI decode of a RandomResizedCrop window
 //   roi_scaled/target:S      the same window, DCT scaled to >= S x S
 //   opencv                   cv::imdecode
-// Counters: items_per_second (images/s), bytes_per_second (JPEG bytes),
+// Counters: items_per_second (images/s), us_per_image (thread CPU time per image, µs),
+// images_per_round, bytes_per_second (JPEG bytes),
 // source_megapixels_per_second (pixels of the source images, whatever was decoded).
 #include <benchmark/benchmark.h>
 
@@ -14,6 +15,7 @@
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "bench/image_round.h"
 #include "transforms/crop.h"
 #include "transforms/jpeg_decode.h"
 
@@ -28,7 +30,7 @@ void BM_Decode(benchmark::State& state, BenchContext& ctx, Backend backend) {
   // Headers and RandomResizedCrop windows are prepared outside the timed loop.
   std::vector<JpegInfo> infos(ds.size());
   std::vector<CropWindow> windows(ds.size());
-  for (size_t i = 0; i < ds.size(); ++i) {
+  for (size_t i : ctx.round()) {
     if (ctx.bad_files().known_bad(i)) continue;
     try {
       infos[i] = read_jpeg_info(ds.cached(i), ds.sample(i).path.string());
@@ -41,18 +43,14 @@ void BM_Decode(benchmark::State& state, BenchContext& ctx, Backend backend) {
   TurboDecoder turbo;
   RoiDecoder roi;
   Image out;
-  DatasetCursor cursor(ds.size(), ctx.bad_files());
-  size_t i = 0;
-  int64_t bytes = 0;
+  const auto& round = ctx.round();
+  int64_t bytes = 0, images = 0, cpu_ns = 0;
   double pixels = 0;
   for (auto _ : state) {
-    if (!cursor.good(i)) {
-      ctx.fail_case(state, "every file of the dataset is bad (see the skipped files)");
-      break;
-    }
-    const auto jpeg = ds.cached(i);
-    const std::string& file = ds.sample(i).path.native();
-    try {
+    const int64_t t0 = thread_cpu_ns();
+    const bool go_on = run_round(ctx, state, round, images, [&](size_t i) {
+      const auto jpeg = ds.cached(i);
+      const std::string& file = ds.sample(i).path.native();
       switch (backend) {
         case Backend::kTurboFull: turbo.decode(jpeg, file, out); break;
         case Backend::kTurboScaled: turbo.decode_scaled(jpeg, file, target, target, out); break;
@@ -60,18 +58,15 @@ void BM_Decode(benchmark::State& state, BenchContext& ctx, Backend backend) {
         case Backend::kRoiScaled: roi.decode(jpeg, file, windows[i], target, target, out); break;
         case Backend::kOpenCV: decode_opencv(jpeg, file, out); break;
       }
-    } catch (const std::exception& e) {
-      if (!ctx.on_bad_file(state, i, e.what())) break;
-      cursor.advance();
-      continue;
-    }
-    benchmark::DoNotOptimize(out.data.data());
-    bytes += static_cast<int64_t>(jpeg.size());
-    pixels += static_cast<double>(infos[i].width) * infos[i].height;
-    cursor.advance();
+      benchmark::DoNotOptimize(out.data.data());
+      bytes += static_cast<int64_t>(jpeg.size());
+      pixels += static_cast<double>(infos[i].width) * infos[i].height;
+    });
+    cpu_ns += thread_cpu_ns() - t0;
+    if (!go_on) break;
   }
-  state.SetItemsProcessed(state.iterations());
   state.SetBytesProcessed(bytes);
+  set_round_counters(state, images, round.size(), cpu_ns);
   state.counters["source_megapixels_per_second"] =
       benchmark::Counter(pixels / 1e6, benchmark::Counter::kIsRate);
 }

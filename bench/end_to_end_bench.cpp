@@ -9,10 +9,13 @@
 //
 // BM_EndToEnd/<pipeline>/<baseline>/workers:<w>: the real loop, loader and step together,
 //   one batch per iteration (--steps of them after a warm-up). In the same case, before
-//   the timed loop: data_ms = the loader alone per batch (--steps batches), compute_ms =
-//   the step on a resident batch. Counters (all ms per batch unless stated): data_ms,
-//   compute_ms, step_ms (measured loop), bound_ms = max(data_ms, compute_ms), au_pct,
-//   stall_pct, prediction_error_pct (pipeline/bound.h), workers, batch_size. Real time.
+//   the timed loop: data_ms = the loader alone per batch (its workers' production rate
+//   over --steps batches), compute_ms = the step on a resident batch. Counters (all ms
+//   per batch unless stated): data_ms, compute_ms, step_ms (the measured loop, ending
+//   with the accelerator idle, per step it could sustain: batches prefetched before the
+//   loop started do not count as speed), bound_ms = max(data_ms, compute_ms), au_pct,
+//   stall_pct, prediction_error_pct (pipeline/bound.h), workers, batch_size, and the CPU
+//   counters of bench/loader_util.h. items_per_second = batch_size / step_ms. Real time.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -80,7 +83,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
     if (trace) trace->name_thread("consumer");
     // 1. The loader alone, in steady state.
     warm_up(ctx, *loader, nullptr);
-    data_ms = ms_per_batch(*loader, c.steps);
+    data_ms = ms_per_batch(*loader, c.steps, c.batch);
     // 2. The step on a resident batch.
     const auto shape = pipeline->output_shape();
     compute_ms = step->measure_compute_ms(c.batch, shape[0], shape[1], shape[2], kComputeIters);
@@ -90,8 +93,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
     ctx.fail_case(state, e.what());
     return;
   }
-  const LoaderStats before = loader->stats();
-  const int64_t t0 = now_ns();
+  LoaderWindow window(*loader);
   benchmark::IterationCount done = 0;
   for (auto _ : state) {
     std::optional<BatchHandle> batch;
@@ -117,8 +119,13 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
     if (++done == state.max_iterations) step->synchronize();
   }
   step->synchronize();
-  const double step_ms = (now_ns() - t0) / 1e6 / std::max<int64_t>(1, state.iterations());
-  const LoaderStats after = loader->stats();
+  window.finish(*loader);
+  // The steps the loop could sustain: those it ran, or fewer when it drew on batches
+  // prefetched before it started (the workers produced less than it consumed).
+  const double consumed = static_cast<double>(std::max<int64_t>(1, state.iterations()));
+  const double sustained = std::max(1.0, std::min(consumed, static_cast<double>(window.produced) / c.batch));
+  const double step_ms = window.wall_ms / sustained;
+  state.SetItemsProcessed(static_cast<int64_t>(sustained * c.batch));
   const Bound bound = compute_bound(data_ms, compute_ms, step_ms);
   state.counters["workers"] = workers;
   state.counters["batch_size"] = c.batch;
@@ -129,7 +136,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   state.counters["au_pct"] = bound.au_pct;
   state.counters["stall_pct"] = bound.stall_pct;
   state.counters["prediction_error_pct"] = bound.prediction_error_pct;
-  add_stage_counters(ctx, state, before, after);
+  add_stage_counters(ctx, state, window);
 }
 
 }  // namespace

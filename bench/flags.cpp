@@ -73,6 +73,10 @@ std::vector<FlagSpec> make_table() {
                with_check(bind_config(&BenchConfig::steps), CLI::Range(1, 100000))});
   t.push_back({"prefetch", "N", "2", "loader prefetch depth, batches in flight",
                with_check(bind_config(&BenchConfig::prefetch), CLI::Range(1, 1024))});
+  t.push_back({"round", "N", "256",
+               "images per round of the read, decode and sample cases, spread evenly over the "
+               "dataset, the same for every case (0: the whole dataset)",
+               with_check(bind_config(&BenchConfig::round), CLI::Range(0, 1 << 30))});
   t.push_back({"trace", "FILE", "", "write a Chrome trace of the loader and end-to-end cases "
                "(open in ui.perfetto.dev); an unwritable path fails before the run",
                bind_config(&BenchConfig::trace)});

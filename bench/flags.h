@@ -38,6 +38,7 @@ struct BenchConfig {
   std::filesystem::path trace;                    ///< Chrome trace output, empty = none
   int steps = 30;                                 ///< timed batches per loader/end-to-end run
   int prefetch = 2;                               ///< loader prefetch depth, batches
+  int round = 256;                                ///< images per round of a per-image case (0 = all)
   OnError on_error = OnError::kStop;              ///< a bad file: end the case, or skip it
   std::optional<bool> drop_last;                  ///< --drop-last; unset = the default rule
 };

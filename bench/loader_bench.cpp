@@ -34,18 +34,19 @@ void BM_Loader(benchmark::State& state, BenchContext& ctx, const std::shared_ptr
     ctx.fail_case(state, e.what());
     return;
   }
-  const LoaderStats before = loader->stats();
-  const int64_t t0 = now_ns();
+  LoaderWindow window(*loader);
   for (auto _ : state) {
     std::optional<BatchHandle> batch;
     if (!next_batch(ctx, state, *loader, batch)) break;
     benchmark::DoNotOptimize((*batch)->data);
   }
-  const double elapsed_ms = (now_ns() - t0) / 1e6;
-  const LoaderStats after = loader->stats();
+  window.finish(*loader);
+  // What the workers produced in the window, not what the consumer took (backlog).
+  state.SetItemsProcessed(window.produced);
   state.counters["workers"] = workers;
-  state.counters["data_ms"] = elapsed_ms / std::max<int64_t>(1, state.iterations());
-  add_stage_counters(ctx, state, before, after);
+  state.counters["data_ms"] =
+      window.wall_ms * ctx.config().batch / std::max<int64_t>(1, window.produced);
+  add_stage_counters(ctx, state, window);
 }
 
 /// ms per batch over `batches` batches of a fresh, warmed-up loader.
@@ -53,7 +54,7 @@ double loader_ms_per_batch(BenchContext& ctx, const std::shared_ptr<const Pipeli
                            int workers, bool timers, int batches) {
   auto loader = make_loader(ctx, pipeline, workers, timers);
   warm_up(ctx, *loader, nullptr);
-  return ms_per_batch(*loader, batches);
+  return ms_per_batch(*loader, batches, ctx.config().batch);
 }
 
 void BM_StageTimers(benchmark::State& state, BenchContext& ctx,

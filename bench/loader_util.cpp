@@ -38,11 +38,22 @@ bool next_batch(BenchContext& ctx, benchmark::State& state, Loader& loader,
   return true;
 }
 
-double ms_per_batch(Loader& loader, int batches) {
-  const int64_t t0 = now_ns();
+LoaderWindow::LoaderWindow(const Loader& loader)
+    : before(loader.stats()), t0_(now_ns()), cpu0_(process_cpu_ns()) {}
+
+void LoaderWindow::finish(const Loader& loader) {
+  wall_ms = (now_ns() - t0_) / 1e6;
+  process_cpu_ms = (process_cpu_ns() - cpu0_) / 1e6;
+  after = loader.stats();
+  produced = after.processed - before.processed;
+}
+
+double ms_per_batch(Loader& loader, int batches, int batch_size) {
+  LoaderWindow w(loader);
   for (int i = 0; i < batches; ++i)
     if (!loader.next()) throw std::runtime_error("the loader ran out of batches");
-  return (now_ns() - t0) / 1e6 / batches;
+  w.finish(loader);
+  return w.wall_ms * batch_size / std::max<int64_t>(1, w.produced);
 }
 
 void warm_up(const BenchContext& ctx, Loader& loader, TrainStep* step) {
@@ -54,16 +65,19 @@ void warm_up(const BenchContext& ctx, Loader& loader, TrainStep* step) {
   if (step) step->synchronize();
 }
 
-void add_stage_counters(BenchContext& ctx, benchmark::State& state, const LoaderStats& before,
-                        const LoaderStats& after) {
+void add_stage_counters(BenchContext& ctx, benchmark::State& state, const LoaderWindow& w) {
+  const LoaderStats& before = w.before;
+  const LoaderStats& after = w.after;
   const double samples = std::max<int64_t>(1, after.samples - before.samples);
   const double batches = std::max<int64_t>(1, after.batches - before.batches);
-  state.SetItemsProcessed(after.samples - before.samples);
   ctx.bad_files().record_skipped(after.skipped_samples);
   for (int s = 0; s < static_cast<int>(Stage::kCount); ++s) {
-    // No copy, or no batch operators: no counter rather than a 0 that reads as "free".
+    // No copy, no batch operators, collate in place: no counter rather than a 0 that
+    // reads as "free".
     const Stage stage = static_cast<Stage>(s);
-    if ((stage == Stage::kH2D || stage == Stage::kBatchOps) && after.stage_ns[s] == 0) continue;
+    if (stage != Stage::kRead && stage != Stage::kDecode && stage != Stage::kTransform &&
+        after.stage_ns[s] == before.stage_ns[s])
+      continue;
     const std::string name = std::string(stage_name(static_cast<Stage>(s))) + "_ms";
     state.counters[name] = (after.stage_ns[s] - before.stage_ns[s]) / 1e6 / samples;
   }
@@ -75,6 +89,20 @@ void add_stage_counters(BenchContext& ctx, benchmark::State& state, const Loader
     state.counters["op:" + after.step_labels[k] + "_ms"] = ns / 1e6 / samples;
     if (sample_ns > 0) state.counters["op:" + after.step_labels[k] + "_pct"] = 100.0 * ns / sample_ns;
   }
+  // CPU: the workers' thread CPU per sample against the wall time of the same stages.
+  const int64_t wall_ns = (after.stage_ns[0] - before.stage_ns[0]) +
+                          (after.stage_ns[1] - before.stage_ns[1]) +
+                          (after.stage_ns[2] - before.stage_ns[2]);
+  const int64_t cpu_ns = after.sample_cpu_ns - before.sample_cpu_ns;
+  if (cpu_ns > 0) {
+    const double produced = std::max<int64_t>(1, w.produced);
+    state.counters["sample_cpu_ms"] = cpu_ns / 1e6 / produced;
+    state.counters["preempted_ms"] = std::max<int64_t>(0, wall_ns - cpu_ns) / 1e6 / produced;
+  }
+  const int batch_size = ctx.config().batch;
+  state.counters["process_cpu_ms"] =
+      w.process_cpu_ms * batch_size / std::max<int64_t>(1, w.produced);
+  if (w.wall_ms > 0) state.counters["cpu_cores_used"] = w.process_cpu_ms / w.wall_ms;
   state.counters["consumer_wait_ms"] =
       (after.consumer_wait_ns - before.consumer_wait_ns) / 1e6 / batches;
   state.counters["worker_wait_ms"] =

@@ -28,18 +28,42 @@ std::unique_ptr<Loader> make_loader(BenchContext& ctx, const std::shared_ptr<con
 bool next_batch(BenchContext& ctx, benchmark::State& state, Loader& loader,
                 std::optional<BatchHandle>& batch);
 
-/// Loader time per batch over `batches` batches, ms. Throws when the loader runs out.
-double ms_per_batch(Loader& loader, int batches);
+/// A timed window over a running loader. Throughput is what the workers produced in it
+/// (LoaderStats::processed), not what the consumer took: batches prefetched before the
+/// window started would otherwise count as speed (at prefetch 8 and 30 steps that read
+/// 17.4 ms per batch where 2 cores can reach 20.3). CPU is the whole process's (every
+/// worker thread), not the benchmark thread's.
+class LoaderWindow {
+ public:
+  explicit LoaderWindow(const Loader& loader);  ///< starts now
+  /// Ends the window: wall ms, process CPU ms, samples produced, stats at both ends.
+  void finish(const Loader& loader);
+
+  double wall_ms = 0;
+  double process_cpu_ms = 0;
+  int64_t produced = 0;  ///< samples the workers finished inside the window
+  LoaderStats before, after;
+
+ private:
+  int64_t t0_ = 0, cpu0_ = 0;
+};
+
+/// The loader's production rate over `batches` consumed batches: ms per batch of
+/// `batch_size` samples produced. Throws when the loader runs out.
+double ms_per_batch(Loader& loader, int batches, int batch_size);
 
 /// Takes prefetch depth + 1 batches (and runs the step on them when step != nullptr), so
 /// that the timed part starts in steady state.
 void warm_up(const BenchContext& ctx, Loader& loader, TrainStep* step);
 
-/// Per-sample stage means (read_ms, decode_ms, transform_ms, collate_ms; batch_ops_ms only
-/// with batch operators, h2d_ms only when the loader copies to the device), and consumer_wait_ms and worker_wait_ms (all workers'
-/// idle time) per batch, from the difference of two stats snapshots; items processed =
-/// samples delivered. Adds the loader's skipped files to the run's list.
-void add_stage_counters(BenchContext& ctx, benchmark::State& state, const LoaderStats& before,
-                        const LoaderStats& after);
+/// Counters of a loader window (units in their names; per sample unless "per batch"):
+/// read_ms, decode_ms, transform_ms (wall); batch_ops_ms only with batch operators, h2d_ms
+/// only when the loader copies to the device; sample_cpu_ms (workers' thread CPU for
+/// read + decode + transform) and preempted_ms (that stage wall time minus CPU: waiting
+/// for a core when workers outnumber cores, or for I/O); process_cpu_ms per batch produced
+/// (every thread of the process) and cpu_cores_used (process CPU / wall); consumer_wait_ms
+/// and worker_wait_ms per batch; op:<step>_ms and op:<step>_pct. Adds the loader's skipped
+/// files to the run's list.
+void add_stage_counters(BenchContext& ctx, benchmark::State& state, const LoaderWindow& w);
 
 }  // namespace pipebench::bench

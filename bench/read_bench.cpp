@@ -1,13 +1,16 @@
-// BM_Read: a file's bytes into memory, one file per iteration, cycling over the dataset.
+// BM_Read: files' bytes into memory, one round of files per iteration (bench/image_round.h);
+// us_per_image = wall time per file, µs.
 //   warm  the page cache holds the files (a first pass reads them all)
-//   cold  each file's pages are dropped with posix_fadvise(POSIX_FADV_DONTNEED) before it
-//         is read (outside the timed region); needs no root. On a filesystem that ignores
+//   cold  the round's pages are dropped with posix_fadvise(POSIX_FADV_DONTNEED) before each
+//         round (outside the timed region); needs no root. On a filesystem that ignores
 //         the advice (tmpfs, some overlays) cold reads stay warm: compare the two.
 #include <benchmark/benchmark.h>
 
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "bench/image_round.h"
+#include "pipeline/stage_timers.h"
 #include "datasets/file_io.h"
 
 namespace pipebench::bench {
@@ -15,9 +18,10 @@ namespace {
 
 void BM_Read(benchmark::State& state, BenchContext& ctx, bool cold) {
   const auto& ds = ctx.disk();
+  const auto& round = ctx.round();
   std::vector<uint8_t> buf;
-  if (!cold) {
-    for (size_t i = 0; i < ds.size(); ++i) {
+  if (!cold) {  // a first pass puts the round's files in the page cache
+    for (size_t i : round) {
       if (ctx.bad_files().known_bad(i)) continue;
       try {
         read_file(ds.sample(i).path, buf);
@@ -26,30 +30,24 @@ void BM_Read(benchmark::State& state, BenchContext& ctx, bool cold) {
       }
     }
   }
-  DatasetCursor cursor(ds.size(), ctx.bad_files());
-  size_t i = 0;
-  int64_t bytes = 0;
+  int64_t bytes = 0, images = 0, wall_ns = 0;
   for (auto _ : state) {
-    if (!cursor.good(i)) {
-      ctx.fail_case(state, "every file of the dataset is bad (see the skipped files)");
-      break;
-    }
-    const auto& path = ds.sample(i).path;
+    // Cold: every file's pages are dropped before the round, outside the timed region.
     if (cold) {
       state.PauseTiming();
-      drop_page_cache(path);
+      for (size_t i : round) drop_page_cache(ds.sample(i).path);
       state.ResumeTiming();
     }
-    try {
-      bytes += static_cast<int64_t>(read_file(path, buf));
-    } catch (const std::exception& e) {
-      if (!ctx.on_bad_file(state, i, e.what())) break;
-    }
-    benchmark::DoNotOptimize(buf.data());
-    cursor.advance();
+    const int64_t t0 = now_ns();
+    const bool go_on = run_round(ctx, state, round, images, [&](size_t i) {
+      bytes += static_cast<int64_t>(read_file(ds.sample(i).path, buf));
+      benchmark::DoNotOptimize(buf.data());
+    });
+    wall_ns += now_ns() - t0;
+    if (!go_on) break;
   }
-  state.SetItemsProcessed(state.iterations());
   state.SetBytesProcessed(bytes);
+  set_round_counters(state, images, round.size(), wall_ns);
 }
 
 }  // namespace

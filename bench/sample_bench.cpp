@@ -1,8 +1,10 @@
 // BM_Sample/<pipeline>: one whole sample on one thread: read the file (warm page cache),
-// decode, and the pipeline's operators, into a float32 CHW output. This is the per-sample
+// decode, and the pipeline's operators, into a float32 CHW output; one round of images per
+// iteration (bench/image_round.h: every BM_Sample case averages the same images). This is the per-sample
 // CPU cost of a pipeline, the number a worker count is sized from. One case per shipped
-// recipe, and one for --pipeline (which takes the place of a recipe of the same name). items_per_second =
-// images/s; read_ms, decode_ms and transform_ms are the mean per sample.
+// recipe, and one for --pipeline (which takes the place of a recipe of the same name).
+// items_per_second = images/s; us_per_image = thread CPU time per image, µs; read_ms,
+// decode_ms and transform_ms are the mean wall time per sample, ms.
 // A pipeline with batch operators (mixup, cutmix, label smoothing) writes each sample into
 // its slot of a --batch buffer, as the loader does, and runs the batch operators whenever
 // the buffer is full, inside the timed loop: their cost is shared by the batch's samples
@@ -15,6 +17,7 @@
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "bench/image_round.h"
 #include "pipeline/stage_timers.h"
 #include "transforms/recipes.h"
 
@@ -37,53 +40,48 @@ void BM_Sample(benchmark::State& state, BenchContext& ctx,
   int filled = 0;
   int64_t batches = 0, batch_ns = 0;
   std::vector<uint8_t> bytes;
-  DatasetCursor cursor(ds.size(), ctx.bad_files());
-  size_t i = 0;
-  int64_t read_ns = 0, nbytes = 0;
+  int64_t read_ns = 0, nbytes = 0, images = 0, cpu_ns = 0;
   SampleTimes total;
-  for (auto _ : state) {
-    if (!cursor.good(i)) {
-      ctx.fail_case(state, "every file of the dataset is bad (see the skipped files)");
-      break;
-    }
-    try {
-      const int64_t t0 = now_ns();
-      ds.read(i, bytes);
-      read_ns += now_ns() - t0;
-      Rng rng = Rng::for_sample(c.seed, 0, i);
-      SampleTimes times;
-      pipeline->run(bytes, ds.sample(i).path.native(), rng, ws, out.data() + floats * filled, &times);
-      total.decode_ns += times.decode_ns;
-      total.transform_ns += times.transform_ns;
-      labels[static_cast<size_t>(filled)] = ds.sample(i).label;
-      if (batched && ++filled == batch) {
-        filled = 0;
-        const int64_t t0 = now_ns();
-        BatchData b{out.data(), batch, shape[0], shape[1], shape[2], labels.data(), soft.data(), classes};
-        Rng batch_rng = Rng::for_batch(c.seed, 0, static_cast<uint64_t>(batches++));
-        try {
-          pipeline->run_batch(b, batch_rng);
-        } catch (const std::exception& e) {  // not a file's fault: the case fails
-          ctx.fail_case(state, e.what());
-          break;
-        }
-        batch_ns += now_ns() - t0;
-      }
-    } catch (const std::exception& e) {
-      if (!ctx.on_bad_file(state, i, e.what())) break;
-      cursor.advance();
-      continue;
-    }
+  bool batch_failed = false;
+  // One sample: read, decode and the operators into its slot of the batch buffer; the
+  // batch operators when the buffer is full. A throw is the file's fault.
+  const auto sample = [&](size_t i) {
+    const int64_t t0 = now_ns();
+    ds.read(i, bytes);
+    read_ns += now_ns() - t0;
+    Rng rng = Rng::for_sample(c.seed, 0, i);
+    SampleTimes times;
+    pipeline->run(bytes, ds.sample(i).path.native(), rng, ws, out.data() + floats * filled, &times);
+    total.decode_ns += times.decode_ns;
+    total.transform_ns += times.transform_ns;
+    labels[static_cast<size_t>(filled)] = ds.sample(i).label;
     benchmark::DoNotOptimize(out.data());
     nbytes += static_cast<int64_t>(bytes.size());
-    cursor.advance();
+    if (!batched || ++filled < batch) return;
+    filled = 0;
+    const int64_t t1 = now_ns();
+    BatchData b{out.data(), batch, shape[0], shape[1], shape[2], labels.data(), soft.data(), classes};
+    Rng batch_rng = Rng::for_batch(c.seed, 0, static_cast<uint64_t>(batches++));
+    try {
+      pipeline->run_batch(b, batch_rng);
+    } catch (const std::exception& e) {  // not a file's fault: the case fails
+      if (!batch_failed) ctx.fail_case(state, e.what());
+      batch_failed = true;
+    }
+    batch_ns += now_ns() - t1;
+  };
+  for (auto _ : state) {
+    const int64_t t0 = thread_cpu_ns();
+    const bool go_on = run_round(ctx, state, ctx.round(), images, sample);
+    cpu_ns += thread_cpu_ns() - t0;
+    if (!go_on || batch_failed) break;
   }
-  state.SetItemsProcessed(state.iterations());
   state.SetBytesProcessed(nbytes);
-  const auto per_sample = benchmark::Counter::kAvgIterations;
-  state.counters["read_ms"] = benchmark::Counter(read_ns / 1e6, per_sample);
-  state.counters["decode_ms"] = benchmark::Counter(total.decode_ns / 1e6, per_sample);
-  state.counters["transform_ms"] = benchmark::Counter(total.transform_ns / 1e6, per_sample);
+  set_round_counters(state, images, ctx.round().size(), cpu_ns);
+  const double n = static_cast<double>(std::max<int64_t>(1, images));
+  state.counters["read_ms"] = read_ns / 1e6 / n;
+  state.counters["decode_ms"] = total.decode_ns / 1e6 / n;
+  state.counters["transform_ms"] = total.transform_ns / 1e6 / n;
   // Per sample of the batches completed (a last, unfilled batch has not paid yet).
   if (batched && batches > 0) state.counters["batch_ops_ms"] = batch_ns / 1e6 / (batches * batch);
 }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,22 @@ inline int64_t now_ns() {
       .count();
 }
 
+/// The calling thread's CPU time, ns (CLOCK_THREAD_CPUTIME_ID): unlike now_ns() it does
+/// not advance while the thread waits for a core, so wall - CPU of a stage is the time it
+/// was runnable but not running (oversubscription) or blocked (I/O).
+inline int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+/// The whole process's CPU time, all threads, ns (CLOCK_PROCESS_CPUTIME_ID).
+inline int64_t process_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 /// A sample dropped by OnError::kSkip.
 struct SkippedSample {
   int64_t index = 0;   ///< dataset index
@@ -36,6 +53,12 @@ struct SkippedSample {
 
 struct LoaderStats {
   int64_t samples = 0;    ///< samples delivered in batches
+  /// Samples the workers finished (written into a batch slot), delivered or not yet: the
+  /// production count, which the prefetched backlog does not inflate.
+  int64_t processed = 0;
+  /// Workers' thread CPU time on samples (read + decode + transform), summed, ns; 0
+  /// without stage timers. Against the wall-clock stage sum it shows oversubscription.
+  int64_t sample_cpu_ns = 0;
   int64_t batches = 0;    ///< batches delivered
   int64_t skipped = 0;    ///< samples dropped by OnError::kSkip
   std::vector<SkippedSample> skipped_samples;  ///< the first 100 of them

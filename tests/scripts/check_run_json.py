@@ -16,10 +16,11 @@ CONTEXT = ["pipebench_version", "opencv_version", "libjpeg_turbo_version", "tbb_
 FAMILIES = ["BM_Read/", "BM_Decode/", "BM_Transform/", "BM_Sample/", "BM_Collate/", "BM_H2D/",
             "BM_Loader/", "BM_TrainStep/", "BM_EndToEnd/"]
 COUNTERS = {
-    "BM_Decode/": ["items_per_second", "bytes_per_second", "source_megapixels_per_second"],
-    "BM_Sample/": ["items_per_second", "decode_ms", "transform_ms", "read_ms"],
+    "BM_Decode/": ["items_per_second", "bytes_per_second", "source_megapixels_per_second",
+                   "us_per_image", "images_per_round"],
+    "BM_Sample/": ["items_per_second", "decode_ms", "transform_ms", "read_ms", "us_per_image"],
     "BM_Loader/": ["items_per_second", "workers", "data_ms", "read_ms", "decode_ms",
-                   "transform_ms", "collate_ms"],
+                   "transform_ms", "sample_cpu_ms", "process_cpu_ms", "cpu_cores_used"],
     "BM_TrainStep/": ["compute_ms"],
     "BM_EndToEnd/": ["items_per_second", "workers", "data_ms", "compute_ms", "step_ms",
                      "bound_ms", "au_pct", "stall_pct", "prediction_error_pct"],
@@ -62,7 +63,7 @@ def main(argv):
         with open(argv[2]) as f:
             trace = json.load(f)
         names = {e.get("name") for e in trace.get("traceEvents", []) if e.get("ph") == "X"}
-        for want in ["read", "decode", "transform", "collate", "wait", "submit_step", "train_step"]:
+        for want in ["read", "decode", "transform", "wait", "submit_step", "train_step"]:
             if want not in names:
                 problems.append(f"trace has no '{want}' span")
     for p in problems:
