@@ -48,6 +48,10 @@ class BenchContext {
   /// The dataset indices of a per-image case's round (bench/image_round.h).
   const std::vector<size_t>& round() const { return round_; }
 
+  /// The names of the registered cases (benchmarks.h register_case), in order.
+  void note_case(const std::string& name) { case_names_.push_back(name); }
+  const std::vector<std::string>& case_names() const { return case_names_; }
+
   BadFiles& bad_files() { return *bad_; }
   /// Shorthands for bad_files().fail_case / on_bad_file (bench/bad_files.h).
   void fail_case(benchmark::State& state, const std::string& message) {
@@ -67,6 +71,7 @@ class BenchContext {
   std::unique_ptr<TraceRecorder> trace_;
   std::unique_ptr<BadFiles> bad_;
   std::vector<size_t> round_;
+  std::vector<std::string> case_names_;
 };
 
 /// Adds the run context (library versions, GPU, dataset, flags) to Google Benchmark's.

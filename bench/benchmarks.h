@@ -3,9 +3,25 @@
 // (benchmark::RunSpecifiedBenchmarks).
 #pragma once
 
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+
 #include "bench/bench_context.h"
 
 namespace pipebench::bench {
+
+/// Registers case `name` running fn(state, ctx, args...), and notes the name in the context
+/// (the progress display counts the cases a filter selects).
+template <class Fn, class... Args>
+benchmark::internal::Benchmark* register_case(BenchContext& ctx, const std::string& name, Fn&& fn,
+                                              Args&&... args) {
+  ctx.note_case(name);
+  return benchmark::RegisterBenchmark(name.c_str(), std::forward<Fn>(fn), std::ref(ctx),
+                                      std::forward<Args>(args)...);
+}
 
 void register_read_benchmarks(BenchContext& ctx);
 void register_decode_benchmarks(BenchContext& ctx);

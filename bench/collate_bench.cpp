@@ -97,15 +97,15 @@ void register_collate_benchmarks(BenchContext& ctx) {
   for (auto memory : {MemoryKind::kPageable, MemoryKind::kPinned}) {
     if (memory == MemoryKind::kPinned && !cuda_available()) continue;  // needs a device
     const std::string m = memory_kind_name(memory);
-    benchmark::RegisterBenchmark(("BM_Collate/f32_chw/" + m + bs).c_str(), BM_Collate, std::ref(ctx),
+    register_case(ctx, ("BM_Collate/f32_chw/" + m + bs).c_str(), BM_Collate,
                                  Variant::kF32, memory, b)->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("BM_Collate/u8_nchw/" + m + bs).c_str(), BM_Collate, std::ref(ctx),
+    register_case(ctx, ("BM_Collate/u8_nchw/" + m + bs).c_str(), BM_Collate,
                                  Variant::kU8, memory, b)->Unit(benchmark::kMicrosecond);
   }
-  benchmark::RegisterBenchmark(("BM_Collate/per_sample_normalize" + bs).c_str(), BM_Collate, std::ref(ctx),
+  register_case(ctx, ("BM_Collate/per_sample_normalize" + bs).c_str(), BM_Collate,
                                Variant::kPerSampleNormalize, MemoryKind::kPageable, b)
       ->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark(("BM_Collate/batch_normalize" + bs).c_str(), BM_Collate, std::ref(ctx),
+  register_case(ctx, ("BM_Collate/batch_normalize" + bs).c_str(), BM_Collate,
                                Variant::kBatchNormalize, MemoryKind::kPageable, b)
       ->Unit(benchmark::kMicrosecond);
 }

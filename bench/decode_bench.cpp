@@ -28,12 +28,12 @@ void BM_Decode(benchmark::State& state, BenchContext& ctx, Backend backend) {
   const auto& ds = ctx.memory();
   const int target = ctx.config().size;
   // Headers and RandomResizedCrop windows are prepared outside the timed loop.
-  std::vector<JpegInfo> infos(ds.size());
+  std::vector<ImageInfo> infos(ds.size());
   std::vector<CropWindow> windows(ds.size());
   for (size_t i : ctx.round()) {
     if (ctx.bad_files().known_bad(i)) continue;
     try {
-      infos[i] = read_jpeg_info(ds.cached(i), ds.sample(i).path.string());
+      infos[i] = read_image_info(ds.cached(i), ds.sample(i).path.string());
       Rng rng = Rng::for_sample(ctx.config().seed, 0, i);
       windows[i] = random_resized_crop_window(infos[i].height, infos[i].width, rng);
     } catch (const std::exception& e) {
@@ -83,7 +83,7 @@ void register_decode_benchmarks(BenchContext& ctx) {
       {"BM_Decode/opencv", Backend::kOpenCV},
   };
   for (const auto& [name, backend] : cases)
-    benchmark::RegisterBenchmark(name.c_str(), BM_Decode, std::ref(ctx), backend)->Unit(benchmark::kMicrosecond);
+    register_case(ctx, name.c_str(), BM_Decode, backend)->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace pipebench::bench

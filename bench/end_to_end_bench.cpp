@@ -123,9 +123,9 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   // The steps the loop could sustain: those it ran, or fewer when it drew on batches
   // prefetched before it started (the workers produced less than it consumed).
   const double consumed = static_cast<double>(std::max<int64_t>(1, state.iterations()));
-  const double sustained = std::max(1.0, std::min(consumed, static_cast<double>(window.produced) / c.batch));
+  const double sustained = std::max(1.0, std::min(consumed, window.produced_batches(c.batch)));
   const double step_ms = window.wall_ms / sustained;
-  state.SetItemsProcessed(static_cast<int64_t>(sustained * c.batch));
+  state.SetItemsProcessed(std::llround(sustained * window.mean_batch(c.batch)));
   const Bound bound = compute_bound(data_ms, compute_ms, step_ms);
   state.counters["workers"] = workers;
   state.counters["batch_size"] = c.batch;
@@ -143,13 +143,13 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
 
 void register_end_to_end_benchmarks(BenchContext& ctx) {
   const auto& c = ctx.config();
-  benchmark::RegisterBenchmark(("BM_TrainStep/" + c.baseline).c_str(), BM_TrainStep, std::ref(ctx), c.baseline)
+  register_case(ctx, ("BM_TrainStep/" + c.baseline).c_str(), BM_TrainStep, c.baseline)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   for (int w : c.workers) {
     const std::string name =
         "BM_EndToEnd/" + c.pipeline->name() + "/" + c.baseline + "/workers:" + std::to_string(w);
-    benchmark::RegisterBenchmark(name.c_str(), BM_EndToEnd, std::ref(ctx), c.pipeline, c.baseline, w)
+    register_case(ctx, name.c_str(), BM_EndToEnd, c.pipeline, c.baseline, w)
         ->UseRealTime()
         ->Iterations(c.steps)
         ->Unit(benchmark::kMillisecond);

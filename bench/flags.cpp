@@ -32,6 +32,12 @@ Bind bind_config(T BenchConfig::*field) {
   };
 }
 
+Bind flag_to(bool BenchConfig::*field) {
+  return [field](CLI::App& app, RawFlags& raw, const std::string& option, const std::string& help) {
+    return app.add_flag(option, raw.config.*field, help);
+  };
+}
+
 Bind with_check(Bind bind, CLI::Validator check) {
   return [bind, check](CLI::App& app, RawFlags& raw, const std::string& option,
                        const std::string& help) { return bind(app, raw, option, help)->check(check); };
@@ -87,6 +93,16 @@ std::vector<FlagSpec> make_table() {
   t.push_back({"drop-last", "BOOL", "true; false when the dataset is smaller than one batch",
                "drop a short last batch of an epoch: true or false",
                with_check(bind_to(&RawFlags::drop_last), CLI::IsMember({"true", "false"}))});
+  t.push_back({"malloc", "POLICY", "fixed",
+               "fixed: large freed buffers stay in the heap (mallopt; GLIBC_TUNABLES overridden), "
+               "so decode timings do not depend on the allocator's state; system: glibc's defaults",
+               with_check(bind_config(&BenchConfig::malloc_policy), CLI::IsMember({"fixed", "system"}))});
+  t.push_back({"quick", "", "", "a first verdict in seconds: only the run's pipeline through "
+               "BM_Sample, BM_Loader and BM_EndToEnd at 1 worker and every core, 10 steps, rounds "
+               "of 64 images, Google Benchmark's min time 0.05 s; says what it left out",
+               flag_to(&BenchConfig::quick)});
+  t.push_back({"quiet", "", "", "no progress line on stderr (it is shown only on a terminal anyway)",
+               flag_to(&BenchConfig::quiet)});
   t.push_back({"help", "", "", "this text, then Google Benchmark's flags (--help=markdown: "
                "README's flag table)", nullptr});
   return t;
@@ -160,6 +176,14 @@ BenchConfig parse_flags(int argc, char** argv) {
     throw std::invalid_argument(msg);
   }
   BenchConfig c = raw.config;
+  if (c.quick) {  // the quick plan's values, where the user gave none
+    if (c.workers.empty()) {
+      const int cores = std::max(1u, std::thread::hardware_concurrency());
+      c.workers = cores > 1 ? std::vector<int>{1, cores} : std::vector<int>{1};
+    }
+    if (!app.count("--steps")) c.steps = QuickPlan::kSteps;
+    if (!app.count("--round")) c.round = QuickPlan::kRound;
+  }
   if (c.workers.empty()) c.workers = default_workers();
   c.on_error = raw.on_error == "skip" ? OnError::kSkip : OnError::kStop;
   if (!raw.drop_last.empty()) c.drop_last = raw.drop_last == "true";
@@ -177,6 +201,25 @@ BenchConfig parse_flags(int argc, char** argv) {
     throw std::invalid_argument("--baseline=cuda needs a CUDA device: " + cuda_info().reason);
   if (!c.trace.empty()) check_writable("--trace", c.trace);
   return c;
+}
+
+std::string QuickPlan::filter(const std::string& pipeline_name) {
+  std::string quoted;  // the name as a regex literal
+  for (char ch : pipeline_name) {
+    if (std::string("\\^$.|?*+()[]{}").find(ch) != std::string::npos) quoted += '\\';
+    quoted += ch;
+  }
+  return "^BM_(Sample/" + quoted + "$|TrainStep/|Loader/" + quoted + "/|EndToEnd/" + quoted + "/)";
+}
+
+std::string QuickPlan::message(const BenchConfig& c) {
+  std::ostringstream s;
+  s << "--quick: BM_Sample/" << c.recipe << ", BM_TrainStep, BM_Loader and BM_EndToEnd at workers ";
+  for (size_t i = 0; i < c.workers.size(); ++i) s << (i ? "," : "") << c.workers[i];
+  s << ", " << c.steps << " steps, rounds of " << c.round << " images; left out: BM_Read, "
+    << "BM_Decode, BM_Transform, BM_Collate, BM_H2D, BM_StageTimers and the other recipes' "
+    << "BM_Sample (run without --quick for them)";
+  return s.str();
 }
 
 std::string flags_help() {

@@ -41,6 +41,21 @@ struct BenchConfig {
   int round = 256;                                ///< images per round of a per-image case (0 = all)
   OnError on_error = OnError::kStop;              ///< a bad file: end the case, or skip it
   std::optional<bool> drop_last;                  ///< --drop-last; unset = the default rule
+  std::string malloc_policy = "fixed";            ///< --malloc: fixed or system (bench/machine.h)
+  bool quiet = false;                             ///< --quiet: no progress line
+  bool quick = false;                             ///< --quick: a first verdict, fast
+};
+
+/// What --quick changes: the flags it sets when the user did not (Google Benchmark's
+/// included), and the line that says what it left out.
+struct QuickPlan {
+  static constexpr int kSteps = 10;
+  static constexpr int kRound = 64;
+  static constexpr const char* kMinTime = "0.05";
+  /// The filter of a quick run: the pipeline's BM_Sample, BM_TrainStep, BM_Loader and
+  /// BM_EndToEnd, which the verdict needs.
+  static std::string filter(const std::string& pipeline_name);
+  static std::string message(const BenchConfig& c);
 };
 
 /// The flags' raw values, before they are resolved into a BenchConfig (a recipe name into

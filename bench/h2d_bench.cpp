@@ -62,7 +62,7 @@ void register_h2d_benchmarks(BenchContext& ctx) {
       for (int batch : {32, 64, 128, 256}) {
         const std::string name = std::string("BM_H2D/") + memory_kind_name(memory) +
                                  (async ? "/async" : "/sync") + "/batch:" + std::to_string(batch);
-        benchmark::RegisterBenchmark(name.c_str(), BM_H2D, std::ref(ctx), memory, async, batch)
+        register_case(ctx, name.c_str(), BM_H2D, memory, async, batch)
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
       }

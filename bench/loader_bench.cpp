@@ -44,8 +44,7 @@ void BM_Loader(benchmark::State& state, BenchContext& ctx, const std::shared_ptr
   // What the workers produced in the window, not what the consumer took (backlog).
   state.SetItemsProcessed(window.produced);
   state.counters["workers"] = workers;
-  state.counters["data_ms"] =
-      window.wall_ms * ctx.config().batch / std::max<int64_t>(1, window.produced);
+  state.counters["data_ms"] = window.wall_ms / std::max(1e-9, window.produced_batches(ctx.config().batch));
   add_stage_counters(ctx, state, window);
 }
 
@@ -85,15 +84,15 @@ void BM_StageTimers(benchmark::State& state, BenchContext& ctx,
 void register_loader_benchmarks(BenchContext& ctx) {
   const auto& c = ctx.config();
   const auto& pipeline = c.pipeline;
-  benchmark::RegisterBenchmark(("BM_StageTimers/" + pipeline->name() + "/workers:1").c_str(),
-                               BM_StageTimers, std::ref(ctx), pipeline)
+  register_case(ctx, "BM_StageTimers/" + pipeline->name() + "/workers:1", BM_StageTimers,
+                pipeline)
       ->UseRealTime()
       ->Iterations(4)
       ->Unit(benchmark::kMillisecond);
   for (int w : c.workers) {
     const std::string name =
         "BM_Loader/" + pipeline->name() + "/workers:" + std::to_string(w);
-    benchmark::RegisterBenchmark(name.c_str(), BM_Loader, std::ref(ctx), pipeline, w)
+    register_case(ctx, name.c_str(), BM_Loader, pipeline, w)
         ->UseRealTime()
         ->Iterations(c.steps)
         ->Unit(benchmark::kMillisecond);

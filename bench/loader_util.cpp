@@ -48,12 +48,17 @@ void LoaderWindow::finish(const Loader& loader) {
   produced = after.processed - before.processed;
 }
 
+double LoaderWindow::mean_batch(int nominal) const {
+  const int64_t batches = after.batches - before.batches;
+  return batches > 0 ? static_cast<double>(after.samples - before.samples) / batches : nominal;
+}
+
 double ms_per_batch(Loader& loader, int batches, int batch_size) {
   LoaderWindow w(loader);
   for (int i = 0; i < batches; ++i)
     if (!loader.next()) throw std::runtime_error("the loader ran out of batches");
   w.finish(loader);
-  return w.wall_ms * batch_size / std::max<int64_t>(1, w.produced);
+  return w.wall_ms / std::max(1e-9, w.produced_batches(batch_size));
 }
 
 void warm_up(const BenchContext& ctx, Loader& loader, TrainStep* step) {
@@ -100,8 +105,7 @@ void add_stage_counters(BenchContext& ctx, benchmark::State& state, const Loader
     state.counters["preempted_ms"] = std::max<int64_t>(0, wall_ns - cpu_ns) / 1e6 / produced;
   }
   const int batch_size = ctx.config().batch;
-  state.counters["process_cpu_ms"] =
-      w.process_cpu_ms * batch_size / std::max<int64_t>(1, w.produced);
+  state.counters["process_cpu_ms"] = w.process_cpu_ms / std::max(1e-9, w.produced_batches(batch_size));
   if (w.wall_ms > 0) state.counters["cpu_cores_used"] = w.process_cpu_ms / w.wall_ms;
   state.counters["consumer_wait_ms"] =
       (after.consumer_wait_ns - before.consumer_wait_ns) / 1e6 / batches;

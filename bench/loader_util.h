@@ -44,12 +44,19 @@ class LoaderWindow {
   int64_t produced = 0;  ///< samples the workers finished inside the window
   LoaderStats before, after;
 
+  /// Samples per delivered batch in the window (short batches included), or `nominal`
+  /// when none was delivered.
+  double mean_batch(int nominal) const;
+  /// Batches the workers produced in the window: produced / mean_batch.
+  double produced_batches(int nominal) const { return produced / mean_batch(nominal); }
+
  private:
   int64_t t0_ = 0, cpu0_ = 0;
 };
 
-/// The loader's production rate over `batches` consumed batches: ms per batch of
-/// `batch_size` samples produced. Throws when the loader runs out.
+/// The loader's production rate over `batches` consumed batches: ms per batch produced
+/// (`batch_size` nominal samples, or the mean delivered batch when batches are short).
+/// Throws when the loader runs out.
 double ms_per_batch(Loader& loader, int batches, int batch_size);
 
 /// Takes prefetch depth + 1 batches (and runs the step on them when step != nullptr), so

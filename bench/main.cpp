@@ -8,7 +8,11 @@
 // results could not be written (--benchmark_out or --trace: the path and the reason).
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -16,6 +20,8 @@
 
 #include "bench/benchmarks.h"
 #include "bench/flags.h"
+#include "bench/machine.h"
+#include "bench/progress.h"
 #include "pipeline/cuda.h"
 #include "transforms/recipes.h"
 #include "transforms/registry.h"
@@ -46,6 +52,7 @@ int main(int argc, char** argv) {
   // UTF-8, written whole or not at all. Other formats are Google Benchmark's own.
   const std::string out_path = flag_value(argc, argv, "benchmark_out");
   const std::string out_format = flag_value(argc, argv, "benchmark_out_format");
+  const std::string reps = flag_value(argc, argv, "benchmark_repetitions");
   const bool own_json = !out_path.empty() && (out_format.empty() || out_format == "json");
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--list-ops") == 0) {
@@ -67,11 +74,32 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
+  // --quick sets Google Benchmark's min time too (where the user did not): before Initialize.
+  std::vector<char*> args(argv, argv + argc);
+  std::string quick_min_time = std::string("--benchmark_min_time=") + pb::QuickPlan::kMinTime;
+  const bool quick = std::find_if(args.begin(), args.end(), [](const char* a) {
+                       return std::strcmp(a, "--quick") == 0;
+                     }) != args.end();
+  if (quick && flag_value(argc, argv, "benchmark_min_time").empty())
+    args.push_back(quick_min_time.data());
+  const bool user_filter = !flag_value(argc, argv, "benchmark_filter").empty();
+  const std::string display_format = flag_value(argc, argv, "benchmark_format");
+  const std::string tabular = flag_value(argc, argv, "benchmark_counters_tabular");
+  args.push_back(nullptr);
+  argc = static_cast<int>(args.size()) - 1;
+  argv = args.data();
   benchmark::Initialize(&argc, argv, print_help);  // removes --benchmark_* flags
   std::unique_ptr<pb::BenchContext> ctx;
+  pb::MachineLoad load;  // what else ran on the machine during the run
   try {
-    ctx = std::make_unique<pb::BenchContext>(pb::parse_flags(argc, argv));
+    pb::BenchConfig config = pb::parse_flags(argc, argv);
+    const std::string malloc_policy =
+        config.malloc_policy == "fixed" ? pb::fix_malloc_policy() : "system: glibc defaults";
+    ctx = std::make_unique<pb::BenchContext>(std::move(config));
     pb::add_run_context(*ctx);
+    benchmark::AddCustomContext("malloc_policy", malloc_policy);
+    // Repeatability is part of the result: how many repetitions the aggregates come from.
+    benchmark::AddCustomContext("repetitions", reps.empty() ? "1" : reps);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pipebench: error: %s\n", e.what());
     return 2;
@@ -81,13 +109,47 @@ int main(int argc, char** argv) {
                  "baseline): %s\n", pipebench::cuda_info().reason.c_str());
   }
   pb::register_all_benchmarks(*ctx);
+  const auto& config = ctx->config();
+  if (config.quick) {
+    if (!user_filter) benchmark::SetBenchmarkFilter(pb::QuickPlan::filter(config.recipe));
+    std::fprintf(stderr, "pipebench: %s\n", pb::QuickPlan::message(config).c_str());
+  }
+  // The progress line, on a terminal only, over Google Benchmark's console output.
+  std::unique_ptr<pb::ProgressReporter> progress;
+  if (!config.quiet && isatty(STDERR_FILENO) && (display_format.empty() || display_format == "console")) {
+    auto options = isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Color
+                                         : benchmark::ConsoleReporter::OO_None;
+    if (tabular == "true")
+      options = static_cast<benchmark::ConsoleReporter::OutputOptions>(
+          options | benchmark::ConsoleReporter::OO_Tabular);
+    progress = std::make_unique<pb::ProgressReporter>(
+        options, pb::selected_cases(ctx->case_names(), benchmark::GetBenchmarkFilter()),
+        reps.empty() ? 1 : std::max(1, std::atoi(reps.c_str())));
+  }
   std::unique_ptr<pb::JsonFileReporter> json;
   if (own_json) json = std::make_unique<pb::JsonFileReporter>();
-  benchmark::RunSpecifiedBenchmarks(nullptr, json.get());
+  benchmark::RunSpecifiedBenchmarks(progress.get(), json.get());
   benchmark::Shutdown();
   // Each output is written on its own: a failed trace does not cost the JSON, or back.
   int rc = 0;
-  const pb::RunEpilogue epilogue = ctx->bad_files().epilogue();
+  load.finish();
+  pb::RunEpilogue epilogue = ctx->bad_files().epilogue();
+  epilogue.context = {{"load_average_start", std::to_string(load.load_average_start)},
+                      {"load_average_end", std::to_string(load.load_average_end)},
+                      {"other_processes_cpu_cores", std::to_string(load.other_cpu_cores)},
+                      {"cores_available", std::to_string(load.cores)},
+                      {"busy_machine", load.busy ? "true" : "false"}};
+  // Images per format by content (jpeg, png, ...), counted after the run: a 16-byte read
+  // per file that no timing pays for. Non-JPEG images take the slower imgcodecs path.
+  try {
+    std::string formats;
+    for (const auto& [format, count] : ctx->disk().formats())
+      formats += (formats.empty() ? "" : ",") + format + ":" + std::to_string(count);
+    epilogue.context.emplace_back("dataset_formats", formats);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pipebench: warning: dataset formats not counted: %s\n", e.what());
+  }
+  if (load.busy) std::fprintf(stderr, "pipebench: warning: %s\n", load.warning().c_str());
   if (json) {
     try {
       pb::write_run_json(json->text(), epilogue, out_path);

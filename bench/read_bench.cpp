@@ -54,10 +54,10 @@ void BM_Read(benchmark::State& state, BenchContext& ctx, bool cold) {
 
 void register_read_benchmarks(BenchContext& ctx) {
   // Real time: a cold read waits on the device, which CPU time would not count.
-  benchmark::RegisterBenchmark("BM_Read/warm", BM_Read, std::ref(ctx), false)
+  register_case(ctx, "BM_Read/warm", BM_Read, false)
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("BM_Read/cold", BM_Read, std::ref(ctx), true)
+  register_case(ctx, "BM_Read/cold", BM_Read, true)
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
 }

@@ -14,6 +14,9 @@
 #include "pipeline/cuda.h"
 
 namespace pipebench::bench {
+
+extern const char* const kGitCommit;  // git_version.cpp, generated at build time
+
 namespace {
 
 std::string join(const std::vector<int>& v) {
@@ -37,6 +40,7 @@ void add_run_context(const BenchContext& ctx) {
     benchmark::AddCustomContext(key, to_valid_utf8(value));
   };
   add("pipebench_version", "0.1.0");
+  add("git_commit", kGitCommit);
 #ifdef NDEBUG
   // Debian's libbenchmark is built without NDEBUG, so Google Benchmark itself prints
   // "Library was built as DEBUG": that is about the framework, not the code measured.
@@ -55,7 +59,9 @@ void add_run_context(const BenchContext& ctx) {
   add("drop_last", ctx.drop_last() ? "true" : "false");
   add("dataset_images", std::to_string(ctx.disk().size()));
   add("dataset_bytes", std::to_string(ctx.disk().total_bytes()));
-  add("dataset_fingerprint", ctx.disk().fingerprint(true));
+  // Names, sizes and modification times: start-up reads no image (content hashing is
+  // `pipebench-data inspect`'s business).
+  add("dataset_fingerprint", ctx.disk().fingerprint());
   add("recipe", c.recipe);
   add("pipeline_spec", c.pipeline->spec().to_yaml());
   add("pipeline_plan", c.pipeline->plan_text());

@@ -158,6 +158,7 @@ void write_run_json(const std::string& document, const RunEpilogue& epilogue,
   context["errored_cases"] = std::to_string(epilogue.errored_cases);
   context["skipped_files_total"] = std::to_string(epilogue.skipped_total);
   context["skipped_files"] = epilogue.skipped_files;
+  for (const auto& [key, value] : epilogue.context) context[key] = to_valid_utf8(value);
   write_file(doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n",
              path);
 }

@@ -51,6 +51,9 @@ struct RunEpilogue {
   int errored_cases = 0;                    ///< runs that ended with SkipWithError
   std::vector<std::string> skipped_files;   ///< "path: reason", under --on-error=skip
   size_t skipped_total = 0;                 ///< all skipped files (the list keeps 20)
+  /// Further context known only at the end (the machine's load during the run), as
+  /// key -> string value.
+  std::vector<std::pair<std::string, std::string>> context;
 };
 
 /// Adds `epilogue` to the document's context and writes it to `path` through a temporary

@@ -92,11 +92,11 @@ void register_sample_benchmarks(BenchContext& ctx) {
   const auto& mine = ctx.config().pipeline;
   for (const auto& name : recipe_names()) {
     if (name == mine->name()) continue;  // registered below, as the run's pipeline
-    benchmark::RegisterBenchmark(("BM_Sample/" + name).c_str(), BM_Sample, std::ref(ctx),
+    register_case(ctx, ("BM_Sample/" + name).c_str(), BM_Sample,
                                  build_recipe(name, ctx.config().size))
         ->Unit(benchmark::kMicrosecond);
   }
-  benchmark::RegisterBenchmark(("BM_Sample/" + mine->name()).c_str(), BM_Sample, std::ref(ctx), mine)
+  register_case(ctx, "BM_Sample/" + mine->name(), BM_Sample, mine)
       ->Unit(benchmark::kMicrosecond);
 }
 

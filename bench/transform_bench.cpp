@@ -201,9 +201,9 @@ void register_transform_benchmarks(BenchContext& ctx) {
       const std::string item = "{" + op.name + ": " + ex + "}";
       const std::string name = "BM_Transform/" + op.name + name_suffix(ex);
       if (op.stage == OpStage::kBatch) {
-        benchmark::RegisterBenchmark(name.c_str(), BM_BatchTransform, std::ref(ctx), item)->Unit(benchmark::kMillisecond);
+        register_case(ctx, name.c_str(), BM_BatchTransform, item)->Unit(benchmark::kMillisecond);
       } else {
-        benchmark::RegisterBenchmark(name.c_str(), BM_Transform, std::ref(ctx), item)->Unit(benchmark::kMicrosecond);
+        register_case(ctx, name.c_str(), BM_Transform, item)->Unit(benchmark::kMicrosecond);
       }
     }
   }

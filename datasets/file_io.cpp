@@ -28,8 +28,12 @@ struct Fd {
 
 }  // namespace
 
+// O_NONBLOCK: opening a fifo put where an image was expected must not block; for a
+// regular file it changes nothing, and anything else is refused after fstat.
+constexpr int kReadFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
+
 size_t read_file(const std::filesystem::path& path, std::vector<uint8_t>& out) {
-  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  Fd f{::open(path.c_str(), kReadFlags)};
   if (f.fd < 0) fail(path, "cannot open", errno);
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) fail(path, "cannot stat", errno);
@@ -50,6 +54,25 @@ size_t read_file(const std::filesystem::path& path, std::vector<uint8_t>& out) {
     done += static_cast<size_t>(n);
   }
   return size;
+}
+
+size_t read_head(const std::filesystem::path& path, uint8_t* out, size_t n) {
+  Fd f{::open(path.c_str(), kReadFlags)};
+  if (f.fd < 0) fail(path, "cannot open", errno);
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) fail(path, "cannot stat", errno);
+  if (!S_ISREG(st.st_mode)) throw DatasetError(path.string() + ": not a regular file");
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::read(f.fd, out + done, n - done);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      fail(path, "read failed", errno);
+    }
+    if (got == 0) break;
+    done += static_cast<size_t>(got);
+  }
+  return done;
 }
 
 void drop_page_cache(const std::filesystem::path& path) {

@@ -12,6 +12,10 @@ namespace pipebench {
 /// Reads the whole file into out (resized to the file size; capacity kept). Returns bytes.
 size_t read_file(const std::filesystem::path& path, std::vector<uint8_t>& out);
 
+/// Reads at most n bytes from the start of the file into out; returns how many (fewer
+/// when the file is shorter). Throws DatasetError naming the path.
+size_t read_head(const std::filesystem::path& path, uint8_t* out, size_t n);
+
 /// Asks the kernel to drop the file's cached pages (fdatasync first). Throws on failure to
 /// open; an advisory call that the kernel ignores is not an error.
 void drop_page_cache(const std::filesystem::path& path);

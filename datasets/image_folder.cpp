@@ -1,11 +1,9 @@
-// ImageFolder scanning (torchvision's layout), byte reads, the in-memory cache and the
-// FNV-1a fingerprint.
+// ImageFolder: the scan (folder_scan.cpp), byte reads, the in-memory cache, format
+// sniffing and the FNV-1a fingerprints.
 #include "datasets/image_folder.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
-#include <system_error>
 
 #include "datasets/file_io.h"
 
@@ -13,13 +11,6 @@ namespace pipebench {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool is_jpeg_name(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".jpg" || ext == ".jpeg";
-}
 
 // FNV-1a 64-bit (Fowler, Noll, Vo): offset basis 14695981039346656037, prime 1099511628211.
 constexpr uint64_t kFnvOffset = 14695981039346656037ull;
@@ -32,45 +23,49 @@ void fnv(uint64_t& h, const uint8_t* p, size_t n) {
   }
 }
 
+void fnv_u64(uint64_t& h, uint64_t v) {
+  uint8_t le[8];
+  for (int b = 0; b < 8; ++b) le[b] = static_cast<uint8_t>(v >> (8 * b));
+  fnv(h, le, 8);
+}
+
+// The relative path, then a NUL (no file name holds one), so "ab" + "c" != "a" + "bc".
+void fnv_name(uint64_t& h, const fs::path& path, const fs::path& root) {
+  const std::string rel = path.lexically_relative(root).generic_string();
+  fnv(h, reinterpret_cast<const uint8_t*>(rel.data()), rel.size());
+  const uint8_t sep = 0;
+  fnv(h, &sep, 1);
+}
+
+std::string hex16(uint64_t h) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+std::string extension_list() {
+  std::string s;
+  for (const auto ext : kImageExtensions) {
+    if (!s.empty()) s += ' ';
+    s += ext;
+  }
+  return s;
+}
+
 }  // namespace
 
 ImageFolder::ImageFolder(const std::filesystem::path& root) : root_(root) {
-  std::error_code ec;
-  if (!fs::exists(root_, ec)) throw DatasetError(root_.string() + ": dataset root does not exist");
-  if (!fs::is_directory(root_, ec))
-    throw DatasetError(root_.string() + ": dataset root is not a directory");
-
-  fs::directory_iterator it(root_, ec);
-  if (ec) throw DatasetError(root_.string() + ": cannot list directory: " + ec.message());
-  for (const auto& entry : it) {
-    std::error_code e2;
-    if (entry.is_directory(e2)) classes_.push_back(entry.path().filename().string());
-  }
-  std::sort(classes_.begin(), classes_.end());
-  if (classes_.empty())
+  FolderScan scan = scan_image_folder(root_);
+  if (scan.class_directories == 0)
     throw DatasetError(root_.string() +
                        ": no class directory (expected root/<class>/<image>.jpg)");
-
-  for (size_t label = 0; label < classes_.size(); ++label) {
-    const fs::path dir = root_ / classes_[label];
-    std::vector<SampleEntry> in_class;
-    fs::directory_iterator files(dir, ec);
-    if (ec) throw DatasetError(dir.string() + ": cannot list directory: " + ec.message());
-    for (const auto& entry : files) {
-      std::error_code e2;
-      if (!entry.is_regular_file(e2) || !is_jpeg_name(entry.path())) continue;  // follows links
-      const auto size = fs::file_size(entry.path(), e2);
-      if (e2) throw DatasetError(entry.path().string() + ": cannot stat: " + e2.message());
-      in_class.push_back({entry.path(), static_cast<int32_t>(label), size});
-    }
-    std::sort(in_class.begin(), in_class.end(), [](const SampleEntry& a, const SampleEntry& b) {
-      return a.path.filename().string() < b.path.filename().string();
-    });
-    samples_.insert(samples_.end(), in_class.begin(), in_class.end());
-  }
-  if (samples_.empty())
-    throw DatasetError(root_.string() + ": no .jpg/.jpeg image in any of " +
-                       std::to_string(classes_.size()) + " class directories");
+  if (scan.samples.empty())
+    throw DatasetError(root_.string() + ": no image file (" + extension_list() +
+                       ") in any of " + std::to_string(scan.class_directories) +
+                       " class directories");
+  classes_ = std::move(scan.classes);
+  samples_ = std::move(scan.samples);
+  ignored_ = std::move(scan.ignored);
 }
 
 uint64_t ImageFolder::total_bytes() const {
@@ -105,30 +100,45 @@ void ImageFolder::cache_in_memory() {
   cache_ = std::move(cache);
 }
 
-std::string ImageFolder::fingerprint(bool contents) const {
-  uint64_t h = kFnvOffset;
-  std::vector<uint8_t> bytes;
+ImageFormat ImageFolder::format(size_t i) const {
+  if (is_cached()) return sniff_format(cached(i));
+  uint8_t head[kSniffBytes];
+  const size_t n = read_head(sample(i).path, head, sizeof head);
+  return sniff_format(std::span<const uint8_t>(head, n));
+}
+
+std::map<std::string, size_t> ImageFolder::formats() const {
+  std::map<std::string, size_t> counts;
   for (size_t i = 0; i < samples_.size(); ++i) {
-    const auto& s = samples_[i];
-    const std::string rel = s.path.lexically_relative(root_).generic_string();
-    fnv(h, reinterpret_cast<const uint8_t*>(rel.data()), rel.size());
-    const uint8_t sep = 0;
-    fnv(h, &sep, 1);
-    uint8_t size_le[8];
-    for (int b = 0; b < 8; ++b) size_le[b] = static_cast<uint8_t>(s.size_bytes >> (8 * b));
-    fnv(h, size_le, 8);
-    if (contents) {
-      if (is_cached()) {
-        fnv(h, cache_[i].data(), cache_[i].size());
-      } else {
-        read_file(s.path, bytes);
-        fnv(h, bytes.data(), bytes.size());
-      }
+    try {
+      ++counts[format_name(format(i))];
+    } catch (const DatasetError&) {
+      ++counts["unreadable"];
     }
   }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
+  return counts;
+}
+
+std::string ImageFolder::fingerprint() const {
+  uint64_t h = kFnvOffset;
+  for (const auto& s : samples_) {
+    fnv_name(h, s.path, root_);
+    fnv_u64(h, s.size_bytes);
+    fnv_u64(h, static_cast<uint64_t>(s.mtime_ns));
+  }
+  return hex16(h);
+}
+
+std::string ImageFolder::content_fingerprint() const {
+  uint64_t h = kFnvOffset;
+  std::vector<uint8_t> buffer;
+  for (size_t i = 0; i < samples_.size(); ++i) {
+    fnv_name(h, samples_[i].path, root_);
+    const std::span<const uint8_t> b = bytes(i, buffer);
+    fnv_u64(h, b.size());
+    fnv(h, b.data(), b.size());
+  }
+  return hex16(h);
 }
 
 }  // namespace pipebench

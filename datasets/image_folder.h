@@ -1,48 +1,42 @@
-// ImageFolder: a directory in torchvision's ImageFolder layout,
-//   root/<class>/<image>.jpg|.jpeg   (extension case-insensitive)
-// Classes are the sub-directory names sorted byte-wise; label = class index. Samples are
-// sorted by (class, file name), so index i means the same file on every machine. Files
-// directly under root, in nested sub-directories of a class, and other extensions are
-// ignored. An empty class directory still counts as a class. Symbolic links to files and
-// class directories are followed.
+// ImageFolder: a dataset in torchvision's ImageFolder layout, root/<class>/.../<image>,
+// scanned by torchvision 0.14's rules (datasets/folder_scan.h: classes are the first-level
+// directories, images found recursively below them, IMG_EXTENSIONS case-insensitive, an
+// empty class gets no label, loops and odd entries reported in ignored()). Label = class
+// index; index i means the same file on every machine with the same tree.
 //
 // Bytes are read from disk on every read() or, after cache_in_memory(), served from an
-// in-memory byte cache (what a benchmark of decode alone wants).
+// in-memory byte cache (what a benchmark of decode alone wants). Scanning reads no file's
+// contents (one stat() per entry), nor does fingerprint().
 //
 // Errors: DatasetError naming the path: root missing or not a directory, no class
-// directory, no image at all, an unreadable file.
+// directory, no image file in any class, an unreadable file (on read).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "datasets/folder_scan.h"
+#include "transforms/image_format.h"
+
 namespace pipebench {
-
-class DatasetError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-struct SampleEntry {
-  std::filesystem::path path;
-  int32_t label = 0;
-  uint64_t size_bytes = 0;  ///< file size at scan time
-};
 
 class ImageFolder {
  public:
   /// Scans root. Throws DatasetError when root is missing, has no class directory or no
-  /// .jpg/.jpeg file.
+  /// image file below any class directory.
   explicit ImageFolder(const std::filesystem::path& root);
 
   const std::filesystem::path& root() const { return root_; }
   size_t size() const { return samples_.size(); }
   const SampleEntry& sample(size_t i) const { return samples_.at(i); }
+  /// Class names, label order; classes without any image are not among them (ignored()).
   const std::vector<std::string>& classes() const { return classes_; }
+  /// What the scanner passed over, with reasons, sorted by path (folder_scan.h).
+  const std::vector<IgnoredEntry>& ignored() const { return ignored_; }
   uint64_t total_bytes() const;
 
   /// Reads sample i's bytes into `out` (resized; capacity kept across calls). From the
@@ -63,15 +57,35 @@ class ImageFolder {
   void cache_in_memory();
   bool is_cached() const { return !cache_.empty(); }
 
-  /// FNV-1a 64-bit over (relative path, size) of every sample, as 16 hex digits: changes
-  /// when files are added, removed, renamed or resized. With contents = true it also
-  /// hashes every byte (slower; what the benchmark context records for a cached set).
-  std::string fingerprint(bool contents = false) const;
+  /// Sample i's format by content (sniff_format on its first kSniffBytes bytes: from the
+  /// cache, else one open and a 16-byte read). Throws DatasetError when unreadable.
+  ImageFormat format(size_t i) const;
+  /// Samples per format name ("jpeg", "png", ..., "unknown"; see image_format.h), by
+  /// content, not extension; files that cannot be opened count as "unreadable". Costs one
+  /// open and a 16-byte read per file unless cached; decodes nothing.
+  std::map<std::string, size_t> formats() const;
+
+  /// FNV-1a 64-bit over (relative path, size, modification time in ns) of every sample, as
+  /// 16 hex digits: changes when files are added, removed, renamed, resized or rewritten
+  /// (touched), and with the set of classes. Reads no file (issue 15, defect 5: start-up
+  /// must not read the dataset). A copy that does not keep modification times (cp without
+  /// -p) gets another fingerprint; content_fingerprint() is the one for that.
+  std::string fingerprint() const;
+  /// FNV-1a 64-bit over (relative path, size, every byte) of every sample: the same for
+  /// identical trees wherever they are and whenever written. Reads the whole dataset
+  /// (from the cache when cached). Throws DatasetError when a file cannot be read.
+  std::string content_fingerprint() const;
+  /// content_fingerprint() when `contents`, else fingerprint(). Kept for callers of the
+  /// former signature; new code calls the two above.
+  std::string fingerprint(bool contents) const {
+    return contents ? content_fingerprint() : fingerprint();
+  }
 
  private:
   std::filesystem::path root_;
   std::vector<std::string> classes_;
   std::vector<SampleEntry> samples_;
+  std::vector<IgnoredEntry> ignored_;
   std::vector<std::vector<uint8_t>> cache_;
 };
 

@@ -4,11 +4,12 @@
 //                  (or --min-width/--max-width/--min-height/--max-height) --quality Q
 //                  --subsampling 4:2:0 --progressive --seed S]
 //   pipebench-data photos OUTDIR [--scratch DIR --threads N]
-//   pipebench-data inspect DIR
+//   pipebench-data inspect DIR [--check] [--headers-only] [--list]
 //
 // Exit codes: 0 success; 2 bad usage or bad input (unknown flag, invalid value, missing or
-// empty dataset, no readable JPEG), with one line on stderr naming the path or the flag;
-// 1 any other failure (a download or unpack that fails, a disk error).
+// empty dataset, no readable image), with one line on stderr naming the path or the flag;
+// 1 any other failure (a download or unpack that fails, a disk error), and for
+// `inspect --check`, at least one bad file (listed on stdout).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -66,16 +67,31 @@ int run_photos(const fs::path& out, fs::path scratch, int threads) {
   return 0;
 }
 
-int run_inspect(const fs::path& dir) {
-  const DatasetStats s = inspect_dataset(dir);
-  std::fputs(format_stats(s).c_str(), stdout);
+// Every sample pipebench loads, in its order: "<label>\t<path>" (reads no file).
+int run_list(const fs::path& dir) {
+  const ImageFolder folder(dir);
+  for (size_t i = 0; i < folder.size(); ++i)
+    std::printf("%d\t%s\n", folder.sample(i).label, folder.sample(i).path.c_str());
   return 0;
+}
+
+int run_inspect(const fs::path& dir, bool check, bool headers_only) {
+  InspectOptions o;
+  o.decode = !headers_only;
+  o.require_good = !check;  // --check lists the bad files even when all are bad
+  const DatasetStats s = inspect_dataset(dir, o);
+  if (!check) {
+    std::fputs(format_stats(s).c_str(), stdout);
+    return 0;
+  }
+  std::fputs(format_check(s).c_str(), stdout);
+  return s.bad.empty() ? 0 : kExitFailure;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"pipebench-data: make, fetch and inspect ImageFolder JPEG datasets"};
+  CLI::App app{"pipebench-data: make, fetch and inspect ImageFolder datasets"};
   app.require_subcommand(1);
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return std::string("pipebench-data: error: ") + e.what() + " (see --help)\n";
@@ -114,8 +130,18 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   fs::path inspect_dir;
-  auto* inspect = app.add_subcommand("inspect", "Print counts, resolution, size, bpp and JPEG mix");
+  bool check = false, headers_only = false, list = false;
+  auto* inspect = app.add_subcommand(
+      "inspect", "Print counts, size distribution, formats, JPEG mix, slowest decodes, bad files");
   inspect->add_option("DIR", inspect_dir, "Dataset root (ImageFolder layout)")->required();
+  inspect->add_flag("--check", check,
+                    "Decode every file and list the bad ones with reasons; exit 1 if any");
+  inspect->add_flag("--headers-only", headers_only,
+                    "Read headers only: no decode, no timings (faster on a large set)");
+  inspect->add_flag("--list", list,
+                    "Only list the samples pipebench loads, in order: label<TAB>path")
+      ->excludes("--check")
+      ->excludes("--headers-only");
 
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "synthetic" &&
       std::string_view(argv[1]) != "photos" && std::string_view(argv[1]) != "inspect") {
@@ -139,7 +165,7 @@ int main(int argc, char** argv) {
       return run_synthetic(out_dir, syn, w->count() ? &width : nullptr,
                            h->count() ? &height : nullptr);
     if (*photos) return run_photos(photos_out, scratch, threads);
-    if (*inspect) return run_inspect(inspect_dir);
+    if (*inspect) return list ? run_list(inspect_dir) : run_inspect(inspect_dir, check, headers_only);
   } catch (const std::invalid_argument& e) {
     std::cerr << "pipebench-data: error: " << e.what() << "\n";
     return kExitBadInput;

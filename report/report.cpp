@@ -57,9 +57,13 @@ Cases find_sweep(const BenchRun& run, const std::string& recipe) {
       } catch (const std::invalid_argument& e) {
         throw ReportError(name + ": " + e.what());
       }
-      // From the step time, so that images/s and step ms agree by construction.
-      const double batch = required_counter(name, c, "batch_size");
-      p.images_per_second = p.bound.step_ms > 0 ? batch * 1000.0 / p.bound.step_ms : 0.0;
+      // From the step time, so that images/s and step ms agree by construction (runs
+      // older than the batch_size counter: their items_per_second).
+      if (auto b = c.values.find("batch_size"); b != c.values.end() && p.bound.step_ms > 0) {
+        p.images_per_second = b->second * 1000.0 / p.bound.step_ms;
+      } else {
+        p.images_per_second = required_counter(name, c, "items_per_second");
+      }
       out.sweep.push_back(p);
       if (auto w = c.values.find("worker_wait_ms"); w != c.values.end())
         out.worker_wait_ms[p.workers] = std::max(0.0, w->second);

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Compares two pipebench (Google Benchmark) JSON runs and gates on real_time regressions.
-#   scripts/compare.sh BASE.json NEW.json [--max-regression PCT] [--filter REGEX]
-#                      [--time real|cpu|auto] [--alpha P] [--all-rows] [--no-color]
-# Prints compare.py's table (Google Benchmark's gbench package, U test included), one
-# REGRESSION line per failing case and a summary line. A case fails when its median
-# real_time (--time: real, cpu, or auto) grew by more than PCT percent (default 5) and,
-# with >= 2 repetitions on both sides, the Mann-Whitney U test gives p < alpha (0.05).
-# Exit status: 0 no regression, 1 regression, 2 bad input. See scripts/README.md.
+# Compares two pipebench (Google Benchmark) JSON runs and gates on regressions.
+#   scripts/compare.sh BASE.json NEW.json [--max-regression PCT] [--max-cv PCT]
+#                      [--filter REGEX] [--time real|cpu|auto] [--alpha P] [--force]
+#                      [--all-rows] [--no-color]
+# Refuses runs whose dataset fingerprint, batch, crop, pipeline or build differ (exit 2)
+# unless --force, and warns when either was measured on a busy machine. Prints compare.py's
+# table (Google Benchmark's gbench package, U test included), then fails on a case the base
+# had that NEW lost or newly errored, and on a case whose median real_time (--time: real,
+# cpu, or auto) grew by more than PCT percent (default 5) with, at >= 2 repetitions on both
+# sides, a Mann-Whitney U p < alpha (0.05). A case whose CV over repetitions exceeds
+# --max-cv (default PCT) is "too noisy to judge" (a warning); a base time of 0 is "base 0".
+# Exit status: 0 pass, 1 regression/lost/errored, 2 bad input. See scripts/README.md.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 python=/usr/bin/python3   # Debian's python3-scipy/numpy are visible only to this one

@@ -4,11 +4,23 @@
 Prints Google Benchmark's own comparison table (compare.py's gbench package, the same
 numbers and Mann-Whitney U test `compare.py benchmarks BASE NEW` prints), then decides:
 
-  a case is a REGRESSION when its real_time grew by more than --max-regression percent
-  (median of the repetitions, BASE -> NEW) AND, when both files hold >= 2 repetitions of
-  it, the two-sided Mann-Whitney U test over the repetitions' real_time says the
-  difference is significant (p < --alpha). With a single run on either side no test is
-  possible: the threshold alone decides and a warning says so.
+  - the runs must measure the same thing: a run whose context differs from the base's in
+    dataset_fingerprint, batch_size, crop_size, pipeline_spec (recipe for runs without
+    one) or pipebench_build is refused (exit 2, naming what differs) unless --force;
+  - a case the base had that NEW lost (absent from NEW), or that errored in NEW
+    (error_occurred) but not in the base, FAILS the gate;
+  - a case is a REGRESSION when its time grew by more than --max-regression percent
+    (median of the repetitions, BASE -> NEW) AND, when both files hold >= 2 repetitions
+    of it, the two-sided Mann-Whitney U test over the repetitions (gbench.report.calc_utest,
+    compare.py's own) says p < --alpha. With a single run on either side no test is
+    possible: the threshold alone decides and a warning says so;
+  - a case whose coefficient of variation over repetitions (sample stddev / mean of the
+    gated time, on either side) exceeds --max-cv percent (default: the --max-regression
+    value) is "too noisy to judge": a warning, never a regression (issue 15 item 7);
+  - a base time of 0 gives no percentage: the case is reported as "base 0", not judged,
+    and left out of compare.py's table (which would print +200%, its midpoint formula);
+  - either run flagged busy by pipebench (context busy_machine = "true") gets a warning;
+    an absent flag means unknown and is not mentioned.
 
 Only real_time is gated by default (for manual-time cases such as BM_H2D it holds the
 manual time); --time cpu gates on cpu_time instead, and --time auto on the time Google
@@ -16,37 +28,41 @@ Benchmark itself timed each case by: real_time for cases named .../real_time or
 .../manual_time (UseRealTime, UseManualTime), cpu_time for the others (their real_time
 also counts waiting for a busy CPU, so auto suits shared machines). Rates
 (items_per_second) are shown in the table but never gate.
-Aggregate rows (_mean, _median, _stddev, _cv) are not compared, nor are cases that
-reported an error (error_occurred) in either file.
+Aggregate rows (_mean, _median, _stddev, _cv) are not compared (a case that has only
+aggregates, --benchmark_report_aggregates_only, is judged on its _median as one run).
+--filter is the user's regular expression, used as given; no string from the JSON files
+is ever put into a regular expression.
 
-Exit status: 0 no regression, 1 at least one regression, 2 bad input (missing or
-malformed file, not a Google Benchmark JSON, bad option, no case in common).
+Exit status: 0 no regression, 1 at least one regression, lost or newly errored case,
+2 bad input (missing or malformed file, not a Google Benchmark JSON, bad option, runs
+whose context differs, no case in common).
 
 Run with /usr/bin/python3 (Debian's scipy/numpy live there). The gbench package is read
 from /usr/share/benchmark (libbenchmark-tools) or $PIPEBENCH_GBENCH_DIR.
 """
 
 import argparse
-import json
 import math
 import os
 import re
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# Re-exported: plot.py and the tests import these names from here.
+from bench_json import (BadInput, busy_flag, case_name, context, context_mismatches,  # noqa: E402,F401
+                        is_aggregate, iterations_by_case, load_run, select, time_ns,
+                        TIME_UNIT_TO_NS)
+
 EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
 
 _GBENCH_DIR = os.environ.get("PIPEBENCH_GBENCH_DIR", "/usr/share/benchmark")
-_TIME_UNIT_TO_NS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
 
 
-class BadInput(Exception):
-    """Input the gate refuses to judge; the message names the file and the reason."""
-
-
-def _import_gbench():
+def import_gbench():
+    """compare.py's own package (report, util); BadInput when it is not installed."""
     if _GBENCH_DIR not in sys.path:
         sys.path.insert(0, _GBENCH_DIR)
     try:
@@ -56,73 +72,6 @@ def _import_gbench():
             f"cannot import gbench from {_GBENCH_DIR} ({e}); install libbenchmark-tools "
             "and python3-scipy (scripts/setup.sh) and run with /usr/bin/python3") from e
     return report, util
-
-
-def load_run(path):
-    """Loads a Google Benchmark JSON file; raises BadInput naming the file and why."""
-    if not os.path.exists(path):
-        raise BadInput(f"{path}: no such file")
-    if not os.path.isfile(path):
-        raise BadInput(f"{path}: not a regular file")
-    try:
-        with open(path, "r", encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"{path}: cannot read ({e})") from e
-    except json.JSONDecodeError as e:
-        raise BadInput(f"{path}: malformed JSON ({e})") from e
-    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
-        raise BadInput(f"{path}: not a Google Benchmark JSON (no \"benchmarks\" list; "
-                       "write it with --benchmark_out=FILE --benchmark_out_format=json)")
-    for i, row in enumerate(data["benchmarks"]):
-        if not isinstance(row, dict) or not isinstance(row.get("name"), str):
-            raise BadInput(f"{path}: benchmarks[{i}] has no \"name\"; not a Google Benchmark JSON")
-        if row.get("error_occurred"):
-            continue
-        for key in ("real_time", "cpu_time"):
-            v = row.get(key)
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
-                raise BadInput(f"{path}: {row['name']}: \"{key}\" must be a finite number >= 0, "
-                               f"got {v!r}")
-        unit = row.get("time_unit")
-        if unit not in _TIME_UNIT_TO_NS:
-            raise BadInput(f"{path}: {row['name']}: \"time_unit\" must be one of "
-                           f"{sorted(_TIME_UNIT_TO_NS)}, got {unit!r}")
-    return data
-
-
-def is_aggregate(row):
-    return row.get("run_type") == "aggregate"
-
-
-def case_name(row):
-    """The case a row belongs to: run_name (GB >= 1.5) or the name itself."""
-    return row.get("run_name") or row["name"]
-
-
-def select(data, regex):
-    """Rows whose case name matches the filter (re.search, as --benchmark_filter)."""
-    out = dict(data)
-    out["benchmarks"] = [r for r in data["benchmarks"] if regex.search(case_name(r))]
-    return out
-
-
-def iterations_by_case(data):
-    """{case: [iteration rows]} and the set of cases that errored, in file order."""
-    cases, errored = {}, set()
-    for row in data["benchmarks"]:
-        if is_aggregate(row):
-            continue
-        name = case_name(row)
-        if row.get("error_occurred"):
-            errored.add(name)
-            continue
-        cases.setdefault(name, []).append(row)
-    return cases, errored
-
-
-def time_ns(row, field):
-    return row[field] * _TIME_UNIT_TO_NS[row["time_unit"]]
 
 
 def gated_field(name, mode):
@@ -146,12 +95,28 @@ def min_achievable_p(n, m):
     return mannwhitneyu(list(range(n)), list(range(n, n + m)), alternative="two-sided").pvalue
 
 
-def judge(base_rows, new_rows, max_regression, alpha, report, field="real_time"):
-    """Decides one case on `field`. Returns a dict: change (fraction), p (or None), verdict."""
+def cv(values):
+    """Coefficient of variation, sample stddev / mean (Google Benchmark's _cv aggregate);
+    None with fewer than 2 values or a zero mean."""
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    return statistics.stdev(values) / mean if mean > 0 else None
+
+
+def judge(base_rows, new_rows, max_regression, alpha, report, field="real_time",
+          max_cv=None):
+    """Decides one case on `field`.
+
+    Returns a dict: base_ns/new_ns (medians), change (fraction; None when the base is 0),
+    p (None without a test), cv (largest side; None with single runs) and verdict:
+    "regression", "ok", "noisy" (CV above max_cv percent) or "base0".
+    """
     base = [time_ns(r, field) for r in base_rows]
     new = [time_ns(r, field) for r in new_rows]
     base_med, new_med = statistics.median(base), statistics.median(new)
-    change = report.calculate_change(base_med, new_med)
+    change = report.calculate_change(base_med, new_med) if base_med > 0 else (
+        0.0 if new_med == 0 else None)
     p = None
     if len(base) >= report.UTEST_MIN_REPETITIONS and len(new) >= report.UTEST_MIN_REPETITIONS:
         # compare.py's own test: calc_utest(cpu timings, real timings) -> both p-values.
@@ -161,25 +126,49 @@ def judge(base_rows, new_rows, max_regression, alpha, report, field="real_time")
                 [time_ns(r, "real_time") for r in new_rows]]
         _, cpu_p, real_p = report.calc_utest(cpu, real)
         p = cpu_p if field == "cpu_time" else real_p
-    slower = change > max_regression / 100.0
-    if p is None:
+    cvs = [c for c in (cv(base), cv(new)) if c is not None]
+    case_cv = max(cvs) if cvs else None
+    slower = change is not None and change > max_regression / 100.0
+    if change is None:
+        verdict = "base0"
+    elif max_cv is not None and case_cv is not None and case_cv * 100.0 > max_cv:
+        verdict = "noisy"
+    elif p is None:
         verdict = "regression" if slower else "ok"
     else:
         verdict = "regression" if (slower and p < alpha) else "ok"
     return {"field": field, "base_ns": base_med, "new_ns": new_med, "change": change, "p": p,
             "n_base": len(base), "n_new": len(new), "verdict": verdict,
-            "slower_than_threshold": slower}
+            "slower_than_threshold": slower, "cv": case_cv,
+            "cv_base": cv(base), "cv_new": cv(new)}
+
+
+def number_option(text, option, lo, hi, lo_open=False):
+    """A float in [lo, hi) ((lo, hi) with lo_open); BadInput naming the option otherwise."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    ok = math.isfinite(v) and (v > lo if lo_open else v >= lo) and v < hi
+    if not ok:
+        raise BadInput(f"{option} must be a number in {'(' if lo_open else '['}{lo}, {hi}), "
+                       f"got {text!r}")
+    return v
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="compare.sh",
         description="Compare two Google Benchmark JSON runs and fail on significant "
-                    "time regressions. Exit 0: none; 1: regression; 2: bad input.")
+                    "time regressions, lost or newly errored cases. Exit 0: none; "
+                    "1: regression; 2: bad input or runs that are not comparable.")
     parser.add_argument("base", metavar="BASE.json", help="baseline run")
     parser.add_argument("new", metavar="NEW.json", help="contender run")
     parser.add_argument("--max-regression", metavar="PCT", default="5",
                         help="largest allowed time growth in percent, >= 0 (default 5)")
+    parser.add_argument("--max-cv", metavar="PCT", default=None,
+                        help="a case whose CV over repetitions exceeds PCT percent on either "
+                             "side is too noisy to judge (default: the --max-regression value)")
     parser.add_argument("--time", choices=("real", "cpu", "auto"), default="real",
                         help="time gated: real_time (default), cpu_time, or auto: real_time "
                              "for .../real_time and .../manual_time cases, else cpu_time")
@@ -187,24 +176,18 @@ def parse_args(argv):
                         help="only cases whose name matches (Python re.search; default: all)")
     parser.add_argument("--alpha", metavar="P", default="0.05",
                         help="U-test significance level in (0, 1) (compare.py's default 0.05)")
+    parser.add_argument("--force", action="store_true",
+                        help="compare runs whose dataset, batch, crop, pipeline or build "
+                             "differ (a warning instead of exit 2)")
     parser.add_argument("--all-rows", action="store_true",
                         help="table: show every repetition, not only the aggregates")
     parser.add_argument("--no-color", action="store_true", help="table without ANSI colors")
     args = parser.parse_args(argv)
 
-    def number(text, option, lo, hi, lo_open=False):
-        try:
-            v = float(text)
-        except ValueError:
-            v = float("nan")
-        ok = math.isfinite(v) and (v > lo if lo_open else v >= lo) and v < hi
-        if not ok:
-            raise BadInput(f"{option} must be a number in {'(' if lo_open else '['}{lo}, {hi}), "
-                           f"got {text!r}")
-        return v
-
-    args.max_regression = number(args.max_regression, "--max-regression", 0.0, 1e6)
-    args.alpha = number(args.alpha, "--alpha", 0.0, 1.0, lo_open=True)
+    args.max_regression = number_option(args.max_regression, "--max-regression", 0.0, 1e6)
+    args.max_cv = (args.max_regression if args.max_cv is None
+                   else number_option(args.max_cv, "--max-cv", 0.0, 1e6))
+    args.alpha = number_option(args.alpha, "--alpha", 0.0, 1.0, lo_open=True)
     try:
         args.regex = re.compile(args.filter)
     except re.error as e:
@@ -212,33 +195,56 @@ def parse_args(argv):
     return args
 
 
-def main(argv):
-    try:
-        args = parse_args(argv)
-        report, util = _import_gbench()
-        base_all, new_all = load_run(args.base), load_run(args.new)
-    except BadInput as e:
-        print(f"compare: error: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+def check_contexts(args, base_all, new_all):
+    """Refuses runs that measure different things (BadInput) unless --force; prints the
+    warnings about one-sided keys and busy machines."""
+    differ, one_sided = context_mismatches(context(base_all), context(new_all))
+    if differ:
+        what = "; ".join(f"{k} differs ({args.base}: {a!r}, {args.new}: {b!r})"
+                         for k, a, b in differ)
+        if not args.force:
+            raise BadInput(f"the runs are not comparable: {what}. Compare runs of the same "
+                           "dataset, batch, crop, pipeline and build, or pass --force")
+        print(f"compare: warning: comparing runs that differ (--force): {what}")
+    if one_sided:
+        print(f"compare: note: not checked, recorded in one run only: {', '.join(one_sided)}")
+    flags = {args.base: busy_flag(context(base_all)), args.new: busy_flag(context(new_all))}
+    busy = [f for f, b in flags.items() if b]
+    if busy:
+        others = {f: ("not busy" if b is False else "unknown") for f, b in flags.items()
+                  if not b}
+        other = "".join(f"; {f}: {s}" for f, s in others.items())
+        print(f"compare: warning: measured on a busy machine (context busy_machine=true): "
+              f"{', '.join(busy)}{other}. Its times may be inflated: rerun on an idle "
+              "machine before trusting a regression or an improvement")
 
-    base, new = select(base_all, args.regex), select(new_all, args.regex)
-    base_cases, base_err = iterations_by_case(base)
-    new_cases, new_err = iterations_by_case(new)
-    common = [n for n in base_cases if n in new_cases]
-    if not common:
-        print(f"compare: error: no case in common between {args.base} ({len(base_cases)} "
-              f"cases) and {args.new} ({len(new_cases)} cases) matching --filter "
-              f"{args.filter!r} (errored cases excluded)", file=sys.stderr)
-        return EXIT_BAD_INPUT
 
-    # 1. compare.py's own table (errored rows left out: their times are 0).
+def zero_base_rows(base, new):
+    """Table rows (by name) whose base time is 0 while the new one is not: compare.py's
+    calculate_change gives those +200% (its midpoint formula), so they are left out."""
+    new_rows = {r["name"]: r for r in new["benchmarks"] if not r.get("error_occurred")}
+    out = []
+    for r in base["benchmarks"]:
+        other = new_rows.get(r["name"])
+        if r.get("error_occurred") or other is None or r["name"] in out:
+            continue
+        if any(r[k] == 0 and other[k] != 0 for k in ("real_time", "cpu_time")):
+            out.append(r["name"])
+    return out
+
+
+def print_table(args, report, util, base, new):
+    """compare.py's own table, errored and zero-base rows left out."""
+    dropped = set(zero_base_rows(base, new))
+
     def table_input(data, units=None):
-        rows = [dict(r) for r in data["benchmarks"] if not r.get("error_occurred")]
+        rows = [dict(r) for r in data["benchmarks"]
+                if not r.get("error_occurred") and r["name"] not in dropped]
         for r in rows:  # compare.py drops a case whose unit differs; convert it instead
             unit = (units or {}).get(r["name"], r["time_unit"])
-            if unit != r["time_unit"] and unit in _TIME_UNIT_TO_NS:
+            if unit != r["time_unit"] and unit in TIME_UNIT_TO_NS:
                 f = (1.0 if r.get("aggregate_unit") == "percentage"
-                     else _TIME_UNIT_TO_NS[r["time_unit"]] / _TIME_UNIT_TO_NS[unit])
+                     else TIME_UNIT_TO_NS[r["time_unit"]] / TIME_UNIT_TO_NS[unit])
                 r.update(real_time=r["real_time"] * f, cpu_time=r["cpu_time"] * f,
                          time_unit=unit)
         return util.sort_benchmark_results({"benchmarks": rows})
@@ -254,22 +260,42 @@ def main(argv):
             utest=True, utest_alpha=args.alpha, use_color=use_color):
         print(line)
     print()
+    if dropped:
+        print(f"compare: note: left out of the table, base time 0 (no percentage change): "
+              f"{', '.join(sorted(dropped))}")
 
-    # 2. The gate.
-    for name in sorted(base_err | new_err):
-        where = " and ".join(f for f, s in ((args.base, base_err), (args.new, new_err)) if name in s)
+
+def _clip(text, width=160):
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def print_membership(args, base_cases, base_err, new_cases, new_err):
+    """Lost and newly errored cases (gate failures), skipped and one-sided ones (notes).
+    Returns the failure names: (lost, newly_errored)."""
+    lost = [n for n in base_cases if n not in new_cases and n not in new_err]
+    newly_errored = [n for n in base_cases if n in new_err]
+    for name in lost:
+        print(f"LOST {name}: in {args.base}, not in {args.new}")
+    for name in newly_errored:
+        print(f"ERRORED {name}: in {args.new}: {_clip(new_err[name])} (not in {args.base})")
+    for name in sorted(set(base_err) | set(new_err)):
+        if name in newly_errored:
+            continue
+        where = " and ".join(f for f, s in ((args.base, base_err), (args.new, new_err))
+                             if name in s)
         print(f"compare: skipped {name}: reported an error in {where}")
-    for name in base_cases:
+    for name in base_err:
         if name not in new_cases and name not in new_err:
-            print(f"compare: note: {name} only in {args.base}")
+            print(f"compare: note: {name} only in {args.base} (errored there)")
     for name in new_cases:
         if name not in base_cases and name not in base_err:
             print(f"compare: note: {name} only in {args.new}")
+    return lost, newly_errored
 
-    results = {name: judge(base_cases[name], new_cases[name], args.max_regression,
-                           args.alpha, report, gated_field(name, args.time))
-               for name in common}
-    untested = [n for n, r in results.items() if r["p"] is None]
+
+def print_warnings(args, results):
+    untested = [n for n, r in results.items() if r["p"] is None and r["verdict"] != "base0"]
     if untested:
         print(f"compare: warning: {len(untested)} case(s) have a single run on one side; no "
               f"significance test was possible, the {args.max_regression:g}% threshold alone "
@@ -279,6 +305,45 @@ def main(argv):
     for n, m in weak:
         print(f"compare: warning: with {n} vs {m} repetitions the U test can never reach "
               f"p < {args.alpha:g}; those cases cannot fail (use 9 or more repetitions)")
+    for name, r in results.items():
+        if r["verdict"] == "noisy":
+            sides = ", ".join(f"{side} {c * 100:.1f}%" for side, c in
+                              (("base", r["cv_base"]), ("new", r["cv_new"])) if c is not None)
+            print(f"compare: warning: {name} too noisy to judge: CV of {r['field']} over "
+                  f"repetitions {sides} > --max-cv {args.max_cv:g}%; change "
+                  f"{r['change'] * 100:+.1f}% not judged")
+        elif r["verdict"] == "base0":
+            print(f"compare: warning: {name}: {r['field']} base 0 -> "
+                  f"{format_time(r['new_ns'])}; no percentage change (base 0), not judged")
+
+
+def main(argv):
+    try:
+        args = parse_args(argv)
+        report, util = import_gbench()
+        base_all, new_all = load_run(args.base), load_run(args.new)
+        check_contexts(args, base_all, new_all)
+    except BadInput as e:
+        print(f"compare: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+    base, new = select(base_all, args.regex), select(new_all, args.regex)
+    base_cases, base_err = iterations_by_case(base)
+    new_cases, new_err = iterations_by_case(new)
+    in_both = (set(base_cases) | set(base_err)) & (set(new_cases) | set(new_err))
+    common = [n for n in base_cases if n in new_cases]
+    if not in_both or (not common and not any(n in new_err for n in base_cases)):
+        print(f"compare: error: no case in common between {args.base} ({len(base_cases)} "
+              f"cases) and {args.new} ({len(new_cases)} cases) matching --filter "
+              f"{args.filter!r} (errored cases excluded)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+    print_table(args, report, util, base, new)
+    lost, newly_errored = print_membership(args, base_cases, base_err, new_cases, new_err)
+    results = {name: judge(base_cases[name], new_cases[name], args.max_regression,
+                           args.alpha, report, gated_field(name, args.time), args.max_cv)
+               for name in common}
+    print_warnings(args, results)
 
     regressions = [n for n, r in results.items() if r["verdict"] == "regression"]
     for name in regressions:
@@ -288,21 +353,30 @@ def main(argv):
         print(f"REGRESSION {name}: {r['field']} {format_time(r['base_ns'])} -> "
               f"{format_time(r['new_ns'])} ({r['change'] * 100:+.1f}%, limit "
               f"+{args.max_regression:g}%, {p_text})")
-    noisy = [n for n, r in results.items()
-             if r["slower_than_threshold"] and r["verdict"] == "ok"]
-    for name in noisy:
+    not_significant = [n for n, r in results.items()
+                       if r["slower_than_threshold"] and r["verdict"] == "ok"]
+    for name in not_significant:
         r = results[name]
         print(f"compare: note: {name} is {r['change'] * 100:+.1f}% slower but not "
               f"significant (p={r['p']:.4g} >= {args.alpha:g})")
-    faster = sum(1 for r in results.values() if r["change"] < -args.max_regression / 100.0
+    faster = sum(1 for r in results.values() if r["verdict"] == "ok"
+                 and r["change"] < -args.max_regression / 100.0
                  and (r["p"] is None or r["p"] < args.alpha))
-    verdict = "FAIL" if regressions else "PASS"
+    noisy = sum(1 for r in results.values() if r["verdict"] == "noisy")
+    base0 = sum(1 for r in results.values() if r["verdict"] == "base0")
+    failed = bool(regressions or lost or newly_errored)
     time_words = {"real": "real_time", "cpu": "cpu_time",
                   "auto": "real_time or cpu_time (--time auto)"}[args.time]
-    print(f"compare: {verdict}: {len(regressions)} of {len(results)} case(s) regressed by more "
-          f"than {args.max_regression:g}% in {time_words} (alpha {args.alpha:g}); "
-          f"{faster} faster by more than that, {len(noisy)} slower but not significant")
-    return EXIT_REGRESSION if regressions else EXIT_OK
+    tail = f", {base0} with base 0" if base0 else ""
+    if lost or newly_errored:
+        tail += (f"; {len(lost)} case(s) lost and {len(newly_errored)} newly errored "
+                 f"in {args.new}")
+    print(f"compare: {'FAIL' if failed else 'PASS'}: {len(regressions)} of {len(results)} "
+          f"case(s) regressed by more than {args.max_regression:g}% in {time_words} "
+          f"(alpha {args.alpha:g}); {faster} faster by more than that, "
+          f"{len(not_significant)} slower but not significant, {noisy} too noisy to judge"
+          f"{tail}")
+    return EXIT_REGRESSION if failed else EXIT_OK
 
 
 if __name__ == "__main__":

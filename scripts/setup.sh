@@ -7,13 +7,19 @@
 #   ./scripts/setup.sh --reference  also python3-torchvision (and torch, large), the
 #                                   reference of tests/scripts/torchvision_reference_test.py,
 #                                   which skips without it; CI (.ci/run) installs it
+#   ./scripts/setup.sh --history    also chromium (Debian 12's package, about 100 MB), the
+#                                   headless browser tests/scripts/history_test.py renders
+#                                   scripts/history.py's page in; it skips that without it
+# The options combine (./scripts/setup.sh --reference --history).
 set -euo pipefail
 
 reference=0
+history=0
 for arg in "$@"; do
   case "$arg" in
     --reference) reference=1 ;;
-    *) echo "setup: unknown option $arg (expected --reference)" >&2; exit 2 ;;
+    --history) history=1 ;;
+    *) echo "setup: unknown option $arg (expected --reference or --history)" >&2; exit 2 ;;
   esac
 done
 
@@ -35,6 +41,10 @@ packages=(
 if [ "$reference" -eq 1 ]; then
   # torchvision 0.14 (Debian 12) as the independent reference for the pixel kernels
   packages+=(python3-torch python3-torchvision)
+fi
+if [ "$history" -eq 1 ]; then
+  # a real browser for the history page's test (headless: no display needed)
+  packages+=(chromium)
 fi
 
 missing=()

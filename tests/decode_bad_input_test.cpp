@@ -124,17 +124,24 @@ TEST(DecodeBadInput, ZeroBytesIsEmpty) {
   expect_still_usable(d);
 }
 
-TEST(DecodeBadInput, NonJpegIsNotJpeg) {
+TEST(DecodeBadInput, NoKnownSignatureIsNotAnImage) {
   Decoders d;
   const std::vector<std::vector<uint8_t>> inputs = {
-      {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'},
       {'h', 'e', 'l', 'l', 'o', ',', ' ', 'w', 'o', 'r', 'l', 'd', '\n'},
       {0xFF},
-      {0xD8, 0xFF, 0xE0}};
+      {0xD8, 0xFF, 0xE0},
+      {0x00, 0x05, 0x16, 0x07, 0x00, 0x02}};  // macOS AppleDouble ("._x.jpg")
   for (const auto& bytes : inputs)
     for (Backend b : kBackends)
-      expect_error(d.run(b, bytes, "not_a.jpg", {0, 0, 8, 8}), Reason::kNotJpeg, "not_a.jpg",
+      expect_error(d.run(b, bytes, "not_a.jpg", {0, 0, 8, 8}), Reason::kNotImage, "not_a.jpg",
                    b);
+  // A PNG signature with the header cut short is a PNG, truncated (decode_formats_test.cpp
+  // covers whole PNGs and the other formats).
+  const std::vector<uint8_t> png_head = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n',
+                                         0,    0,   0,   13,  'I',  'H',  'D',  'R'};
+  for (Backend b : kBackends)
+    expect_error(d.run(b, png_head, "png_head.jpg", {0, 0, 8, 8}), Reason::kTruncated,
+                 "png_head.jpg", b);
   expect_still_usable(d);
 }
 

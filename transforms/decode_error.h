@@ -1,4 +1,6 @@
-// The one error type of decoding: which file, and why.
+// The one error type of decoding: which file, and why. The same reasons serve every format
+// (JPEG through libjpeg-turbo, PNG/WebP/BMP/PNM/TIFF through OpenCV imgcodecs; see
+// image_format.h), so the names say "image", not "JPEG".
 #pragma once
 
 #include <stdexcept>
@@ -11,11 +13,11 @@ class DecodeError : public std::runtime_error {
  public:
   enum class Reason {
     kEmpty,        ///< zero bytes
-    kNotJpeg,      ///< no SOI marker (0xFFD8) at the start
+    kNotImage,     ///< no signature of a supported format (JPEG SOI 0xFFD8, PNG, ...)
     kTruncated,    ///< data ends before the image does
     kCorrupt,      ///< the library rejected the data
     kTooLarge,     ///< width * height above DecodeOptions::max_pixels
-    kUnsupported,  ///< a colour space or layout we do not convert
+    kUnsupported,  ///< a format, colour space or layout we do not decode (GIF, 12-bit JPEG)
     kBadArgument,  ///< e.g. an ROI window outside the image
   };
 
@@ -32,11 +34,11 @@ class DecodeError : public std::runtime_error {
   static const char* reason_name(Reason r) {
     switch (r) {
       case Reason::kEmpty: return "empty file";
-      case Reason::kNotJpeg: return "not a JPEG";
-      case Reason::kTruncated: return "truncated JPEG";
-      case Reason::kCorrupt: return "corrupt JPEG";
+      case Reason::kNotImage: return "not an image";
+      case Reason::kTruncated: return "truncated image";
+      case Reason::kCorrupt: return "corrupt image";
       case Reason::kTooLarge: return "image too large";
-      case Reason::kUnsupported: return "unsupported JPEG";
+      case Reason::kUnsupported: return "unsupported image";
       case Reason::kBadArgument: return "bad argument";
     }
     return "decode error";

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "transforms/imgcodecs_decode.h"
 #include "transforms/jpeg_libjpeg.h"
 
 namespace pipebench {
@@ -58,7 +59,7 @@ DecodeError::Reason reason_for_code(int code) {
     case JERR_INPUT_EMPTY:
       return DecodeError::Reason::kTruncated;
     case JERR_NO_SOI:
-      return DecodeError::Reason::kNotJpeg;
+      return DecodeError::Reason::kNotImage;
     case JERR_BAD_PRECISION:
     case JERR_CONVERSION_NOTIMPL:
     case JERR_NOTIMPL:
@@ -115,16 +116,12 @@ const tjscalingfactor* turbo_factors(int* count) {
 
 void check_signature(std::span<const uint8_t> jpeg, std::string_view file) {
   if (jpeg.empty()) throw DecodeError(file, DecodeError::Reason::kEmpty, "0 bytes");
-  if (jpeg.size() < 2 || jpeg[0] != 0xFF || jpeg[1] != 0xD8) {
-    char detail[96];
-    if (jpeg.size() < 2)
-      std::snprintf(detail, sizeof detail, "1 byte (0x%02x), no SOI marker 0xFF 0xD8",
-                    jpeg[0]);
-    else
-      std::snprintf(detail, sizeof detail,
-                    "starts with 0x%02x 0x%02x, not the SOI marker 0xFF 0xD8", jpeg[0],
-                    jpeg[1]);
-    throw DecodeError(file, DecodeError::Reason::kNotJpeg, detail);
+  if (!is_jpeg(jpeg)) {
+    const ImageFormat f = sniff_format(jpeg);
+    throw DecodeError(file,
+                      f == ImageFormat::kUnknown ? DecodeError::Reason::kNotImage
+                                                 : DecodeError::Reason::kUnsupported,
+                      "no JPEG SOI marker 0xFF 0xD8: " + describe_signature(jpeg));
   }
 }
 
@@ -345,12 +342,21 @@ TurboDecoder::~TurboDecoder() {
 }
 
 void TurboDecoder::decode(std::span<const uint8_t> jpeg, std::string_view file, Image& out) {
+  if (!detail::is_jpeg(jpeg) && !jpeg.empty()) {
+    detail::decode_imgcodecs(jpeg, file, options_, out_trim_, out);
+    return;
+  }
   const TurboHeader h = turbo_header(handle_, jpeg, file, options_);
+  fit_output(h.width, h.height, h.cmyk, out);
   turbo_decompress(static_cast<tjhandle>(handle_), jpeg, file, h, h.width, h.height, out);
 }
 
 ScalingFactor TurboDecoder::decode_scaled(std::span<const uint8_t> jpeg, std::string_view file,
                                           int min_width, int min_height, Image& out) {
+  if (!detail::is_jpeg(jpeg) && !jpeg.empty()) {
+    detail::decode_imgcodecs(jpeg, file, options_, out_trim_, out);
+    return ScalingFactor{};  // no DCT to scale: full size
+  }
   const TurboHeader h = turbo_header(handle_, jpeg, file, options_);
   const ScalingFactor chosen = choose_scaling(h.width, h.height, min_width, min_height);
   const int out_width = chosen.scaled(h.width), out_height = chosen.scaled(h.height);
@@ -366,8 +372,13 @@ ScalingFactor TurboDecoder::decode_scaled(std::span<const uint8_t> jpeg, std::st
       break;
     }
   }
+  fit_output(out_width, out_height, h.cmyk, out);
   turbo_decompress(static_cast<tjhandle>(handle_), jpeg, file, h, out_width, out_height, out);
   return used;
+}
+
+void TurboDecoder::fit_output(int width, int height, bool cmyk, Image& out) {
+  out_trim_.fit(out.data, static_cast<size_t>(width) * height * (cmyk ? 4 : 3));
 }
 
 }  // namespace pipebench

@@ -1,4 +1,8 @@
-// JPEG decoding to RGB uint8 HWC (see image.h), four backends on the same bytes:
+// Image decoding to RGB uint8 HWC (see image.h), four backends on the same bytes. They are
+// JPEG decoders; an image that is not a JPEG by content (PNG, WebP, BMP, PNM, TIFF, see
+// image_format.h; whatever its file name says) is decoded by every backend through OpenCV
+// imgcodecs instead (imgcodecs_decode.h): a documented slower path, whole images only (no
+// DCT scaling, no partial decode; the ROI decoder cuts the window from the whole image).
 //
 //   TurboDecoder::decode          TurboJPEG (tjDecompress2), full resolution.
 //   TurboDecoder::decode_scaled   TurboJPEG with DCT scaling: the smallest of the scaling
@@ -23,7 +27,7 @@
 // (JDCT_ISLOW) and smooth ("fancy") chroma upsampling, so all four backends give the same
 // pixels for a full decode (OpenCV and TurboJPEG agree exactly; decode_test.cpp).
 // Errors: every function throws DecodeError (decode_error.h) naming the file and the
-// reason: empty input, not a JPEG, truncated or corrupt data, an image larger than
+// reason: empty input, not an image, truncated or corrupt data, an image larger than
 // DecodeOptions::max_pixels, or an unsupported colour space. libjpeg *warnings* (such as
 // "premature end of data segment" on a truncated file, which libjpeg pads with grey) are
 // treated as errors, since a silently grey-padded image is a wrong number. Two limits of
@@ -31,6 +35,13 @@
 // itself (no EOI marker after the image data) but may return garbled pixels for corrupt
 // entropy-coded data; RoiDecoder stops at the window's last row, so damage below the
 // window goes unnoticed (the window's pixels are still right).
+//
+// Memory: buffers are reused across calls (no allocation in steady state), and released
+// after an outlier: a buffer (the decoder's own scratch, and the caller's `out`) whose
+// capacity exceeds 4 x the largest need of the last 16 calls, and 4 MiB, is freed before
+// the next decode (buffer_trim.h; issue 15 defect 6). TurboJPEG's handle keeps no image-
+// sized memory between calls (libjpeg frees its per-image pools in jpeg_abort;
+// decode_buffers_test.cpp checks the heap in use after an outlier).
 //
 // Thread safety: a decoder object holds library handles and must be used by one thread at
 // a time; make one per worker.
@@ -41,6 +52,7 @@
 #include <span>
 #include <string_view>
 
+#include "transforms/buffer_trim.h"
 #include "transforms/decode_error.h"
 #include "transforms/image.h"
 
@@ -61,7 +73,9 @@ struct JpegInfo {
   const char* subsampling = "other";
 };
 
-/// Parses the header with the libjpeg API. Throws DecodeError (also for > max_pixels).
+/// Parses a JPEG header with the libjpeg API. Throws DecodeError (also for > max_pixels;
+/// kUnsupported naming the format for a PNG etc.: read_image_info in image_format.h reads
+/// any supported format).
 JpegInfo read_jpeg_info(std::span<const uint8_t> jpeg, std::string_view file,
                         const DecodeOptions& options = {});
 
@@ -84,16 +98,21 @@ class TurboDecoder {
   TurboDecoder(const TurboDecoder&) = delete;
   TurboDecoder& operator=(const TurboDecoder&) = delete;
 
-  /// Full-resolution decode into `out` (HWC RGB uint8, height x width x 3).
+  /// Full-resolution decode into `out` (HWC RGB uint8, height x width x 3). Any format
+  /// (see above): a non-JPEG goes through OpenCV imgcodecs.
   void decode(std::span<const uint8_t> jpeg, std::string_view file, Image& out);
   /// DCT-scaled decode: out is scaled(height) x scaled(width) x 3 for the factor
-  /// choose_scaling(width, height, min_width, min_height). Returns the factor used.
+  /// choose_scaling(width, height, min_width, min_height). Returns the factor used. A
+  /// non-JPEG has no DCT to scale: it is decoded at full size and 1/1 is returned.
   ScalingFactor decode_scaled(std::span<const uint8_t> jpeg, std::string_view file,
                               int min_width, int min_height, Image& out);
 
  private:
+  void fit_output(int width, int height, bool cmyk, Image& out);
+
   DecodeOptions options_;
   void* handle_ = nullptr;  // tjhandle
+  BufferTrim out_trim_;     // releases out's storage after an outlier
 };
 
 class RoiDecoder {
@@ -108,8 +127,15 @@ class RoiDecoder {
   /// also DCT scaled by choose_scaling(window.width, window.height, min_width, min_height),
   /// and out holds the window at that scale: scaled(window.height) x scaled(window.width)
   /// x 3 (the scaled window's edges are rounded to whole output pixels). Returns the factor.
+  /// A non-JPEG is decoded whole through OpenCV imgcodecs and the window cut from it,
+  /// unscaled (min_width/min_height ignored, 1/1 returned): the same pixels as a full
+  /// decode followed by the crop.
   ScalingFactor decode(std::span<const uint8_t> jpeg, std::string_view file,
                        const CropWindow& window, int min_width, int min_height, Image& out);
+
+  /// Bytes of storage the decoder itself holds between calls (its row scratch and, after
+  /// a non-JPEG, the whole decoded image), for tests of the outlier release.
+  size_t scratch_bytes() const;
 
  private:
   struct State;
@@ -119,8 +145,9 @@ class RoiDecoder {
 
 /// OpenCV's cv::imdecode with IMREAD_COLOR | IMREAD_IGNORE_ORIENTATION (pixels in stored
 /// order, like the other backends), converted to RGB. The header is first read with
-/// read_jpeg_info's parser, so size limits and bad headers are refused before OpenCV
-/// allocates. Thread-safe (per-thread scratch buffer, no other state).
+/// read_jpeg_info's parser (read_image_info's for a non-JPEG), so size limits and bad
+/// headers are refused before OpenCV allocates. Thread-safe (the outlier release of `out`
+/// keeps its recent sizes per thread; no other state).
 void decode_opencv(std::span<const uint8_t> jpeg, std::string_view file, Image& out,
                    const DecodeOptions& options = {});
 

@@ -34,7 +34,7 @@ namespace pipebench::detail {
 /// file cannot make a decode take minutes.
 inline constexpr int kMaxProgressiveScans = 500;
 
-/// Throws DecodeError kEmpty (zero bytes) or kNotJpeg (no 0xFF 0xD8 at the start).
+/// Throws DecodeError kEmpty (zero bytes) or kNotImage (no 0xFF 0xD8 at the start).
 void check_signature(std::span<const uint8_t> jpeg, std::string_view file);
 
 /// A reusable libjpeg decompressor (jpeg_create_decompress once; jpeg_abort_decompress

@@ -12,6 +12,8 @@
 // corrupt entropy-coded data this backend may return garbled pixels where the other three
 // throw kCorrupt.
 //
+// A non-JPEG (by content) goes the way every decoder sends it: imgcodecs_decode.h.
+//
 // IMREAD_IGNORE_ORIENTATION is added to IMREAD_COLOR so that, like the other backends,
 // pixels come back in stored order (OpenCV would otherwise apply an EXIF rotation).
 #include <opencv2/core.hpp>
@@ -19,8 +21,8 @@
 #include <opencv2/imgproc.hpp>
 
 #include <string>
-#include <vector>
 
+#include "transforms/imgcodecs_decode.h"
 #include "transforms/jpeg_decode.h"
 #include "transforms/jpeg_libjpeg.h"
 
@@ -28,6 +30,13 @@ namespace pipebench {
 
 void decode_opencv(std::span<const uint8_t> jpeg, std::string_view file, Image& out,
                    const DecodeOptions& options) {
+  // One per thread: the function stays thread-safe and still releases `out`'s storage
+  // after an outlier (buffer_trim.h).
+  thread_local BufferTrim out_trim;
+  if (!detail::is_jpeg(jpeg) && !jpeg.empty()) {
+    detail::decode_imgcodecs(jpeg, file, options, out_trim, out);
+    return;
+  }
   size_t entropy_offset = 0;
   const JpegInfo info = detail::read_header(jpeg, file, options, &entropy_offset);
   if (!detail::has_eoi_after(jpeg, entropy_offset))
@@ -35,12 +44,11 @@ void decode_opencv(std::span<const uint8_t> jpeg, std::string_view file, Image& 
                       "no EOI marker (0xFF 0xD9) after the image data: the file ends before "
                       "the image does");
 
-  // BGR scratch reused per thread, so steady state allocates nothing; imdecode writes into
-  // it because a Mat of the right size and type is passed as dst (Mat::create is a no-op).
-  thread_local std::vector<uint8_t> bgr_storage;
-  const size_t bytes = static_cast<size_t>(info.width) * info.height * 3;
-  if (bgr_storage.size() < bytes) bgr_storage.resize(bytes);
-  cv::Mat bgr(info.height, info.width, CV_8UC3, bgr_storage.data());
+  // imdecode writes into `bgr` (out's storage) because a Mat of the right size and type is
+  // passed as dst (Mat::create is a no-op); then BGR -> RGB in place.
+  out_trim.fit(out.data, static_cast<size_t>(info.width) * info.height * 3);
+  out.resize(info.height, info.width, 3);
+  cv::Mat bgr(info.height, info.width, CV_8UC3, out.ptr());
 
   const cv::Mat encoded(1, static_cast<int>(jpeg.size()), CV_8UC1,
                         const_cast<uint8_t*>(jpeg.data()));
@@ -48,22 +56,26 @@ void decode_opencv(std::span<const uint8_t> jpeg, std::string_view file, Image& 
   try {
     decoded = cv::imdecode(encoded, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION, &bgr);
   } catch (const cv::Exception& e) {
+    out.resize(0, 0, 3);
     throw DecodeError(file, DecodeError::Reason::kCorrupt,
                       std::string("cv::imdecode: ") + e.what());
   }
-  if (decoded.empty())
+  if (decoded.empty()) {
+    out.resize(0, 0, 3);
     throw DecodeError(file, DecodeError::Reason::kCorrupt,
                       "cv::imdecode returned an empty image");
-  if (decoded.rows != info.height || decoded.cols != info.width || decoded.type() != CV_8UC3)
+  }
+  if (decoded.data != out.ptr() || decoded.rows != info.height || decoded.cols != info.width ||
+      decoded.type() != CV_8UC3) {
+    out.resize(0, 0, 3);
     throw DecodeError(file, DecodeError::Reason::kCorrupt,
                       "cv::imdecode returned " + std::to_string(decoded.cols) + " x " +
                           std::to_string(decoded.rows) + " type " +
                           std::to_string(decoded.type()) + ", header says " +
                           std::to_string(info.width) + " x " + std::to_string(info.height) +
                           " CV_8UC3");
-  out.resize(info.height, info.width, 3);
-  cv::Mat rgb(info.height, info.width, CV_8UC3, out.ptr());
-  cv::cvtColor(decoded, rgb, cv::COLOR_BGR2RGB);
+  }
+  cv::cvtColor(bgr, bgr, cv::COLOR_BGR2RGB);
 }
 
 }  // namespace pipebench

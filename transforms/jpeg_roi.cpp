@@ -14,9 +14,14 @@
 // image edge can differ slightly from a full decode: the upsampler replicates the edge
 // chroma sample instead of interpolating with the neighbour that was cropped away.
 // decode_test.cpp measures this.
+//
+// A non-JPEG (by content) has no partial decode: it is decoded whole through OpenCV
+// imgcodecs into State::full and the window copied out. Both buffers, and the caller's
+// `out`, are released after an outlier (BufferTrim).
 #include <cstring>
 #include <vector>
 
+#include "transforms/imgcodecs_decode.h"
 #include "transforms/jpeg_decode.h"
 #include "transforms/jpeg_libjpeg.h"
 
@@ -25,6 +30,8 @@ namespace pipebench {
 struct RoiDecoder::State {
   detail::LibjpegDecompressor dec;
   std::vector<uint8_t> row;  // kRoiBlockRows scanlines of the widened window, 3 or 4 channels
+  Image full;                // a non-JPEG decoded whole
+  BufferTrim row_trim, full_trim, out_trim;
 };
 
 namespace {
@@ -128,6 +135,27 @@ bool decode_phase(detail::LibjpegDecompressor& dec, const RoiPlan& plan) {
   return true;
 }
 
+void check_window(const CropWindow& window, int width, int height, std::string_view file) {
+  const int64_t right = static_cast<int64_t>(window.x) + window.width;
+  const int64_t bottom = static_cast<int64_t>(window.y) + window.height;
+  if (window.x < 0 || window.y < 0 || window.width <= 0 || window.height <= 0 ||
+      right > width || bottom > height) {
+    char detail[200];
+    std::snprintf(detail, sizeof detail,
+                  "ROI window x=%d y=%d width=%d height=%d is not inside the %d x %d image",
+                  window.x, window.y, window.width, window.height, width, height);
+    throw DecodeError(file, DecodeError::Reason::kBadArgument, detail);
+  }
+}
+
+// The window's rows of `full` (3 channels) into out.
+void copy_window(const Image& full, const CropWindow& w, Image& out) {
+  out.resize(w.height, w.width, 3);
+  const size_t bytes = static_cast<size_t>(w.width) * 3;
+  for (int r = 0; r < w.height; ++r)
+    std::memcpy(out.row(r), full.row(w.y + r) + static_cast<size_t>(w.x) * 3, bytes);
+}
+
 }  // namespace
 
 RoiDecoder::RoiDecoder(DecodeOptions options)
@@ -135,10 +163,23 @@ RoiDecoder::RoiDecoder(DecodeOptions options)
 
 RoiDecoder::~RoiDecoder() = default;
 
+size_t RoiDecoder::scratch_bytes() const {
+  return state_->row.capacity() + state_->full.data.capacity();
+}
+
 ScalingFactor RoiDecoder::decode(std::span<const uint8_t> jpeg, std::string_view file,
                                  const CropWindow& window, int min_width, int min_height,
                                  Image& out) {
+  if (!detail::is_jpeg(jpeg) && !jpeg.empty()) {
+    state_->row_trim.fit(state_->row, 0);  // unused on this path: released after an outlier
+    detail::decode_imgcodecs(jpeg, file, options_, state_->full_trim, state_->full);
+    check_window(window, state_->full.width, state_->full.height, file);
+    state_->out_trim.fit(out.data, static_cast<size_t>(window.width) * window.height * 3);
+    copy_window(state_->full, window, out);
+    return ScalingFactor{};
+  }
   detail::check_signature(jpeg, file);
+  state_->full_trim.fit(state_->full.data, 0);  // only non-JPEGs use it
   detail::LibjpegDecompressor& dec = state_->dec;
   dec.err.scan_limit_hit = false;
   if (!read_header_phase(dec, jpeg)) {
@@ -150,23 +191,17 @@ ScalingFactor RoiDecoder::decode(std::span<const uint8_t> jpeg, std::string_view
   plan.window = window;
   try {
     const JpegInfo info = detail::info_from_header(dec.cinfo, file, options_);
-    const int64_t right = static_cast<int64_t>(window.x) + window.width;
-    const int64_t bottom = static_cast<int64_t>(window.y) + window.height;
-    if (window.x < 0 || window.y < 0 || window.width <= 0 || window.height <= 0 ||
-        right > info.width || bottom > info.height) {
-      char detail[200];
-      std::snprintf(detail, sizeof detail,
-                    "ROI window x=%d y=%d width=%d height=%d is not inside the %d x %d image",
-                    window.x, window.y, window.width, window.height, info.width, info.height);
-      throw DecodeError(file, DecodeError::Reason::kBadArgument, detail);
-    }
+    check_window(window, info.width, info.height, file);
     if (min_width > 0 || min_height > 0)
       plan.factor = choose_scaling(window.width, window.height, min_width, min_height);
     plan.cmyk = info.components == 4;
-    out.resize(plan.factor.scaled(window.height), plan.factor.scaled(window.width), 3);
+    const int out_h = plan.factor.scaled(window.height), out_w = plan.factor.scaled(window.width);
+    state_->out_trim.fit(out.data, static_cast<size_t>(out_w) * out_h * 3);
+    out.resize(out_h, out_w, 3);
     // The widened crop never exceeds the scaled image's width.
     const size_t row_bytes =
         static_cast<size_t>(plan.factor.scaled(info.width)) * 4 * kRoiBlockRows;
+    state_->row_trim.fit(state_->row, row_bytes);
     if (state_->row.size() < row_bytes) state_->row.resize(row_bytes);
   } catch (...) {
     jpeg_abort_decompress(&dec.cinfo);

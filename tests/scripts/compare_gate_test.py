@@ -12,6 +12,7 @@ the status and the per-case lines. The expected p-values come from scipy directl
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -109,14 +110,15 @@ class CompareGateTest(unittest.TestCase):
         new = [60, 110, 160, 210, 290, 310, 360, 410, 460]  # median +16%, heavy overlap
         a = self.write("a.json", make_run([Case("BM_X", values_ms=base)]))
         b = self.write("b.json", make_run([Case("BM_X", values_ms=new)]))
-        rc, out, _ = self.compare(a, b)
+        # CV ~55%: too noisy by default (below); judged here with a loose --max-cv.
+        rc, out, _ = self.compare(a, b, "--max-cv", "100")
         self.assertEqual(rc, 0, out)
         from scipy.stats import mannwhitneyu
         p = mannwhitneyu(base, new, alternative="two-sided").pvalue
         self.assertGreater(p, 0.05)
         self.assertIn(f"BM_X is +16.0% slower but not significant (p={p:.4g} >= 0.05)", out)
         # The same shift with a loose alpha does fail.
-        rc, out, _ = self.compare(a, b, "--alpha", str(min(0.99, p * 1.5)))
+        rc, out, _ = self.compare(a, b, "--alpha", str(min(0.99, p * 1.5)), "--max-cv", "100")
         self.assertEqual(rc, 1, out)
 
     def test_aggregate_rows_are_not_compared(self):
@@ -195,18 +197,52 @@ class CompareGateTest(unittest.TestCase):
         self.assertEqual(rc, 2, out + err)
         self.assertIn("no case in common", err)
 
-    def test_errored_cases_are_skipped(self):
-        base = [Case("BM_H2D/pinned/async/batch:64", real_ms=1.0), Case("BM_Y", real_ms=1.0)]
-        new = [Case("BM_H2D/pinned/async/batch:64", error="no CUDA device"),
-               Case("BM_Y", real_ms=1.0)]
-        a = self.write("a.json", make_run(base, seed=1))
-        b = self.write("b.json", make_run(new, seed=2))
+    def test_cases_errored_in_both_runs_are_skipped(self):
+        both = [Case("BM_H2D/pinned/async/batch:64", error="no CUDA device"),
+                Case("BM_Y", real_ms=1.0)]
+        a = self.write("a.json", make_run(both, seed=1))
+        b = self.write("b.json", make_run(both, seed=2))
         rc, out, _ = self.compare(a, b)
         self.assertEqual(rc, 0, out)
         self.assertIn("skipped BM_H2D/pinned/async/batch:64: reported an error in", out)
-        rc, _, err = self.compare(a, b, "--filter", "BM_H2D")
+        self.assertNotIn("ERRORED", out)
+        rc, _, err = self.compare(a, b, "--filter", "BM_H2D")  # nothing left to judge
         self.assertEqual(rc, 2)
         self.assertIn("no case in common", err)
+
+    def test_case_errored_in_new_run_only_fails(self):
+        base = [Case("BM_H2D/pinned/async/batch:64", real_ms=1.0), Case("BM_Y", real_ms=1.0)]
+        new = [Case("BM_H2D/pinned/async/batch:64", error="bad file x.jpg: truncated"),
+               Case("BM_Y", real_ms=1.0)]
+        a = self.write("a.json", make_run(base, seed=1))
+        b = self.write("b.json", make_run(new, seed=2))
+        for extra in ((), ("--filter", "BM_H2D")):  # also when it is the only case
+            rc, out, _ = self.compare(a, b, *extra)
+            self.assertEqual(rc, 1, out)
+            self.assertIn(f"ERRORED BM_H2D/pinned/async/batch:64: in {b}: bad file x.jpg: "
+                          f"truncated (not in {a})", out)
+            self.assertIn("compare: FAIL: 0 of", out)
+            self.assertIn(f"0 case(s) lost and 1 newly errored in {b}", out)
+        # The other way round (fixed in the new run) is no failure.
+        rc, out, _ = self.compare(b, a)
+        self.assertEqual(rc, 0, out)
+        self.assertNotIn("ERRORED", out)
+
+    def test_lost_case_fails(self):
+        base = [Case("BM_A", real_ms=1.0), Case("BM_B", real_ms=1.0), Case("BM_C")]
+        a = self.write("a.json", make_run(base, seed=1))
+        b = self.write("b.json", make_run(base[:1], seed=2))
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 1, out)
+        self.assertEqual([ln for ln in out.splitlines() if ln.startswith("LOST")],
+                         [f"LOST BM_B: in {a}, not in {b}", f"LOST BM_C: in {a}, not in {b}"])
+        self.assertIn("2 case(s) lost and 0 newly errored", out)
+        # A case added in the new run is only a note; a filter that leaves out the lost
+        # ones passes.
+        rc, out, _ = self.compare(b, a)
+        self.assertEqual(rc, 0, out)
+        self.assertIn(f"compare: note: BM_B only in {a}", out)
+        self.assertEqual(self.compare(a, b, "--filter", "^BM_A$")[0], 0)
 
     def test_disjoint_runs_are_bad_input(self):
         a = self.write("a.json", make_run([Case("BM_A")]))
@@ -214,6 +250,129 @@ class CompareGateTest(unittest.TestCase):
         rc, _, err = self.compare(a, b)
         self.assertEqual(rc, 2)
         self.assertIn("no case in common", err)
+
+    # --- runs that are not comparable, busy machines ---------------------------------
+
+    CONTEXT = {"dataset_fingerprint": "0123456789abcdef", "batch_size": "64",
+               "crop_size": "224", "recipe": "imagenet_train",
+               "pipeline_spec": "{name: imagenet_train, transforms: [random_resized_crop]}",
+               "pipebench_build": "release (optimised, NDEBUG)"}
+
+    def pair(self, base_ctx, new_ctx, scale=1.0):
+        a = self.write("a.json", make_run(three_cases(), seed=1, context=base_ctx))
+        b = self.write("b.json", make_run(three_cases(), seed=2, context=new_ctx, scale=scale))
+        return a, b
+
+    def test_runs_with_different_context_are_refused_unless_forced(self):
+        for key, other in (("dataset_fingerprint", "fedcba9876543210"), ("batch_size", "32"),
+                           ("crop_size", "176"), ("pipeline_spec", "{name: mine}"),
+                           ("pipebench_build", "DEBUG: timings of this build mean nothing")):
+            with self.subTest(key=key):
+                a, b = self.pair(self.CONTEXT, {**self.CONTEXT, key: other}, scale=2.0)
+                rc, out, err = self.compare(a, b)
+                self.assertEqual(rc, 2, out + err)
+                self.assertEqual(out, "")
+                self.assertEqual(len(err.splitlines()), 1, err)
+                self.assertIn("compare: error: the runs are not comparable: "
+                              f"{key} differs ({a}: {self.CONTEXT[key]!r}, {b}: {other!r})", err)
+                self.assertIn("--force", err)
+                rc, out, err = self.compare(a, b, "--force")
+                self.assertEqual(rc, 1, out + err)  # compared: 2x slower
+                self.assertIn(f"compare: warning: comparing runs that differ (--force): {key} "
+                              "differs", out)
+                self.assertIn("REGRESSION", out)
+
+    def test_recipe_is_compared_when_a_run_has_no_pipeline_spec(self):
+        old = {k: v for k, v in self.CONTEXT.items() if k != "pipeline_spec"}
+        a, b = self.pair(old, {**self.CONTEXT, "recipe": "imagenet_val"})
+        rc, _, err = self.compare(a, b)
+        self.assertEqual(rc, 2, err)
+        self.assertIn("recipe differs", err)
+        # Same recipe, spec recorded in one run only: compared, with a note.
+        a, b = self.pair(old, self.CONTEXT)
+        rc, out, err = self.compare(a, b)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("compare: note: not checked, recorded in one run only: pipeline_spec",
+                      out)
+        # Same spec, different recipe name: the spec decides.
+        a, b = self.pair(self.CONTEXT, {**self.CONTEXT, "recipe": "renamed"})
+        self.assertEqual(self.compare(a, b)[0], 0)
+
+    def test_busy_machine_warns(self):
+        a, b = self.pair(self.CONTEXT, {**self.CONTEXT, "busy_machine": "true"})
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 0, out)
+        self.assertIn(f"compare: warning: measured on a busy machine (context "
+                      f"busy_machine=true): {b}; {a}: unknown.", out)
+        a, b = self.pair({**self.CONTEXT, "busy_machine": "true"},
+                         {**self.CONTEXT, "busy_machine": "false"})
+        out = self.compare(a, b)[1]
+        self.assertIn(f"busy_machine=true): {a}; {b}: not busy.", out)
+        for flags in (({}, {}), ({"busy_machine": "false"}, {"busy_machine": "false"})):
+            a, b = self.pair({**self.CONTEXT, **flags[0]}, {**self.CONTEXT, **flags[1]})
+            self.assertNotIn("busy", self.compare(a, b)[1])
+
+    # --- noise, base 0, names, aggregates only ---------------------------------------
+
+    def test_noisy_case_is_not_judged(self):
+        # CV ~10% on both sides, new 1.5x slower: the U test alone would call it
+        # significant (9 vs 9 fully separated); the CV above the 5% limit says noise.
+        base = [0.85, 0.9, 0.95, 1.0, 1.0, 1.05, 1.1, 1.15, 1.2]
+        a = self.write("a.json", make_run([Case("BM_N", values_ms=base), Case("BM_Q")], seed=1))
+        b = self.write("b.json", make_run([Case("BM_N", values_ms=[v * 1.5 for v in base]),
+                                           Case("BM_Q")], seed=2))
+        sd = statistics.stdev(base) / statistics.fmean(base) * 100
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 0, out)
+        self.assertIn(f"compare: warning: BM_N too noisy to judge: CV of real_time over "
+                      f"repetitions base {sd:.1f}%, new {sd:.1f}% > --max-cv 5%; change +50.0% "
+                      "not judged", out)
+        self.assertIn("compare: PASS: 0 of 2 case(s)", out)
+        self.assertIn("1 too noisy to judge", out)
+        rc, out, _ = self.compare(a, b, "--max-cv", f"{sd + 1:.1f}")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("REGRESSION BM_N:", out)
+        rc, out, _ = self.compare(a, b, "--max-regression", "20")  # --max-cv follows it
+        self.assertEqual(rc, 1, out)
+        self.assert_bad_input([a, b, "--max-cv", "-3"], "--max-cv must be a number")
+
+    def test_base_time_zero_is_not_a_percentage(self):
+        a = self.write("a.json", make_run([Case("BM_Z", values_ms=[0.0] * 9), Case("BM_Q")],
+                                          seed=1))
+        b = self.write("b.json", make_run([Case("BM_Z", real_ms=2.0), Case("BM_Q")], seed=2))
+        rc, out, _ = self.compare(a, b, "--no-color")
+        self.assertEqual(rc, 0, out)
+        self.assertNotIn("200", out)
+        self.assertNotIn("+2.0000", out)  # compare.py's table would print that
+        self.assertRegex(out, r"compare: warning: BM_Z: real_time base 0 -> [\d.]+ ms; no "
+                              r"percentage change \(base 0\), not judged")
+        self.assertIn("compare: note: left out of the table, base time 0", out)
+        self.assertIn("1 with base 0", out)
+        self.assertNotIn("\nBM_Z", out)
+
+    def test_names_with_regex_characters(self):
+        names = ["BM_Loader/my(recipe)+[v2]*/workers:1/real_time", "BM_Sample/a.b|c$/real_time"]
+        a = self.write("a.json", make_run([Case(n) for n in names], seed=1,
+                                          context={"recipe": "my(recipe)+[v2]*"}))
+        b = self.write("b.json", make_run([Case(names[0]), Case(names[1], real_ms=2.0)],
+                                          seed=2, context={"recipe": "my(recipe)+[v2]*"}))
+        rc, out, err = self.compare(a, b)
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn(f"REGRESSION {names[1]}: real_time", out)
+        rc, out, _ = self.compare(a, b, "--filter", re.escape(names[0]))
+        self.assertEqual(rc, 0, out)
+
+    def test_aggregates_only_runs_use_the_median(self):
+        def aggregates_only(doc):
+            doc["benchmarks"] = [r for r in doc["benchmarks"] if r["run_type"] == "aggregate"]
+            return doc
+        a = self.write("a.json", aggregates_only(make_run(three_cases(), seed=1)))
+        b = self.write("b.json", aggregates_only(make_run(three_cases(slow_factor_b=1.3),
+                                                          seed=2)))
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("REGRESSION BM_Decode/turbo_full/real_time: real_time", out)
+        self.assertIn("p=n/a, single run", out)
 
     # --- bad input -----------------------------------------------------------------
 

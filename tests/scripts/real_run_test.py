@@ -123,7 +123,7 @@ def main():
         slow = os.path.join(tmp, "slow.json")
         with open(slow, "w") as f:
             json.dump(doc, f)
-        p = run([compare, b, slow, "--no-color"])
+        p = run([compare, b, slow, "--no-color", "--max-cv", "1000"])
         expect(p, 1, "compare b b*1.5 (default 5%)")
         if "REGRESSION BM_Transform" not in p.stdout:
             fail(f"no REGRESSION line naming a BM_Transform case:\n{p.stdout}")

@@ -1,0 +1,80 @@
+#include "bench/machine.h"
+
+#include <malloc.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "pipeline/stage_timers.h"
+
+namespace pipebench::bench {
+namespace {
+
+// All CPUs' busy time (user + nice + system + irq + softirq + steal), ns, from /proc/stat.
+int64_t machine_busy_ns() {
+  std::ifstream f("/proc/stat");
+  std::string cpu;
+  int64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (!(f >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) || cpu != "cpu")
+    return 0;
+  const int64_t ticks = user + nice + system + irq + softirq + steal;
+  return ticks * (1000000000 / sysconf(_SC_CLK_TCK));
+}
+
+double load_average() {
+  double l[1] = {0};
+  return getloadavg(l, 1) == 1 ? l[0] : 0.0;
+}
+
+}  // namespace
+
+double cores_available() {
+  cpu_set_t set;
+  double cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  std::ifstream max("/sys/fs/cgroup/cpu.max");  // "max 100000" or "200000 100000"
+  std::string quota;
+  double period = 0;
+  if (max >> quota >> period && quota != "max" && period > 0)
+    cores = std::min(cores, std::stod(quota) / period);
+  return cores > 0 ? cores : 1;
+}
+
+MachineLoad::MachineLoad()
+    : load_average_start(load_average()),
+      cores(cores_available()),
+      busy_ns0_(machine_busy_ns()),
+      ours_ns0_(process_cpu_ns()),
+      wall_ns0_(now_ns()) {}
+
+void MachineLoad::finish() {
+  load_average_end = load_average();
+  const double wall = static_cast<double>(now_ns() - wall_ns0_);
+  const double all = static_cast<double>(machine_busy_ns() - busy_ns0_);
+  const double ours = static_cast<double>(process_cpu_ns() - ours_ns0_);
+  // /proc/stat counts in clock ticks (10 ms): short runs read a little high or low.
+  other_cpu_cores = wall > 0 ? std::max(0.0, (all - ours) / wall) : 0.0;
+  busy = other_cpu_cores > kBusyCores || load_average_start > cores / 2;
+}
+
+std::string MachineLoad::warning() const {
+  if (!busy) return "";
+  std::ostringstream s;
+  s.precision(2);
+  s << "busy machine: other processes used " << other_cpu_cores << " cores on average during "
+    << "the run (load average " << load_average_start << " at the start, " << cores
+    << " cores available); timings may be slower and noisier than this machine can do";
+  return s.str();
+}
+
+std::string fix_malloc_policy() {
+  const bool ok = mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, 1 << 30) == 1;
+  return ok ? "fixed: glibc mallopt M_MMAP_MAX=0 M_TRIM_THRESHOLD=1GiB (freed buffers are "
+              "reused, not returned to the kernel; GLIBC_TUNABLES for these are overridden)"
+            : "system (mallopt refused the fixed policy)";
+}
+
+}  // namespace pipebench::bench

@@ -1,0 +1,53 @@
+// What the machine was doing around a run, so that a number measured on a busy machine
+// says so (issue: two runs of the same code on a busy machine gave 24 of 34 "regressions").
+//
+//   - MachineLoad samples /proc/stat (all CPUs' busy time), this process's CPU time and the
+//     wall clock at the start of the run and at its end: the CPU that *other* processes
+//     used meanwhile, in cores, is (busy - ours) / wall. A run is flagged busy when others
+//     used more than kBusyCores on average, or the 1-minute load average at the start
+//     exceeded half the cores this process may use.
+//   - cores_available(): the CPUs this process may run on (sched_getaffinity), capped by a
+//     cgroup v2 CPU quota (cpu.max) when one is set.
+//   - the malloc policy (fix_malloc_policy()): glibc's default returns large freed blocks
+//     to the kernel (mmap threshold, trim threshold), so every large decode pays page faults
+//     and zeroing again, and the result depends on GLIBC_TUNABLES and on what ran before
+//     (27 % on photos-full's turbo_full). pipebench fixes the policy at start-up with
+//     mallopt (which takes precedence over GLIBC_TUNABLES) and records it in the context.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pipebench::bench {
+
+/// CPUs this process may use: the affinity mask's count, capped by a cgroup v2 quota.
+double cores_available();
+
+/// Other processes' CPU use above which a run is flagged busy, in cores.
+inline constexpr double kBusyCores = 0.25;
+
+class MachineLoad {
+ public:
+  MachineLoad();  ///< samples now (the run's start)
+  /// Samples again (the run's end) and computes the fields below.
+  void finish();
+
+  double load_average_start = 0;  ///< 1-minute load average at the start
+  double load_average_end = 0;
+  double other_cpu_cores = 0;     ///< mean CPU of other processes during the run, cores
+  double cores = 1;               ///< cores_available()
+  bool busy = false;              ///< see the file comment
+  /// One line for people: "busy: other processes used 0.8 cores on average ..." or "".
+  std::string warning() const;
+
+ private:
+  int64_t busy_ns0_ = 0, ours_ns0_ = 0, wall_ns0_ = 0;
+};
+
+/// Which malloc policy a run uses: "fixed" (fix_malloc_policy applied) or "system".
+/// Applies the fixed policy: no mmap for large blocks (M_MMAP_MAX 0) and no trimming
+/// (M_TRIM_THRESHOLD 1 GiB), so decoder buffers freed by one image are reused by the next.
+/// Returns a description for the run context.
+std::string fix_malloc_policy();
+
+}  // namespace pipebench::bench

@@ -1,0 +1,85 @@
+// decode_imgcodecs: non-JPEG images through OpenCV imgcodecs (see imgcodecs_decode.h).
+#include "transforms/imgcodecs_decode.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <cstring>
+#include <string>
+
+namespace pipebench::detail {
+namespace {
+
+using Reason = DecodeError::Reason;
+
+// PNG 3rd ed. 5.6: the last chunk is IEND; a file cut anywhere before it lacks the chunk
+// type "IEND" (searched backwards, so trailing bytes after IEND are tolerated).
+bool has_png_iend(std::span<const uint8_t> b) {
+  static constexpr char kIend[] = "IEND";
+  for (size_t end = b.size(); end >= 8 + 4; --end)
+    if (std::memcmp(b.data() + end - 4, kIend, 4) == 0) return true;
+  return false;
+}
+
+// RFC 9649 2.5: the RIFF chunk size (little-endian at 4) counts the bytes after offset 8.
+bool webp_complete(std::span<const uint8_t> b) {
+  if (b.size() < 8) return false;
+  const uint64_t riff = uint64_t{b[4]} | (uint64_t{b[5]} << 8) | (uint64_t{b[6]} << 16) |
+                        (uint64_t{b[7]} << 24);
+  return b.size() >= riff + 8;
+}
+
+void check_complete(const ImageInfo& info, std::span<const uint8_t> b, std::string_view file) {
+  if (info.format == ImageFormat::kPng && !has_png_iend(b))
+    throw DecodeError(file, Reason::kTruncated,
+                      "PNG has no IEND chunk: the file ends before the image does");
+  if (info.format == ImageFormat::kWebp && !webp_complete(b))
+    throw DecodeError(file, Reason::kTruncated,
+                      "WebP is shorter than its RIFF header says (" + std::to_string(b.size()) +
+                          " bytes)");
+}
+
+}  // namespace
+
+ImageInfo decode_imgcodecs(std::span<const uint8_t> bytes, std::string_view file,
+                           const DecodeOptions& options, BufferTrim& out_trim, Image& out) {
+  const ImageInfo info = read_image_info(bytes, file, options);  // size limit, signature
+  if (!decoded_by_opencv(info.format))
+    throw DecodeError(file, Reason::kUnsupported, describe_signature(bytes));
+  check_complete(info, bytes, file);
+
+  const size_t need = static_cast<size_t>(info.width) * info.height * 3;
+  out_trim.fit(out.data, need);
+  out.resize(info.height, info.width, 3);
+  // imdecode writes into `dst` when it already has the decoded size and type (Mat::create
+  // is then a no-op), so the pixels land in out's storage without a copy.
+  cv::Mat dst(info.height, info.width, CV_8UC3, out.ptr());
+  const cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1,
+                        const_cast<uint8_t*>(bytes.data()));
+  cv::Mat decoded;
+  try {
+    decoded = cv::imdecode(encoded, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION, &dst);
+  } catch (const cv::Exception& e) {
+    out.resize(0, 0, 3);
+    throw DecodeError(file, Reason::kCorrupt, std::string("cv::imdecode: ") + e.what());
+  }
+  const char* name = format_name(info.format);
+  if (decoded.empty()) {
+    out.resize(0, 0, 3);
+    throw DecodeError(file, Reason::kCorrupt,
+                      std::string("cv::imdecode could not decode this ") + name + " file");
+  }
+  if (decoded.data != out.ptr() || decoded.rows != info.height || decoded.cols != info.width) {
+    out.resize(0, 0, 3);
+    throw DecodeError(file, Reason::kCorrupt,
+                      std::string("cv::imdecode returned ") + std::to_string(decoded.cols) +
+                          " x " + std::to_string(decoded.rows) + ", the " + name +
+                          " header says " + std::to_string(info.width) + " x " +
+                          std::to_string(info.height));
+  }
+  cv::cvtColor(dst, dst, cv::COLOR_BGR2RGB);  // in place: a channel swap
+  return info;
+}
+
+}  // namespace pipebench::detail
