@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   const std::string out_path = flag_value(argc, argv, "benchmark_out");
   const std::string out_format = flag_value(argc, argv, "benchmark_out_format");
   const std::string reps = flag_value(argc, argv, "benchmark_repetitions");
+  const bool listing = flag_value(argc, argv, "benchmark_list_tests") == "true";
   const bool own_json = !out_path.empty() && (out_format.empty() || out_format == "json");
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--list-ops") == 0) {
@@ -149,7 +150,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pipebench: warning: dataset formats not counted: %s\n", e.what());
   }
-  if (load.busy) std::fprintf(stderr, "pipebench: warning: %s\n", load.warning().c_str());
+  if (load.busy && !listing) std::fprintf(stderr, "pipebench: warning: %s\n", load.warning().c_str());
   if (json) {
     try {
       pb::write_run_json(json->text(), epilogue, out_path);

@@ -10,9 +10,12 @@
 // the buffer is full, inside the timed loop: their cost is shared by the batch's samples
 // (batch_ops_ms, per sample of the completed batches), because workers pay it too; the
 // samples of a last, unfilled batch have not paid their share in items_per_second.
+// BM_Sample/<pipeline>/<change>: the what-if candidates of the run's pipeline (below).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include <functional>
 
@@ -86,6 +89,50 @@ void BM_Sample(benchmark::State& state, BenchContext& ctx,
   if (batched && batches > 0) state.counters["batch_ops_ms"] = batch_ns / 1e6 / (batches * batch);
 }
 
+// The what-if candidates (issue 8): the run's pipeline with one change each, measured
+// beside it so that pipebench-report can say what each change saves:
+//   decode:auto          the same spec with the ROI / DCT-scaled decode planner, when the
+//                        spec asks for another decode and the planner would change it;
+//   without:<op>[#k]     the spec without that one operator (per-sample or batch), when
+//                        the rest still builds: what the operator costs (it changes what
+//                        the model sees, so it is a price, not a fix).
+std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> what_if_candidates(
+    const Pipeline& p) {
+  std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> out;
+  const PipelineSpec& spec = p.spec();
+  const auto add = [&](const std::string& label, const PipelineSpec& changed) {
+    try {
+      out.emplace_back(label, Pipeline::build(changed, p.decode_options()));
+    } catch (const std::invalid_argument&) {  // the rest does not build without it
+    }
+  };
+  if (spec.decode_mode != "auto" && spec.decode_mode != "roi") {
+    PipelineSpec s = spec;
+    s.decode_mode = "auto";
+    try {
+      auto c = Pipeline::build(s, p.decode_options());
+      if (c->decode_plan() != p.decode_plan()) out.emplace_back("decode:auto", c);
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  std::map<std::string, int> seen;
+  const auto label_of = [&](const std::string& op) {
+    const int k = ++seen[op];
+    return "without:" + op + (k > 1 ? "#" + std::to_string(k) : "");
+  };
+  for (size_t i = 0; i < spec.transforms.size(); ++i) {
+    PipelineSpec s = spec;
+    s.transforms.erase(s.transforms.begin() + static_cast<std::ptrdiff_t>(i));
+    add(label_of(spec.transforms[i].name), s);
+  }
+  for (size_t i = 0; i < spec.batch.size(); ++i) {
+    PipelineSpec s = spec;
+    s.batch.erase(s.batch.begin() + static_cast<std::ptrdiff_t>(i));
+    add(label_of(spec.batch[i].name), s);
+  }
+  return out;
+}
+
 }  // namespace
 
 void register_sample_benchmarks(BenchContext& ctx) {
@@ -98,6 +145,9 @@ void register_sample_benchmarks(BenchContext& ctx) {
   }
   register_case(ctx, "BM_Sample/" + mine->name(), BM_Sample, mine)
       ->Unit(benchmark::kMicrosecond);
+  for (const auto& [label, candidate] : what_if_candidates(*mine))
+    register_case(ctx, "BM_Sample/" + mine->name() + "/" + label, BM_Sample, candidate)
+        ->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace pipebench::bench

@@ -16,7 +16,8 @@ numbers and Mann-Whitney U test `compare.py benchmarks BASE NEW` prints), then d
     possible: the threshold alone decides and a warning says so;
   - a case whose coefficient of variation over repetitions (sample stddev / mean of the
     gated time, on either side) exceeds --max-cv percent (default: the --max-regression
-    value) is "too noisy to judge": a warning, never a regression (issue 15 item 7);
+    value) is "too noisy to judge" when the change is within 3 CVs: a warning, never a
+    regression (issue 15 item 7); a larger change is judged as usual;
   - a base time of 0 gives no percentage: the case is reported as "base 0", not judged,
     and left out of compare.py's table (which would print +200%, its midpoint formula);
   - either run flagged busy by pipebench (context busy_machine = "true") gets a warning;
@@ -104,6 +105,11 @@ def cv(values):
     return statistics.stdev(values) / mean if mean > 0 else None
 
 
+# A case too noisy to judge (CV above --max-cv) is still judged when its change exceeds
+# this many CVs: noise of that size does not move a median that far.
+NOISE_SPAN = 3.0
+
+
 def judge(base_rows, new_rows, max_regression, alpha, report, field="real_time",
           max_cv=None):
     """Decides one case on `field`.
@@ -131,7 +137,10 @@ def judge(base_rows, new_rows, max_regression, alpha, report, field="real_time",
     slower = change is not None and change > max_regression / 100.0
     if change is None:
         verdict = "base0"
-    elif max_cv is not None and case_cv is not None and case_cv * 100.0 > max_cv:
+    elif (max_cv is not None and case_cv is not None and case_cv * 100.0 > max_cv
+          and abs(change) <= NOISE_SPAN * case_cv):
+        # Too noisy to tell this change from the spread of the repetitions; a change
+        # beyond NOISE_SPAN x CV (a 3.5x slowdown with 20 % CV) is still judged.
         verdict = "noisy"
     elif p is None:
         verdict = "regression" if slower else "ok"

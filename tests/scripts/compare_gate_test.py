@@ -315,17 +315,18 @@ class CompareGateTest(unittest.TestCase):
     # --- noise, base 0, names, aggregates only ---------------------------------------
 
     def test_noisy_case_is_not_judged(self):
-        # CV ~10% on both sides, new 1.5x slower: the U test alone would call it
-        # significant (9 vs 9 fully separated); the CV above the 5% limit says noise.
+        # CV ~10% on both sides, new 1.25x slower: the U test alone would call it
+        # significant (9 vs 9 fully separated); a CV above the 5% limit with a change
+        # within 3 CVs says noise.
         base = [0.85, 0.9, 0.95, 1.0, 1.0, 1.05, 1.1, 1.15, 1.2]
         a = self.write("a.json", make_run([Case("BM_N", values_ms=base), Case("BM_Q")], seed=1))
-        b = self.write("b.json", make_run([Case("BM_N", values_ms=[v * 1.5 for v in base]),
+        b = self.write("b.json", make_run([Case("BM_N", values_ms=[v * 1.25 for v in base]),
                                            Case("BM_Q")], seed=2))
         sd = statistics.stdev(base) / statistics.fmean(base) * 100
         rc, out, _ = self.compare(a, b)
         self.assertEqual(rc, 0, out)
         self.assertIn(f"compare: warning: BM_N too noisy to judge: CV of real_time over "
-                      f"repetitions base {sd:.1f}%, new {sd:.1f}% > --max-cv 5%; change +50.0% "
+                      f"repetitions base {sd:.1f}%, new {sd:.1f}% > --max-cv 5%; change +25.0% "
                       "not judged", out)
         self.assertIn("compare: PASS: 0 of 2 case(s)", out)
         self.assertIn("1 too noisy to judge", out)
@@ -335,6 +336,17 @@ class CompareGateTest(unittest.TestCase):
         rc, out, _ = self.compare(a, b, "--max-regression", "20")  # --max-cv follows it
         self.assertEqual(rc, 1, out)
         self.assert_bad_input([a, b, "--max-cv", "-3"], "--max-cv must be a number")
+
+    def test_noise_does_not_hide_a_change_far_beyond_it(self):
+        # The same 10% CV, but 2x slower: more than 3 CVs, so it is judged and fails.
+        base = [0.85, 0.9, 0.95, 1.0, 1.0, 1.05, 1.1, 1.15, 1.2]
+        a = self.write("a.json", make_run([Case("BM_N", values_ms=base), Case("BM_Q")], seed=1))
+        b = self.write("b.json", make_run([Case("BM_N", values_ms=[v * 2 for v in base]),
+                                           Case("BM_Q")], seed=2))
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("REGRESSION BM_N:", out)
+        self.assertIn(", 0 too noisy to judge", out)
 
     def test_base_time_zero_is_not_a_percentage(self):
         a = self.write("a.json", make_run([Case("BM_Z", values_ms=[0.0] * 9), Case("BM_Q")],
