@@ -74,6 +74,8 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
                  int workers) {
   const auto& c = ctx.config();
   TraceRecorder* trace = ctx.trace();
+  const CaseMarker marker(trace, "BM_EndToEnd/" + pipeline->name() + "/" + baseline +
+                                     "/workers:" + std::to_string(workers));
   std::unique_ptr<TrainStep> step;
   std::unique_ptr<Loader> loader;
   double data_ms = 0, compute_ms = 0;

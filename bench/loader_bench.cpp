@@ -26,6 +26,8 @@ namespace {
 
 void BM_Loader(benchmark::State& state, BenchContext& ctx, const std::shared_ptr<const Pipeline>& pipeline,
                int workers) {
+  const CaseMarker marker(ctx.trace(),
+                          "BM_Loader/" + pipeline->name() + "/workers:" + std::to_string(workers));
   std::unique_ptr<Loader> loader;
   try {
     loader = make_loader(ctx, pipeline, workers);

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "pipeline/trace.h"
+
 namespace pipebench::bench {
 
 std::unique_ptr<Loader> make_loader(BenchContext& ctx, const std::shared_ptr<const Pipeline>& pipeline,
@@ -46,6 +48,13 @@ void LoaderWindow::finish(const Loader& loader) {
   process_cpu_ms = (process_cpu_ns() - cpu0_) / 1e6;
   after = loader.stats();
   produced = after.processed - before.processed;
+}
+
+CaseMarker::CaseMarker(TraceRecorder* trace, const std::string& case_name)
+    : trace_(trace), name_(trace ? trace->intern(case_name) : nullptr), start_ns_(now_ns()) {}
+
+CaseMarker::~CaseMarker() {
+  if (trace_) trace_->span_on(trace_->track("benchmark cases"), name_, "case", start_ns_, now_ns());
 }
 
 double LoaderWindow::mean_batch(int nominal) const {

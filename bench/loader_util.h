@@ -54,6 +54,22 @@ class LoaderWindow {
   int64_t t0_ = 0, cpu0_ = 0;
 };
 
+/// Marks a benchmark case in the trace: a span named after the case, from construction
+/// to destruction, on the "benchmark cases" track, so Perfetto shows which worker spans
+/// belong to which case. Does nothing without --trace.
+class CaseMarker {
+ public:
+  CaseMarker(TraceRecorder* trace, const std::string& case_name);
+  ~CaseMarker();
+  CaseMarker(const CaseMarker&) = delete;
+  CaseMarker& operator=(const CaseMarker&) = delete;
+
+ private:
+  TraceRecorder* trace_;
+  const char* name_ = nullptr;
+  int64_t start_ns_ = 0;
+};
+
 /// The loader's production rate over `batches` consumed batches: ms per batch produced
 /// (`batch_size` nominal samples, or the mean delivered batch when batches are short).
 /// Throws when the loader runs out.

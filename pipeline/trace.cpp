@@ -49,6 +49,11 @@ void TraceRecorder::span_on(int track, const char* name, const char* category, i
   events_.push_back({name, category, start_ns, end_ns, -1, track});
 }
 
+const char* TraceRecorder::intern(const std::string& text) {
+  std::lock_guard lock(mu_);
+  return interned_.emplace_back(text).c_str();
+}
+
 size_t TraceRecorder::size() const {
   std::lock_guard lock(mu_);
   return events_.size();

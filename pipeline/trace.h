@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -35,6 +36,9 @@ class TraceRecorder {
   /// A span on a track made by track().
   void span_on(int track, const char* name, const char* category, int64_t start_ns,
                int64_t end_ns);
+  /// A copy of `text` that lives as long as the recorder, for names that are not string
+  /// literals (a benchmark case's name on the "benchmark cases" track).
+  const char* intern(const std::string& text);
   size_t size() const;
   void write(const std::filesystem::path& file) const;
 
@@ -52,6 +56,7 @@ class TraceRecorder {
   std::unordered_map<size_t, int> tids_;  // std::thread::id hash -> dense id
   std::unordered_map<int, std::string> thread_names_;
   int next_virtual_tid_ = 1000;  // ids of tracks made by track()
+  std::deque<std::string> interned_;  // stable addresses
 };
 
 /// RAII NVTX range (Nsight Systems) without a trace event; a no-op without CUDA. For

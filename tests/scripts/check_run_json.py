@@ -66,6 +66,11 @@ def main(argv):
         for want in ["read", "decode", "transform", "wait", "submit_step", "train_step"]:
             if want not in names:
                 problems.append(f"trace has no '{want}' span")
+        # Each loader / end-to-end case is marked by a span named after it.
+        for r in rows:
+            case = r.get("run_name", r["name"]).split("/iterations:")[0].split("/real_time")[0]
+            if case.startswith(("BM_Loader/", "BM_EndToEnd/")) and case not in names:
+                problems.append(f"trace has no span marking case {case}")
     for p in problems:
         print(f"check_run_json: {p}", file=sys.stderr)
     if problems:

@@ -54,6 +54,30 @@ class ExtractTest(unittest.TestCase):
         self.assertAlmostEqual(ex["compute_ips"], 64 * 1000.0 / statistics.fmean(e2e_compute))
         self.assertEqual([r["workers"] for r in ex["loader"]["imagenet_train"]], [1, 2, 4, 8])
 
+    def test_throughput_axis_is_log_when_values_are_far_apart(self):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        cases, ctx = pipeline_cases(workers=(1, 2, 4, 8))
+        ex = self.plot.extract(make_run(cases, reps=1, context=ctx))
+        for rows in ex["sweeps"].values():  # everything within 10x: linear from 0
+            for r in rows:
+                r["measured_ips"], r["bound_ips"] = 900.0, 1000.0
+        for rows in ex["loader"].values():
+            for r in rows:
+                r["ips"] = 1200.0
+        ex["compute_ips"] = 1100.0
+        fig, ax = plt.subplots()
+        self.plot._plot_sweep(ax, ex)
+        self.assertEqual(ax.get_yscale(), "linear")
+        for rows in ex["loader"].values():  # 31 against 2530 images/s: log
+            rows[0]["ips"] = 31.0
+            rows[-1]["ips"] = 2530.0
+        fig, ax = plt.subplots()
+        self.plot._plot_sweep(ax, ex)
+        self.assertEqual(ax.get_yscale(), "log")
+        self.assertIn("log scale", ax.get_ylabel())
+
     def test_iteration_means_without_aggregates(self):
         cases, ctx = pipeline_cases(workers=(2, 1), counter_noise_cv=0.05)
         doc = make_run(cases, reps=4, seed=5, context=ctx, aggregates=False)
