@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdlib>
 #include <exception>
 #include <map>
 #include <memory>
@@ -45,6 +46,29 @@ int run_command(const std::vector<std::string>& argv, const fs::path& cwd) {
     if (errno != EINTR) return -1;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// True when `program` is an executable file in one of $PATH's folders.
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
+    if (::access((fs::path(dir) / program).c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+/// Unpacks `deb` into `root` (emptied first) with dpkg -x; false when dpkg fails.
+bool unpack_deb(const fs::path& deb, const fs::path& root, const fs::path& cwd) {
+  std::error_code ec;
+  fs::remove_all(root, ec);
+  fs::create_directories(root, ec);
+  if (ec) throw DatasetError(root.string() + ": cannot create: " + ec.message());
+  return run_command({"dpkg", "-x", deb.string(), root.string()}, cwd) == 0;
 }
 
 /// The "<package>_*.deb" file in dir, or an empty path.
@@ -153,6 +177,12 @@ std::vector<fs::path> fetch_photo_packages(const fs::path& scratch,
   std::vector<std::string> missing;
   for (const auto& p : packages)
     if (find_deb(abs_scratch, p).empty()) missing.push_back(p);
+  for (const char* tool : {"apt-get", "dpkg"}) {
+    if (!on_path(tool))
+      throw DatasetError(std::string(tool) + " not found on PATH: pipebench-data photos fetches "
+                         "Debian packages with apt-get download and unpacks them with dpkg -x "
+                         "(Debian or Ubuntu; no root needed once the package lists exist)");
+  }
   if (!missing.empty()) {
     std::vector<std::string> argv = {"apt-get", "download"};
     argv.insert(argv.end(), missing.begin(), missing.end());
@@ -188,14 +218,23 @@ std::vector<fs::path> fetch_photo_packages(const fs::path& scratch,
       read_file(stamp, b);
       stamp_text.assign(b.begin(), b.end());
     }
+    fs::path unpacked = deb;
     if (stamp_text != deb.filename().string() || !fs::is_directory(root)) {
       fs::remove(stamp, ec);
-      fs::remove_all(root, ec);
-      fs::create_directories(root, ec);
-      if (ec) throw DatasetError(root.string() + ": cannot create: " + ec.message());
-      if (run_command({"dpkg", "-x", deb.string(), root.string()}, abs_scratch) != 0)
-        throw DatasetError(deb.string() + ": dpkg -x failed");
-      const std::string name = deb.filename().string();
+      if (!unpack_deb(deb, root, abs_scratch)) {
+        // A corrupt or truncated .deb (an interrupted download) is fetched again once,
+        // rather than failing every later run on the same file.
+        log << deb.string() << ": dpkg -x failed; downloading " << p << " again\n" << std::flush;
+        fs::remove(deb, ec);
+        if (run_command({"apt-get", "download", p}, abs_scratch) != 0)
+          throw DatasetError(deb.string() + ": dpkg -x failed, and apt-get download " + p +
+                             " failed to fetch it again");
+        unpacked = find_deb(abs_scratch, p);
+        if (unpacked.empty() || !unpack_deb(unpacked, root, abs_scratch))
+          throw DatasetError(deb.string() + ": dpkg -x failed, also after downloading it again "
+                             "(the package itself is not a valid .deb)");
+      }
+      const std::string name = unpacked.filename().string();
       write_file(stamp, reinterpret_cast<const uint8_t*>(name.data()), name.size());
     }
     roots.push_back(root);
@@ -342,6 +381,16 @@ PhotoSetSummary build_photo_sets(const std::vector<PhotoOriginal>& originals,
   fs::remove_all(in_tmp, ec);
   fs::create_directories(full_tmp, ec);
   fs::create_directories(in_tmp, ec);
+  // Whatever ends this function (a full disk, no decodable original), no .tmp folder is
+  // left behind; after the commit below they are renamed away and this removes nothing.
+  struct RemoveOnExit {
+    fs::path a, b;
+    ~RemoveOnExit() {
+      std::error_code e;
+      fs::remove_all(a, e);
+      fs::remove_all(b, e);
+    }
+  } cleanup{full_tmp, in_tmp};
   if (ec) throw DatasetError(out_dir.string() + ": cannot create output: " + ec.message());
 
   struct Result {

@@ -368,5 +368,37 @@ TEST(Photos, FindsOriginalsAndBuildsBothSets) {
   for (size_t i = 0; i < in2.size(); ++i) EXPECT_EQ(slurp(in2.sample(i).path), first[i]);
 }
 
+TEST(Photos, AFailedBuildLeavesNoTemporaryFolders) {
+  const fs::path base = testing::scratch_dir("photos_fail");
+  const fs::path pkg = base / "unpacked" / "pkg";
+  // One "original" over the size floor that is not a decodable JPEG: nothing to build.
+  std::vector<uint8_t> garbage(50'000, 0x42);
+  garbage[0] = 0xFF;
+  garbage[1] = 0xD8;
+  write_file(pkg / "usr" / "share" / "wallpapers" / "X" / "x.jpg", garbage.data(), garbage.size());
+  const auto originals = find_photo_originals({pkg}, 20'000);
+  const fs::path out = base / "out";
+  std::ostringstream log;
+  EXPECT_THROW(build_photo_sets(originals, out, PhotoSetOptions{}, log), DatasetError);
+  EXPECT_FALSE(fs::exists(out / "photos-full.tmp"));
+  EXPECT_FALSE(fs::exists(out / "photos-in.tmp"));
+  EXPECT_FALSE(fs::exists(out / "photos-in"));
+}
+
+TEST(Photos, MissingAptGetIsNamedAsSuch) {
+  const fs::path base = testing::scratch_dir("photos_noapt");
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  setenv("PATH", (base / "empty-bin").c_str(), 1);  // no apt-get, no dpkg
+  std::ostringstream log;
+  try {
+    fetch_photo_packages(base / "scratch", {"mate-backgrounds"}, log);
+    ADD_FAILURE() << "expected DatasetError";
+  } catch (const DatasetError& e) {
+    EXPECT_NE(std::string(e.what()).find("apt-get not found on PATH"), std::string::npos) << e.what();
+  }
+  setenv("PATH", saved.c_str(), 1);
+}
+
 }  // namespace
 }  // namespace pipebench
