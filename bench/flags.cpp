@@ -209,7 +209,8 @@ std::string QuickPlan::filter(const std::string& pipeline_name) {
     if (std::string("\\^$.|?*+()[]{}").find(ch) != std::string::npos) quoted += '\\';
     quoted += ch;
   }
-  return "^BM_(Sample/" + quoted + "$|TrainStep/|Loader/" + quoted + "/|EndToEnd/" + quoted + "/)";
+  // The pipeline's BM_Sample and its what-if candidates (BM_Sample/<name>/<change>).
+  return "^BM_(Sample/" + quoted + "($|/)|TrainStep/|Loader/" + quoted + "/|EndToEnd/" + quoted + "/)";
 }
 
 std::string QuickPlan::message(const BenchConfig& c) {

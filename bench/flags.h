@@ -52,8 +52,8 @@ struct QuickPlan {
   static constexpr int kSteps = 10;
   static constexpr int kRound = 64;
   static constexpr const char* kMinTime = "0.05";
-  /// The filter of a quick run: the pipeline's BM_Sample, BM_TrainStep, BM_Loader and
-  /// BM_EndToEnd, which the verdict needs.
+  /// The filter of a quick run: the pipeline's BM_Sample (and its what-if candidates),
+  /// BM_TrainStep, BM_Loader and BM_EndToEnd, which the verdict needs.
   static std::string filter(const std::string& pipeline_name);
   static std::string message(const BenchConfig& c);
 };

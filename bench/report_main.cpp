@@ -1,5 +1,6 @@
 // pipebench-report RUN.json [--json]: reads a pipebench run (Google Benchmark JSON) and
-// prints its verdict (report/: what it reads and how it decides). This file is the command
+// prints its verdict, the what-if table with its recommendation and check, and the trust
+// warnings (report/: what it reads and how it decides). This file is the command
 // line only: flags, the file, the output stream and exit codes. Bad input: one line on
 // stderr naming the file, exit code 2.
 #include <CLI/CLI.hpp>
@@ -13,7 +14,8 @@
 #include "report/run.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"pipebench-report: the data-bound / compute-bound verdict of a pipebench run"};
+  CLI::App app{"pipebench-report: the data-bound / compute-bound verdict of a pipebench run, "
+               "what each measured change would give, and how far its numbers can be trusted"};
   std::string path;
   bool as_json = false;
   app.add_option("run", path, "pipebench JSON (--benchmark_out=run.json --benchmark_out_format=json)")

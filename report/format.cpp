@@ -1,29 +1,14 @@
 #include "report/format.h"
 
 #include <cmath>
-#include <cstdarg>
-#include <cstdio>
+
+#include "report/appendf.h"
+#include "report/format_whatif.h"
 
 namespace pipebench::report {
 namespace {
 
 using nlohmann::json;
-
-__attribute__((format(printf, 2, 3))) void appendf(std::string& out, const char* fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  va_list again;
-  va_copy(again, args);
-  const int n = std::vsnprintf(nullptr, 0, fmt, args);
-  va_end(args);
-  if (n > 0) {
-    const size_t at = out.size();
-    out.resize(at + static_cast<size_t>(n) + 1);
-    std::vsnprintf(out.data() + at, static_cast<size_t>(n) + 1, fmt, again);
-    out.resize(at + static_cast<size_t>(n));
-  }
-  va_end(again);
-}
 
 const char* regime(const Bound& b) { return b.data_bound() ? "data-bound" : "compute-bound"; }
 
@@ -141,7 +126,9 @@ std::string format_text(const Report& r) {
   if (!r.spec_note.empty())
     appendf(out, "Note: the run's pipeline_spec does not parse here, so its faster variants are "
             "not compared: %s\n", r.spec_note.c_str());
+  append_what_if_text(out, r);
   findings(out, r);
+  append_trust_text(out, r);
   return out;
 }
 
@@ -185,6 +172,7 @@ json to_json(const Report& r) {
                                {"mask_shifts_ms", *r.mask_shifts_ms},
                                {"sample_ms", opt(r.casestudy_ms)},
                                {"sample_shifts_ms", opt(r.casestudy_shifts_ms)}};
+  add_what_if_json(j, r);
   return j;
 }
 

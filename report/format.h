@@ -4,6 +4,8 @@
 //
 // Rules both forms follow: the "fix first" stage is named only when the run is
 // data-bound (Report::fix_first); a worker wait is never negative (Report clamps it at 0).
+// The what-if table, recommendation, check, trust warnings and CV table are printed by
+// format_whatif.cpp (report/whatif.h, report/trust.h).
 // The JSON keys are the contract of bench/README.md ("pipebench-report"). Neither throws
 // on a Report that build_report made.
 #pragma once

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <regex>
 #include <stdexcept>
 
@@ -17,6 +19,17 @@ int context_int(const BenchRun& run, const std::string& key, int fallback) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size())
     throw ReportError("context " + key + " must be an integer, got '" + text + "'");
+  return v;
+}
+
+// The cores the run could use: cores_available (a float), else the hardware threads.
+double context_cores(const BenchRun& run, int hardware_threads) {
+  const std::string text = run.context_or("cores_available", "");
+  if (text.empty()) return hardware_threads;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v) || v <= 0)
+    throw ReportError("context cores_available must be a number > 0, got '" + text + "'");
   return v;
 }
 
@@ -36,7 +49,7 @@ double required_counter(const std::string& name, const CaseMeans& c, const char*
 struct Cases {
   std::vector<SweepPoint> sweep;
   std::map<int, double> worker_wait_ms;
-  std::map<int, std::string> loaders;  // workers -> case name
+  SweepCases names;  // workers -> case name, per family
 };
 
 // The BM_EndToEnd sweep and the BM_Loader cases of `recipe`.
@@ -65,10 +78,11 @@ Cases find_sweep(const BenchRun& run, const std::string& recipe) {
         p.images_per_second = required_counter(name, c, "items_per_second");
       }
       out.sweep.push_back(p);
+      out.names.end_to_end[p.workers] = name;
       if (auto w = c.values.find("worker_wait_ms"); w != c.values.end())
         out.worker_wait_ms[p.workers] = std::max(0.0, w->second);
     } else if (std::regex_match(name, m, loader)) {
-      out.loaders[std::stoi(m[1])] = name;
+      out.names.loaders[std::stoi(m[1])] = name;
     }
   }
   return out;
@@ -141,20 +155,28 @@ Report build_report(const BenchRun& run) {
   r.batch = context_int(run, "batch_size", 64);
   r.cores = context_int(run, "hardware_threads", 0);
 
+  r.cores_available = context_cores(run, r.cores);
+
   Cases cases = find_sweep(run, r.recipe);
-  if (cases.sweep.empty() && cases.loaders.empty())
+  const auto& loaders = cases.names.loaders;
+  if (cases.sweep.empty() && loaders.empty())
     throw ReportError("no BM_EndToEnd/" + r.recipe + " or BM_Loader/" + r.recipe +
                       " case in the run: run pipebench without a filter that drops them");
   r.worker_wait_ms = std::move(cases.worker_wait_ms);
 
   // Per-sample cost of one worker: BM_Sample of the recipe, else the loader at w = 1.
   double per_sample_ms = run.ms_per_item("BM_Sample/" + r.recipe).value_or(0);
-  if (per_sample_ms == 0 && cases.loaders.count(1))
-    per_sample_ms = run.ms_per_item(cases.loaders.at(1)).value_or(0);
+  if (per_sample_ms == 0 && loaders.count(1))
+    per_sample_ms = run.ms_per_item(loaders.at(1)).value_or(0);
 
   std::vector<StageCost> stages;
-  if (!cases.loaders.empty()) stages = stage_costs(run, cases.loaders.begin()->second);
-  sequential_vs_parallel(run, cases.loaders, r);
+  if (!loaders.empty()) stages = stage_costs(run, loaders.begin()->second);
+  sequential_vs_parallel(run, loaders, r);
+
+  const WhatIfInputs inputs =
+      what_if_inputs(run, r.recipe, r.batch, r.cores_available, cases.sweep, loaders);
+  r.what_if = build_what_if(inputs);
+  r.trust = check_trust(run, cases.names, r.batch, r.cores_available, inputs.today);
 
   r.alternatives = variants_from_context(run, r);
   r.verdict = make_verdict(std::move(cases.sweep), per_sample_ms, r.batch, std::move(stages),

@@ -19,12 +19,16 @@
 //   - the design notes' findings: BM_Loader at 1 worker against the most workers <= the
 //     machine's hardware threads; BM_Transform/random_mask/dilation:conv and :shifts, and
 //     BM_Sample/casestudy and casestudy_shifts.
+//   - the what-if table, its recommendation and check (report/whatif.h), and the trust
+//     checks (report/trust.h): physical floor, contention, busy machine, CV table.
 // Context keys used: recipe, baseline, dataset, batch_size, hardware_threads, crop_size,
-// pipeline_spec.
+// pipeline_spec, cores_available, compute_ms, busy_machine, other_processes_cpu_cores,
+// load_average_start, repetitions.
 //
 // Errors: ReportError when the run has neither a BM_EndToEnd nor a BM_Loader case of its
 // recipe, when a sweep case lacks data_ms, compute_ms or step_ms or holds an impossible
-// time (negative, step 0), or when batch_size / hardware_threads is not an integer.
+// time (negative, step 0), when batch_size / hardware_threads is not an integer, or when
+// cores_available is present but not a number > 0.
 #pragma once
 
 #include <map>
@@ -34,6 +38,8 @@
 
 #include "pipeline/bound.h"
 #include "report/run.h"
+#include "report/trust.h"
+#include "report/whatif.h"
 #include "transforms/spec.h"
 
 namespace pipebench::report {
@@ -43,6 +49,9 @@ struct Report {
   std::string recipe, baseline, dataset;
   int batch = 0;
   int cores = 0;  ///< hardware threads of the machine that ran it (0 = unknown)
+  /// Cores the run could use (the context's cores_available: affinity and cgroup quota),
+  /// else `cores`; 0 = unknown. What the what-if model and the trust checks divide by.
+  double cores_available = 0;
 
   /// All workers' idle time per batch at each swept worker count (BM_EndToEnd's
   /// worker_wait_ms), clamped at 0: the loader derives it as worker-time minus busy time,
@@ -62,6 +71,11 @@ struct Report {
   int loader_wn = 0;
   // The case study's dilation, ms per image.
   std::optional<double> mask_conv_ms, mask_shifts_ms, casestudy_ms, casestudy_shifts_ms;
+
+  /// What each candidate change would give, the recommendation and its check.
+  WhatIf what_if;
+  /// Warnings about the run's own numbers, and the CV table.
+  Trust trust;
 
   /// The run is data-bound: it has a sweep, and no swept worker count keeps the
   /// accelerator busy. Only then does shortening a stage shorten the step.

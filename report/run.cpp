@@ -20,12 +20,24 @@ bool is_setting_suffix(const std::string& part) {
   return std::regex_match(part, setting);
 }
 
+// An aggregate row as written, apart from the means (it would count twice there).
+void add_aggregate(BenchRun& run, const std::string& name, const json& row) {
+  const std::string stat = row.value("aggregate_name", "");
+  if (stat.empty()) return;
+  auto& fields = run.aggregates[name][stat];
+  for (const auto& [field, v] : row.items())
+    if (v.is_number()) fields[field] = v.get<double>();
+}
+
 void add_row(BenchRun& run, const json& row, std::map<std::string, std::map<std::string, int>>& counts) {
   if (!row.is_object()) return;
-  if (row.value("run_type", "iteration") != "iteration") return;  // aggregates count twice
   if (row.value("error_occurred", false)) return;                 // zeros, not times
   const std::string name = row.value("run_name", row.value("name", ""));
   if (name.empty()) return;
+  if (row.value("run_type", "iteration") != "iteration") {
+    if (row.value("run_type", "") == "aggregate") add_aggregate(run, name, row);
+    return;
+  }
   CaseMeans& c = run.cases[name];
   ++c.repetitions;
   for (const auto& [field, v] : row.items()) {
@@ -46,14 +58,33 @@ std::string strip_case_suffixes(const std::string& name) {
   return out;
 }
 
-const CaseMeans* BenchRun::find(const std::string& name) const {
-  if (auto it = cases.find(name); it != cases.end()) return &it->second;
+namespace {
+
+// The entry named `name`, or the one named `name` plus Google Benchmark's suffixes.
+template <class T>
+const T* find_case(const std::map<std::string, T>& by_name, const std::string& name) {
+  if (auto it = by_name.find(name); it != by_name.end()) return &it->second;
   // Names are sorted, so a suffixed form of `name` starts right after it.
-  for (auto it = cases.lower_bound(name + "/"); it != cases.end(); ++it) {
+  for (auto it = by_name.lower_bound(name + "/"); it != by_name.end(); ++it) {
     if (it->first.compare(0, name.size() + 1, name + "/") != 0) break;
     if (strip_case_suffixes(it->first) == name) return &it->second;
   }
   return nullptr;
+}
+
+}  // namespace
+
+const CaseMeans* BenchRun::find(const std::string& name) const { return find_case(cases, name); }
+
+std::optional<double> BenchRun::aggregate(const std::string& name, const std::string& stat,
+                                          const std::string& field) const {
+  const CaseAggregates* a = find_case(aggregates, name);
+  if (!a) return std::nullopt;
+  auto s = a->find(stat);
+  if (s == a->end()) return std::nullopt;
+  auto f = s->second.find(field);
+  if (f == s->second.end()) return std::nullopt;
+  return f->second;
 }
 
 std::optional<double> BenchRun::value(const std::string& name, const std::string& field) const {

@@ -1,6 +1,7 @@
-// The report library (report/): loading a run, finding its sweep, the faster variants its
-// own spec declares, and the two output rules (fix first only when data-bound; a worker
-// wait never negative). Runs are built in memory with nlohmann::json in the shape Google
+// The report library (report/): loading a run (means and aggregates), finding its sweep,
+// the faster variants its own spec declares, and the two output rules (fix first only
+// when data-bound; a worker wait never negative). The what-if table and the trust checks:
+// whatif_test.cpp. Runs are built in memory with nlohmann::json in the shape Google
 // Benchmark writes; every expected figure is worked out by hand from the rows.
 #include "report/format.h"
 #include "report/report.h"
@@ -97,6 +98,27 @@ TEST(LoadRun, AveragesRepetitionsAndSkipsAggregatesAndErrors) {
   EXPECT_EQ(run.context_or("absent", "fallback"), "fallback");
 }
 
+TEST(LoadRun, KeepsAggregateRowsApartFromTheMeans) {
+  const auto aggregate = [](const std::string& stat, double real_time) {
+    json a = row("BM_X/real_time_" + stat, {{"real_time", real_time}});
+    a["run_name"] = "BM_X/real_time";
+    a["run_type"] = "aggregate";
+    a["aggregate_name"] = stat;
+    return a;
+  };
+  const BenchRun run = parse_run(run_doc({row("BM_X/real_time", {{"real_time", 4.0}}),
+                                          row("BM_X/real_time", {{"real_time", 6.0}}),
+                                          aggregate("mean", 999.0), aggregate("cv", 0.25)})
+                                     .dump());
+  EXPECT_DOUBLE_EQ(*run.value("BM_X", "real_time"), 5.0);  // the aggregates do not count
+  EXPECT_EQ(run.find("BM_X")->repetitions, 2);
+  EXPECT_DOUBLE_EQ(*run.aggregate("BM_X", "cv", "real_time"), 0.25);  // as written, a fraction
+  EXPECT_DOUBLE_EQ(*run.aggregate("BM_X/real_time", "mean", "real_time"), 999.0);
+  EXPECT_FALSE(run.aggregate("BM_X", "stddev", "real_time").has_value());
+  EXPECT_FALSE(run.aggregate("BM_X", "cv", "cpu_time").has_value());
+  EXPECT_FALSE(run.aggregate("BM_Y", "cv", "real_time").has_value());
+}
+
 TEST(LoadRun, AnOnlyErroredCaseIsNotMeasured) {
   json errored = row("BM_Y", {{"real_time", 0.0}});
   errored["error_occurred"] = true;
@@ -181,6 +203,8 @@ TEST(BuildReport, ErrorsNameWhatIsMissing) {
     EXPECT_NE(std::string(e.what()).find("step_ms"), std::string::npos) << e.what();
   }
   EXPECT_THROW(report_of(run_doc({loader(1, 64)}, {{"batch_size", "sixty"}})), ReportError);
+  EXPECT_THROW(report_of(run_doc({loader(1, 64)}, {{"cores_available", "two"}})), ReportError);
+  EXPECT_THROW(report_of(run_doc({loader(1, 64)}, {{"cores_available", "0"}})), ReportError);
   EXPECT_THROW(report_of(run_doc({end_to_end(1, -1, 25, 30)})), ReportError);
 }
 

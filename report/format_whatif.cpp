@@ -1,0 +1,185 @@
+#include "report/format_whatif.h"
+
+#include <algorithm>
+
+#include "report/appendf.h"
+
+namespace pipebench::report {
+namespace {
+
+using nlohmann::json;
+
+const char* kind_name(CandidateKind k) {
+  switch (k) {
+    case CandidateKind::kToday: return "today";
+    case CandidateKind::kWorkers: return "workers";
+    case CandidateKind::kFix: return "fix";
+    case CandidateKind::kPrice: return "operator_cost";
+  }
+  return "?";
+}
+
+const char* kind_name(Recommendation::Kind k) {
+  switch (k) {
+    case Recommendation::Kind::kNone: return "none";
+    case Recommendation::Kind::kComputeBoundAlready: return "compute_bound_already";
+    case Recommendation::Kind::kReachesTarget: return "reaches_target";
+    case Recommendation::Kind::kShortOfTarget: return "short_of_target";
+  }
+  return "?";
+}
+
+void row_text(std::string& out, const WhatIfRow& row, int width) {
+  appendf(out, "%-*s %9.3f %7d %9.2f %9.2f %6.1f %9.0f %10.3f %8.1f %9d\n", width,
+          row.label.c_str(), row.cpu_ms_per_sample, row.workers, row.data_ms, row.step_ms,
+          row.au_pct, row.images_per_second, row.saving_ms_per_sample, row.saving_pct,
+          row.workers_for_target);
+}
+
+void table_text(std::string& out, const WhatIf& w) {
+  int width = 12;
+  for (const auto& row : w.rows) width = std::max<int>(width, static_cast<int>(row.label.size()));
+  appendf(out, "%-*s %9s %7s %9s %9s %6s %9s %10s %8s %9s\n", width, "candidate", "CPU ms", "workers",
+          "data ms", "step ms", "AU %", "images/s", "saving ms", "saving %", "for 90 %");
+  bool priced = false;
+  for (const auto& row : w.rows) {
+    if (row.kind == CandidateKind::kPrice && !priced) {
+      appendf(out, "what each operator costs (removing it changes what the model sees: a price, "
+              "not a fix):\n");
+      priced = true;
+    }
+    row_text(out, row, width);
+  }
+  const bool negative = std::any_of(w.rows.begin(), w.rows.end(), [](const WhatIfRow& row) {
+    return row.saving_ms_per_sample < 0;
+  });
+  if (negative)
+    appendf(out, "(a negative saving: the candidate measured slower than today; noise at this "
+            "size (see the CV with --benchmark_repetitions), or a change that makes another "
+            "step costlier, such as a fusion lost)\n");
+  appendf(out, "(predicted: CPU ms per sample; data = CPU ms x %d / min(workers, cores), step = "
+          "max(data, compute %.2f ms), both ms per batch; AU = compute / step; saving = CPU ms per "
+          "sample vs today; \"for 90 %%\" = workers reaching AU %.0f %% with that cost. Today, "
+          "fixes and operators at %d workers: %s.)\n", w.batch, w.compute_ms, kAuTargetPct,
+          w.eval_workers, w.eval_reason.c_str());
+}
+
+void workers_text(std::string& out, const WhatIf& w, bool swept) {
+  for (const auto& row : w.rows) {
+    if (row.kind != CandidateKind::kWorkers) continue;
+    if (row.measured) {
+      appendf(out, "Workers: %d is the smallest swept count with a measured AU >= %.0f %%%s.\n",
+              row.workers, kAuTargetPct,
+              row.cores_needed < row.workers ? " (oversubscribed: more workers than cores)" : "");
+    } else if (row.model_workers) {
+      appendf(out, "Workers: %d, predicted beyond the sweep: the model alone says %d, but the "
+              "sweep measured that count short of AU %.0f %%.\n", row.workers, *row.model_workers,
+              kAuTargetPct);
+    } else {
+      appendf(out, "Workers: %d, predicted from the per-sample cost%s.\n", row.workers,
+              swept ? " beyond the sweep" : " (the run has no sweep)");
+    }
+    if (row.exceeds_cores)
+      appendf(out, "Warning: %d workers need %d cores (one each), more than the %.1f cores "
+              "available: priced on %d cores.\n", row.workers, row.workers, w.cores, row.workers);
+  }
+}
+
+void check_text(std::string& out, const PredictionCheck& c) {
+  if (c.at_workers_candidate) {
+    appendf(out, "Check (the workers fix ran for real: the sweep at %d workers): ", c.workers);
+  } else {
+    appendf(out, "Check (the model against the sweep at %d workers; the workers candidate itself "
+            "was not swept): ", c.workers);
+  }
+  appendf(out, "step predicted %.2f ms, measured %.2f ms (prediction error %+.1f %%); AU predicted "
+          "%.1f %%, measured %.1f %%.\n", c.predicted_step_ms, c.measured_step_ms, c.error_pct,
+          c.predicted_au_pct, c.measured_au_pct);
+  if (c.over_tolerance())
+    appendf(out, "Warning: the prediction is off by more than %.0f %%: the model misses something "
+            "here (a busy machine, contention, the loader's own overhead, a per-sample cost measured on other "
+            "images); trust the measured sweep over the table.\n", kCheckTolerancePct);
+}
+
+}  // namespace
+
+void append_what_if_text(std::string& out, const Report& r) {
+  const WhatIf& w = r.what_if;
+  if (w.empty()) {
+    if (!w.note.empty()) appendf(out, "\nNo what-if table: %s.\n", w.note.c_str());
+    return;
+  }
+  appendf(out, "\nWhat if (target AU >= %.0f %%, MLPerf Storage's; %.1f cores available; CPU per "
+          "sample from %s):\n", kAuTargetPct, w.cores, w.cost_source.c_str());
+  table_text(out, w);
+  workers_text(out, w, !r.verdict.sweep.empty());
+  appendf(out, "Recommendation: %s\n", w.recommendation.text.c_str());
+  if (w.check) check_text(out, *w.check);
+}
+
+void append_trust_text(std::string& out, const Report& r) {
+  const Trust& t = r.trust;
+  if (!t.warnings.empty()) appendf(out, "\nTrust:\n");
+  for (const auto& warning : t.warnings) appendf(out, "  Warning: %s\n", warning.text.c_str());
+  if (t.cv.empty()) return;
+  appendf(out, "\nRepeatability (%d repetitions): CV of each stage case's real time over the "
+          "repetitions:\n", t.repetitions);
+  size_t width = 10;
+  for (const auto& c : t.cv) width = std::max(width, c.case_name.size());
+  for (const auto& c : t.cv)
+    appendf(out, "  %-*s %6.1f %%%s\n", static_cast<int>(width), c.case_name.c_str(), c.cv_pct,
+            c.noisy() ? "  noisy" : "");
+  appendf(out, "(noisy: above %.0f %%, too noisy for compare.sh's default gate; what to expect on "
+          "an idle machine: README.md, \"Repeatability\".)\n", kNoisyCvPct);
+}
+
+void add_what_if_json(json& j, const Report& r) {
+  const WhatIf& w = r.what_if;
+  json table = {{"au_target_pct", kAuTargetPct}, {"batch_size", w.batch},
+                {"compute_ms_per_batch", w.compute_ms}, {"cores_available", w.cores},
+                {"cpu_cost_source", w.cost_source}, {"evaluated_at_workers", w.eval_workers},
+                {"evaluated_at", w.eval_reason}, {"rows", json::array()}};
+  if (!w.note.empty()) table["note"] = w.note;
+  for (const auto& row : w.rows) {
+    json o = {{"candidate", row.label}, {"kind", kind_name(row.kind)}, {"case", row.case_name},
+              {"cpu_ms_per_sample", row.cpu_ms_per_sample}, {"workers", row.workers},
+              {"data_ms_per_batch", row.data_ms}, {"step_ms_per_batch", row.step_ms},
+              {"au_pct", row.au_pct}, {"images_per_second", row.images_per_second},
+              {"saving_ms_per_sample", row.saving_ms_per_sample}, {"saving_pct", row.saving_pct},
+              {"workers_for_au_target", row.workers_for_target}};
+    if (row.kind == CandidateKind::kWorkers) {
+      o["measured_in_sweep"] = row.measured;
+      o["cores_needed"] = row.cores_needed;
+      o["exceeds_cores_available"] = row.exceeds_cores;
+      o["model_workers"] = row.model_workers ? json(*row.model_workers) : json();
+    }
+    table["rows"].push_back(std::move(o));
+  }
+  j["what_if"] = std::move(table);
+  const Recommendation& rec = w.recommendation;
+  j["recommendation"] = w.empty() ? json()
+      : json{{"kind", kind_name(rec.kind)}, {"candidate", rec.label}, {"workers", rec.workers},
+             {"cores_needed", rec.cores_needed}, {"au_pct", rec.au_pct},
+             {"model_off", rec.model_off}, {"images_per_second", rec.images_per_second},
+             {"text", rec.text}};
+  if (w.check) {
+    const PredictionCheck& c = *w.check;
+    j["check"] = {{"workers", c.workers}, {"at_workers_candidate", c.at_workers_candidate},
+                  {"predicted_step_ms", c.predicted_step_ms}, {"measured_step_ms", c.measured_step_ms},
+                  {"predicted_au_pct", c.predicted_au_pct}, {"measured_au_pct", c.measured_au_pct},
+                  {"prediction_error_pct", c.error_pct}, {"tolerance_pct", kCheckTolerancePct},
+                  {"over_tolerance", c.over_tolerance()}};
+  } else {
+    j["check"] = nullptr;
+  }
+  j["trust_warnings"] = json::array();
+  for (const auto& warning : r.trust.warnings)
+    j["trust_warnings"].push_back({{"kind", kind_name(warning.kind)}, {"case", warning.case_name},
+                                   {"text", warning.text}});
+  j["repetitions"] = r.trust.repetitions;
+  j["cv_pct"] = json::array();
+  for (const auto& c : r.trust.cv)
+    j["cv_pct"].push_back({{"case", c.case_name}, {"cv_pct", c.cv_pct}, {"noisy", c.noisy()}});
+}
+
+}  // namespace pipebench::report

@@ -1,0 +1,134 @@
+#include "report/trust.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+namespace pipebench::report {
+namespace {
+
+constexpr double kEps = 1e-9;
+
+// The highest per-sample floor that `data_ms` breaks, with where its cost comes from.
+struct Floor {
+  double floor_ms = 0, cpu_ms = 0;
+  std::string source;
+};
+
+std::optional<Floor> broken_floor(const BenchRun& run, const std::string& name, int workers,
+                                  int batch, double cores, const std::optional<SampleCost>& sample) {
+  auto data = run.value(name, "data_ms");
+  if (!data) return std::nullopt;
+  std::vector<std::pair<double, std::string>> costs;
+  if (auto own = run.value(name, "sample_cpu_ms"); own && *own > 0)
+    costs.emplace_back(*own, "its workers' sample_cpu_ms");
+  if (sample) costs.emplace_back(sample->cpu_ms, sample->case_name);
+  std::optional<Floor> worst;
+  for (const auto& [cpu_ms, source] : costs) {
+    const double floor_ms = predicted_data_ms(cpu_ms, batch, workers, cores);
+    if (*data >= floor_ms * (1 - kFloorTolerancePct / 100)) continue;
+    if (!worst || floor_ms > worst->floor_ms) worst = Floor{floor_ms, cpu_ms, source};
+  }
+  return worst;
+}
+
+void physical_floor(const BenchRun& run, const std::map<int, std::string>& cases, int batch,
+                    double cores, const std::optional<SampleCost>& sample, Trust& t) {
+  for (const auto& [w, name] : cases) {
+    auto f = broken_floor(run, name, w, batch, cores, sample);
+    if (!f) continue;
+    const double data = *run.value(name, "data_ms");
+    const double parallel = cores > 0 ? std::min<double>(w, cores) : w;
+    char buf[700];
+    std::snprintf(buf, sizeof buf,
+                  "%s: data %.2f ms per batch is %.0f %% below the physical floor %.2f ms = %.3f "
+                  "ms CPU per sample (%s) x %d / %.1f (min(workers, cores)): faster than its "
+                  "cores can produce; the prefetched backlog may count as speed, or the "
+                  "per-sample cost was measured on other images.",
+                  strip_case_suffixes(name).c_str(), data, 100 * (1 - data / f->floor_ms),
+                  f->floor_ms, f->cpu_ms, f->source.c_str(), batch, parallel);
+    t.warnings.push_back({TrustWarning::Kind::kPhysicalFloor, strip_case_suffixes(name), buf});
+  }
+}
+
+void contention(const BenchRun& run, const std::map<int, std::string>& cases, double cores, Trust& t) {
+  if (cores <= 0) return;
+  std::optional<std::pair<int, double>> base;  // fewest workers with sample_cpu_ms
+  for (const auto& [w, name] : cases) {
+    if (w > cores + kEps) break;
+    auto cpu = run.value(name, "sample_cpu_ms");
+    if (!cpu || !(*cpu > 0)) continue;
+    if (!base) {
+      base = std::make_pair(w, *cpu);
+      continue;
+    }
+    const double rise = 100 * (*cpu / base->second - 1);
+    if (rise <= kContentionPct) continue;
+    char buf[600];
+    std::snprintf(buf, sizeof buf,
+                  "%s: CPU per sample rises from %.3f ms at %d worker%s to %.3f ms at %d workers "
+                  "(+%.0f %%) with no more workers than the %.1f cores: contention (memory "
+                  "bandwidth, shared caches, hyperthreads sharing a core, or a busy machine), "
+                  "so more workers buy less than the model predicts.",
+                  strip_case_suffixes(name).c_str(), base->second, base->first,
+                  base->first == 1 ? "" : "s", *cpu, w, rise, cores);
+    t.warnings.push_back({TrustWarning::Kind::kContention, strip_case_suffixes(name), buf});
+  }
+}
+
+void busy_machine(const BenchRun& run, double cores, Trust& t) {
+  if (run.context_or("busy_machine", "false") != "true") return;
+  const double others = std::atof(run.context_or("other_processes_cpu_cores", "nan").c_str());
+  const double load = std::atof(run.context_or("load_average_start", "nan").c_str());
+  char buf[600];
+  std::snprintf(buf, sizeof buf,
+                "The machine was busy during the run: other processes used %.2f cores on "
+                "average (of %.1f), load average %.2f at the start. Every time here may be "
+                "inflated and noisy; rerun on an idle machine before acting on small differences.",
+                others, cores, load);
+  t.warnings.push_back({TrustWarning::Kind::kBusyMachine, "", buf});
+}
+
+bool is_stage_case(const std::string& name) {
+  for (const char* prefix : {"BM_Read/", "BM_Decode/", "BM_Sample/", "BM_Loader/"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+void cv_table(const BenchRun& run, Trust& t) {
+  const std::string reps = run.context_or("repetitions", "0");
+  t.repetitions = std::atoi(reps.c_str());
+  for (const auto& [name, stats] : run.aggregates) {
+    if (!is_stage_case(name)) continue;
+    auto cv = run.aggregate(name, "cv", "real_time");
+    if (cv) t.cv.push_back({strip_case_suffixes(name), 100 * *cv});
+  }
+}
+
+}  // namespace
+
+const char* kind_name(TrustWarning::Kind k) {
+  switch (k) {
+    case TrustWarning::Kind::kPhysicalFloor: return "physical_floor";
+    case TrustWarning::Kind::kContention: return "contention";
+    case TrustWarning::Kind::kBusyMachine: return "busy_machine";
+  }
+  return "?";
+}
+
+Trust check_trust(const BenchRun& run, const SweepCases& cases, int batch, double cores,
+                  const std::optional<SampleCost>& sample) {
+  Trust t;
+  busy_machine(run, cores, t);
+  if (batch > 0) {
+    physical_floor(run, cases.loaders, batch, cores, sample, t);
+    physical_floor(run, cases.end_to_end, batch, cores, sample, t);
+  }
+  contention(run, cases.loaders, cores, t);
+  contention(run, cases.end_to_end, cores, t);
+  cv_table(run, t);
+  return t;
+}
+
+}  // namespace pipebench::report

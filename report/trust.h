@@ -1,0 +1,71 @@
+// How far a run's numbers can be trusted (issue 9 items 2 and 7, issue 14 item 8): checks
+// on the run's own figures that no measurement can pass when it is sound.
+//
+//   physical floor  a BM_Loader or BM_EndToEnd case whose data_ms (ms per batch) is more
+//                   than kFloorTolerancePct below  p * batch / min(workers, cores): the
+//                   loader produced batches faster than its workers' CPU could. p is the
+//                   per-sample CPU ms of the case's own workers (sample_cpu_ms) and of
+//                   BM_Sample (the what-if table's cost); the higher floor that is broken
+//                   is reported. Causes: a prefetched backlog counted as speed, or a
+//                   per-sample cost measured on other images than the loader's.
+//   contention      a sweep (BM_Loader, BM_EndToEnd) whose sample_cpu_ms at some count
+//                   w <= cores exceeds that at its fewest workers by more than
+//                   kContentionPct: the same work costs more CPU with more workers while
+//                   cores were free (memory bandwidth, shared caches, hyperthreads sharing
+//                   a core, a busy machine).
+//   busy machine    the context's busy_machine is "true" (bench/machine.h: other processes
+//                   used more than 0.25 cores, or the load average exceeded half the cores).
+//   CV table        with repetitions: per stage case (BM_Read, BM_Decode, BM_Sample,
+//                   BM_Loader), Google Benchmark's _cv aggregate of real_time, in percent;
+//                   above kNoisyCvPct a case is too noisy for compare.sh's default gate
+//                   (--max-cv defaults to --max-regression, 5 %).
+// cores: as in report/whatif.h (cores_available, else hardware_threads, 0 = unknown: then
+// min(w, cores) = w and no contention check). Nothing here throws.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/run.h"
+#include "report/whatif.h"
+
+namespace pipebench::report {
+
+inline constexpr double kFloorTolerancePct = 5.0;  ///< issue 9 item 2
+inline constexpr double kContentionPct = 15.0;     ///< per-sample CPU rise worth a warning
+inline constexpr double kNoisyCvPct = 5.0;         ///< compare.sh's default --max-cv
+
+struct TrustWarning {
+  enum class Kind { kPhysicalFloor, kContention, kBusyMachine };
+  Kind kind = Kind::kPhysicalFloor;
+  std::string case_name;  ///< the case it is about ("" for the busy machine)
+  std::string text;       ///< one sentence, figures with units
+};
+
+struct CvRow {
+  std::string case_name;  ///< without Google Benchmark's suffixes
+  double cv_pct = 0;      ///< of real_time over the repetitions
+  bool noisy() const { return cv_pct > kNoisyCvPct; }
+};
+
+struct Trust {
+  std::vector<TrustWarning> warnings;
+  int repetitions = 0;     ///< the context's repetitions (0: not recorded)
+  std::vector<CvRow> cv;   ///< sorted by case name; empty without repetitions
+};
+
+/// The sweeps of the run's pipeline, by worker count -> case name.
+struct SweepCases {
+  std::map<int, std::string> loaders;      ///< BM_Loader/<pipeline>/workers:<w>
+  std::map<int, std::string> end_to_end;   ///< BM_EndToEnd/<pipeline>/<baseline>/workers:<w>
+};
+
+const char* kind_name(TrustWarning::Kind k);  ///< "physical_floor", "contention", "busy_machine"
+
+/// The checks above. sample: the what-if table's per-sample cost (nullopt: none).
+Trust check_trust(const BenchRun& run, const SweepCases& cases, int batch, double cores,
+                  const std::optional<SampleCost>& sample);
+
+}  // namespace pipebench::report

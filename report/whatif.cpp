@@ -1,0 +1,348 @@
+#include "report/whatif.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+namespace pipebench::report {
+namespace {
+
+constexpr double kEps = 1e-9;  // an exact fit (2.0000000001 from rounding) stays a fit
+
+// A context number written as text ("25.000000"); nullopt when absent or not a number.
+std::optional<double> context_number(const BenchRun& run, const std::string& key) {
+  const std::string text = run.context_or(key, "");
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// The step time the table prices against: the sweep's (each BM_EndToEnd case measures
+// it), else the run's --compute-ms from the context.
+double compute_ms_of(const BenchRun& run, const std::vector<SweepPoint>& sweep) {
+  if (!sweep.empty()) {
+    double sum = 0;
+    for (const auto& p : sweep) sum += p.bound.compute_ms;
+    return sum / static_cast<double>(sweep.size());
+  }
+  return context_number(run, "compute_ms").value_or(0);
+}
+
+// One thread's CPU ms per sample of a BM_Sample case, by the counter `field` chose.
+std::optional<double> sample_cpu_ms(const BenchRun& run, const std::string& name, bool us_per_image) {
+  if (!us_per_image) return run.ms_per_item(name);
+  auto us = run.value(name, "us_per_image");
+  if (!us || !(*us > 0)) return std::nullopt;
+  return *us / 1000.0;
+}
+
+// The what-if candidates measured beside BM_Sample/<pipeline>, by label.
+void read_candidates(const BenchRun& run, const std::string& base, bool us_per_image,
+                     WhatIfInputs& in) {
+  const std::string prefix = base + "/";
+  std::map<std::string, std::string> labels;  // label -> case, once per label
+  for (auto it = run.cases.lower_bound(prefix); it != run.cases.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    const std::string name = strip_case_suffixes(it->first);
+    if (name.size() > prefix.size()) labels.emplace(name.substr(prefix.size()), name);
+  }
+  for (const auto& [label, name] : labels) {
+    auto ms = sample_cpu_ms(run, name, us_per_image);
+    if (!ms) continue;
+    if (label.rfind("decode:", 0) == 0) in.fixes.push_back({label, name, *ms});
+    else if (label.rfind("without:", 0) == 0) in.prices.push_back({label, name, *ms});
+  }
+}
+
+// Today's per-sample CPU: BM_Sample (its thread CPU, else its wall time), else the loader
+// at its fewest workers (the workers' thread CPU per sample).
+void read_today(const BenchRun& run, const std::string& pipeline,
+                const std::map<int, std::string>& loaders, WhatIfInputs& in) {
+  const std::string base = "BM_Sample/" + pipeline;
+  for (const bool us : {true, false}) {
+    if (auto ms = sample_cpu_ms(run, base, us)) {
+      in.today = SampleCost{"today", base, *ms};
+      in.cost_source = us ? base + " us_per_image (one thread's CPU time per image)"
+                          : base + " items_per_second (one thread's wall time per image: "
+                                   "the run predates us_per_image)";
+      read_candidates(run, base, us, in);
+      return;
+    }
+  }
+  if (!loaders.empty()) {
+    const std::string name = strip_case_suffixes(loaders.begin()->second);
+    if (auto ms = run.value(name, "sample_cpu_ms"); ms && *ms > 0) {
+      in.today = SampleCost{"today", name, *ms};
+      in.cost_source = name + " sample_cpu_ms (the workers' CPU per sample; no " + base +
+                       " case, so no candidate fixes)";
+      return;
+    }
+  }
+  in.note = "no per-sample CPU cost: the run has neither " + base +
+            " nor a loader case with sample_cpu_ms";
+}
+
+WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double cores,
+                const WhatIfInputs& in) {
+  WhatIfRow r;
+  r.kind = kind;
+  r.label = cost.label;
+  r.case_name = cost.case_name;
+  r.cpu_ms_per_sample = cost.cpu_ms;
+  r.workers = workers;
+  r.data_ms = predicted_data_ms(cost.cpu_ms, in.batch, workers, cores);
+  r.step_ms = std::max(r.data_ms, in.compute_ms);
+  r.au_pct = 100.0 * in.compute_ms / r.step_ms;
+  r.images_per_second = in.batch * 1000.0 / r.step_ms;
+  r.saving_ms_per_sample = in.today->cpu_ms - cost.cpu_ms;
+  r.saving_pct = in.today->cpu_ms > 0 ? 100.0 * r.saving_ms_per_sample / in.today->cpu_ms : 0;
+  r.workers_for_target = workers_for_target(cost.cpu_ms, in.batch, in.compute_ms);
+  r.cores_needed = workers;
+  return r;
+}
+
+bool fits(int workers, double cores) { return cores <= 0 || workers <= cores + kEps; }
+
+// Where fixes and prices are priced: the sweep's largest count within the cores.
+void choose_eval_workers(const WhatIfInputs& in, WhatIf& w) {
+  char cores[32];
+  std::snprintf(cores, sizeof cores, "%.1f", in.cores);
+  if (!in.sweep.empty()) {
+    for (const auto& p : in.sweep)
+      if (fits(p.workers, in.cores)) w.eval_workers = p.workers;
+    if (w.eval_workers > 0) {
+      w.eval_reason = in.cores > 0
+          ? "the sweep's largest count within the " + std::string(cores) + " cores available"
+          : "the sweep's largest count (cores unknown)";
+    } else {
+      w.eval_workers = in.sweep.front().workers;
+      w.eval_reason = "the sweep's fewest (no swept count fits in the " + std::string(cores) +
+                      " cores available)";
+    }
+  } else if (in.cores >= 1) {
+    w.eval_workers = static_cast<int>(std::floor(in.cores + kEps));
+    w.eval_reason = "one per core available (the run has no sweep)";
+  } else {
+    w.eval_workers = 1;
+    w.eval_reason = "1 (the run has no sweep and the cores are unknown)";
+  }
+}
+
+// The smallest swept count whose measured AU reaches the target, else the model's count
+// beyond every swept one (each of those was measured short of it).
+WhatIfRow workers_row(const WhatIfInputs& in) {
+  for (const auto& p : in.sweep) {
+    if (p.bound.au_pct >= kAuTargetPct) {
+      WhatIfRow r = price(CandidateKind::kWorkers, *in.today, p.workers, in.cores, in);
+      r.label = "workers";
+      r.measured = true;
+      if (!fits(p.workers, in.cores))  // it ran oversubscribed on the cores there were
+        r.cores_needed = static_cast<int>(std::ceil(in.cores - kEps));
+      return r;
+    }
+  }
+  const int model = workers_for_target(in.today->cpu_ms, in.batch, in.compute_ms);
+  // Only counts within the cores say the workers were too few; beyond them the cores were.
+  int beyond = 0;
+  for (const auto& p : in.sweep)
+    if (fits(p.workers, in.cores)) beyond = p.workers + 1;
+  const int w = std::max(model, beyond);
+  const bool exceeds = !fits(w, in.cores);
+  // Beyond this machine: priced on one core per worker, the cores it would need.
+  WhatIfRow r = price(CandidateKind::kWorkers, *in.today, w, exceeds ? 0.0 : in.cores, in);
+  r.label = "workers";
+  r.exceeds_cores = exceeds;
+  if (w != model) r.model_workers = model;
+  return r;
+}
+
+std::string action(const WhatIfRow& r) {
+  char buf[256];
+  if (r.kind == CandidateKind::kWorkers) {
+    std::snprintf(buf, sizeof buf, "run %d worker%s", r.workers, r.workers == 1 ? "" : "s");
+  } else if (r.label.rfind("decode:", 0) == 0) {
+    std::snprintf(buf, sizeof buf, "set decode: {mode: %s} in the pipeline spec (%s) and run %d worker%s",
+                  r.label.substr(7).c_str(),
+                  r.label == "decode:auto" ? "ROI / DCT-scaled decode planned from the crop"
+                                           : "another decode",
+                  r.workers, r.workers == 1 ? "" : "s");
+  } else {
+    std::snprintf(buf, sizeof buf, "apply %s and run %d worker%s", r.label.c_str(), r.workers,
+                  r.workers == 1 ? "" : "s");
+  }
+  return buf;
+}
+
+Recommendation compute_bound_already(const SweepPoint& p, int model_workers) {
+  Recommendation rec;
+  rec.kind = Recommendation::Kind::kComputeBoundAlready;
+  rec.label = "workers";
+  rec.workers = p.workers;
+  rec.cores_needed = p.workers;
+  rec.au_pct = p.bound.au_pct;
+  rec.images_per_second = p.images_per_second;
+  char buf[500];
+  std::snprintf(buf, sizeof buf,
+                "Compute-bound already: at %d worker%s (the fewest swept) the accelerator is busy "
+                "%.1f %% of the step (AU, measured, target %.0f %%); keep it: a cheaper sample "
+                "would only free CPU, not shorten the step.",
+                p.workers, p.workers == 1 ? "" : "s", p.bound.au_pct, kAuTargetPct);
+  rec.text = buf;
+  if (model_workers < p.workers) {
+    std::snprintf(buf, sizeof buf, " Fewer workers may do: the model says %d.", model_workers);
+    rec.text += buf;
+  }
+  return rec;
+}
+
+// Workers alone, and each fix with the workers it needs; the fewest cores wins (a tie goes
+// to workers alone, which changes nothing the model sees, then to the cheaper sample).
+Recommendation recommend(const WhatIfInputs& in, const WhatIf& w) {
+  if (!in.sweep.empty() && in.sweep.front().bound.au_pct >= kAuTargetPct)
+    return compute_bound_already(in.sweep.front(),
+                                 workers_for_target(in.today->cpu_ms, in.batch, in.compute_ms));
+  std::vector<WhatIfRow> options;
+  for (const auto& r : w.rows) {
+    if (r.kind == CandidateKind::kWorkers) options.push_back(r);
+    if (r.kind != CandidateKind::kFix) continue;
+    const int need = r.workers_for_target;
+    options.push_back(price(CandidateKind::kFix, {r.label, r.case_name, r.cpu_ms_per_sample}, need,
+                            fits(need, in.cores) ? in.cores : 0.0, in));
+  }
+  const auto better = [](const WhatIfRow& a, const WhatIfRow& b) {
+    if (a.cores_needed != b.cores_needed) return a.cores_needed < b.cores_needed;
+    if ((a.kind == CandidateKind::kWorkers) != (b.kind == CandidateKind::kWorkers))
+      return a.kind == CandidateKind::kWorkers;
+    return a.cpu_ms_per_sample < b.cpu_ms_per_sample;
+  };
+  const WhatIfRow best = *std::min_element(options.begin(), options.end(), better);
+  Recommendation rec;
+  rec.label = best.label;
+  char buf[600];
+  if (fits(best.cores_needed, in.cores)) {
+    rec.kind = Recommendation::Kind::kReachesTarget;
+    rec.workers = best.workers;
+    rec.cores_needed = best.cores_needed;
+    rec.au_pct = best.au_pct;
+    rec.images_per_second = best.images_per_second;
+    std::string act = action(best);
+    act[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(act[0])));
+    std::snprintf(buf, sizeof buf, "%s: predicted AU %.1f %% and %.0f images/s on %d core%s%s%s.",
+                  act.c_str(), best.au_pct, best.images_per_second, best.cores_needed,
+                  best.cores_needed == 1 ? "" : "s",
+                  best.cores_needed == best.workers ? " (one per worker)" : " (oversubscribed)",
+                  best.measured ? "; that count reached it in this run's sweep" : "");
+    rec.text = buf;
+    return rec;
+  }
+  // Nothing reaches the target within the cores: the best on this machine's cores.
+  const int here = std::max(1, static_cast<int>(std::floor(in.cores + kEps)));
+  WhatIfRow best_here = price(CandidateKind::kWorkers, *in.today, here, in.cores, in);
+  best_here.label = "workers";
+  for (const auto& r : w.rows) {
+    if (r.kind != CandidateKind::kFix) continue;
+    WhatIfRow f = price(CandidateKind::kFix, {r.label, r.case_name, r.cpu_ms_per_sample}, here, in.cores, in);
+    if (f.au_pct > best_here.au_pct + kEps) best_here = f;
+  }
+  rec.kind = Recommendation::Kind::kShortOfTarget;
+  rec.label = best_here.label;
+  rec.workers = here;
+  rec.cores_needed = here;
+  rec.au_pct = best_here.au_pct;
+  rec.images_per_second = best_here.images_per_second;
+  std::snprintf(buf, sizeof buf, "Nothing reaches AU %.0f %% on the %.1f cores available: the best "
+                "here is to %s, predicted AU %.1f %% (%.0f images/s); AU %.0f %% needs you to %s, "
+                "on %d cores.", kAuTargetPct, in.cores, action(best_here).c_str(), best_here.au_pct,
+                best_here.images_per_second, kAuTargetPct, action(best).c_str(), best.cores_needed);
+  rec.text = buf;
+  return rec;
+}
+
+std::optional<PredictionCheck> check(const WhatIfInputs& in, const WhatIf& w) {
+  const WhatIfRow* workers = nullptr;
+  for (const auto& r : w.rows) if (r.kind == CandidateKind::kWorkers) workers = &r;
+  const int at = workers && workers->measured ? workers->workers : w.eval_workers;
+  for (const auto& p : in.sweep) {
+    if (p.workers != at) continue;
+    PredictionCheck c;
+    c.workers = at;
+    c.at_workers_candidate = workers && workers->measured;
+    const double data = predicted_data_ms(in.today->cpu_ms, in.batch, at, in.cores);
+    // The point's own compute time: the case that ran the fix measured it.
+    c.predicted_step_ms = std::max(data, p.bound.compute_ms);
+    c.predicted_au_pct = 100.0 * p.bound.compute_ms / c.predicted_step_ms;
+    c.measured_step_ms = p.bound.step_ms;
+    c.measured_au_pct = p.bound.au_pct;
+    c.error_pct = 100.0 * (c.predicted_step_ms - c.measured_step_ms) / c.measured_step_ms;
+    return c;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool PredictionCheck::over_tolerance() const { return std::abs(error_pct) > kCheckTolerancePct; }
+
+double predicted_data_ms(double cpu_ms_per_sample, int batch, int workers, double cores) {
+  const double parallel = cores > 0 ? std::min<double>(workers, cores) : workers;
+  return cpu_ms_per_sample * batch / std::max(parallel, kEps);
+}
+
+int workers_for_target(double cpu_ms_per_sample, int batch, double compute_ms) {
+  const double w = kAuTargetPct / 100.0 * cpu_ms_per_sample * batch / compute_ms;
+  return std::max(1, static_cast<int>(std::ceil(w - kEps)));
+}
+
+WhatIfInputs what_if_inputs(const BenchRun& run, const std::string& pipeline, int batch,
+                            double cores, const std::vector<SweepPoint>& sweep,
+                            const std::map<int, std::string>& loaders) {
+  WhatIfInputs in;
+  in.batch = batch;
+  in.cores = cores;
+  in.sweep = sweep;
+  std::sort(in.sweep.begin(), in.sweep.end(),
+            [](const SweepPoint& a, const SweepPoint& b) { return a.workers < b.workers; });
+  in.compute_ms = compute_ms_of(run, in.sweep);
+  read_today(run, pipeline, loaders, in);
+  if (in.note.empty() && !(in.compute_ms > 0))
+    in.note = "no training step time: neither a BM_EndToEnd case nor compute_ms in the context";
+  return in;
+}
+
+WhatIf build_what_if(const WhatIfInputs& in) {
+  WhatIf w;
+  w.batch = in.batch;
+  w.compute_ms = in.compute_ms;
+  w.cores = in.cores;
+  w.cost_source = in.cost_source;
+  w.note = in.note;
+  if (!in.today || !(in.compute_ms > 0) || in.batch <= 0) {
+    if (w.note.empty()) w.note = "no per-sample cost, step time or batch size to price candidates with";
+    return w;
+  }
+  choose_eval_workers(in, w);
+  w.rows.push_back(price(CandidateKind::kToday, *in.today, w.eval_workers, in.cores, in));
+  w.rows.push_back(workers_row(in));
+  for (const auto& f : in.fixes) w.rows.push_back(price(CandidateKind::kFix, f, w.eval_workers, in.cores, in));
+  for (const auto& p : in.prices) w.rows.push_back(price(CandidateKind::kPrice, p, w.eval_workers, in.cores, in));
+  w.recommendation = recommend(in, w);
+  w.check = check(in, w);
+  // Advice from a model that this very run contradicts must say so.
+  if (w.check && w.check->over_tolerance() &&
+      w.recommendation.kind != Recommendation::Kind::kComputeBoundAlready) {
+    char buf[300];
+    std::snprintf(buf, sizeof buf, " Caution: the model behind this is %+.0f %% off the step "
+                  "measured at %d workers (check below); act on measured counts only, or rerun "
+                  "on an idle machine.", w.check->error_pct, w.check->workers);
+    w.recommendation.model_off = true;
+    w.recommendation.text += buf;
+  }
+  return w;
+}
+
+}  // namespace pipebench::report

@@ -1,0 +1,151 @@
+// The what-if table of a pipebench run (issue 8): what each candidate change would give,
+// from per-sample CPU costs measured in the same run; the recommendation; and the check of
+// the model against the worker sweep, where the fix "more workers" was run for real.
+//
+// The model (pipeline/bound.h's bound, with the loader's time predicted from CPU cost):
+//   data_ms(p, w)  = p * batch / min(w, cores)     ms per batch; p = CPU ms per sample
+//   step_ms        = max(data_ms, compute_ms)      ms per batch
+//   au_pct         = 100 * compute_ms / step_ms    accelerator utilisation
+//   images/s       = batch * 1000 / step_ms
+// cores = the context's cores_available (affinity and cgroup quota; a float), else
+// hardware_threads, else unknown (then min(w, cores) = w). A count of workers predicted
+// beyond this machine's cores is priced on as many cores as workers (one core each), and
+// flagged (WhatIfRow::exceeds_cores).
+// Target: AU >= 90 % (kAuTargetPct), MLPerf Storage's passing threshold (v1.0 rules: a
+// run passes when accelerator utilisation is >= 90 % for ResNet-50 and 3D U-Net).
+// Workers that reach it with cost p: the smallest w >= 1 with p * batch / w <= compute_ms /
+// 0.9, i.e. ceil(0.9 * p * batch / compute_ms).
+//
+// Candidates, each only where the run measured it (bench/README.md, JSON contract):
+//   today        BM_Sample/<pipeline>: the run's pipeline as it is;
+//   workers      the smallest swept worker count whose measured AU >= 90 % (BM_EndToEnd),
+//                else predicted beyond the sweep: the model's count, and at least one more
+//                than every swept count within the cores (each was measured short of the
+//                target; a count beyond the cores fell short for want of cores);
+//   fix          BM_Sample/<pipeline>/decode:<mode>: the same spec, another decode;
+//   price        BM_Sample/<pipeline>/without:<op>[#k]: the spec without one operator.
+//                It changes what the model sees: what the operator costs, never a fix.
+// Per-sample CPU ms: BM_Sample's us_per_image / 1000 (thread CPU), for today and every
+// candidate alike; a run older than that counter: 1000 / items_per_second (one thread's wall
+// time) for all; no BM_Sample: the loader's sample_cpu_ms at its fewest workers (today and
+// workers only). Fixes and prices are evaluated at one worker count: the sweep's largest
+// count within the cores (WhatIf::eval_reason says which).
+//
+// Nothing here throws on a Report's inputs: a run without a per-sample cost or a compute
+// time has no table, and WhatIf::note says why.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/bound.h"
+#include "report/run.h"
+
+namespace pipebench::report {
+
+/// MLPerf Storage's accelerator-utilisation threshold, percent.
+inline constexpr double kAuTargetPct = 90.0;
+/// The check flags a predicted step further than this from the measured one, percent
+/// (issue 8: |prediction error| <= 5 %).
+inline constexpr double kCheckTolerancePct = 5.0;
+
+/// A per-sample CPU cost measured in the run.
+struct SampleCost {
+  std::string label;      ///< "today", "decode:auto", "without:normalize", ...
+  std::string case_name;  ///< the case it was read from, e.g. "BM_Sample/x/decode:auto"
+  double cpu_ms = 0;      ///< CPU ms per sample
+};
+
+/// What the model is given: everything from the run, nothing derived yet.
+struct WhatIfInputs {
+  int batch = 0;                 ///< samples per batch
+  double compute_ms = 0;         ///< training step per batch, ms
+  double cores = 0;              ///< cores available (0 = unknown)
+  std::vector<SweepPoint> sweep;  ///< measured BM_EndToEnd points, sorted by workers
+  std::optional<SampleCost> today;
+  std::string cost_source;        ///< which counter the costs come from, in words
+  std::vector<SampleCost> fixes;   ///< decode:<mode> candidates
+  std::vector<SampleCost> prices;  ///< without:<op> candidates
+  std::string note;               ///< why `today` or compute_ms is missing, if it is
+};
+
+enum class CandidateKind { kToday, kWorkers, kFix, kPrice };
+
+/// One row of the table: the model's prediction for one candidate, per batch.
+struct WhatIfRow {
+  CandidateKind kind = CandidateKind::kToday;
+  std::string label;
+  std::string case_name;            ///< the BM_Sample case of its cost
+  double cpu_ms_per_sample = 0;
+  int workers = 0;                  ///< the count it is priced at
+  double data_ms = 0, step_ms = 0;  ///< predicted, ms per batch
+  double au_pct = 0;                ///< predicted
+  double images_per_second = 0;     ///< predicted
+  double saving_ms_per_sample = 0;  ///< CPU vs today (0 for workers: no sample is cheaper)
+  double saving_pct = 0;            ///< of today's per-sample CPU
+  int workers_for_target = 0;       ///< workers reaching kAuTargetPct with this cost (model)
+  /// Cores the row needs: one per worker, except a swept count above the cores available,
+  /// which reached the target on those cores (oversubscribed: the available ones, rounded up).
+  int cores_needed = 0;
+  bool measured = false;            ///< workers: the count comes from the measured sweep
+  std::optional<int> model_workers;  ///< workers: the model's own count, when the sweep overrode it
+  bool exceeds_cores = false;       ///< cores_needed > the cores available
+};
+
+/// The one-sentence advice, and what it rests on.
+struct Recommendation {
+  enum class Kind { kNone, kComputeBoundAlready, kReachesTarget, kShortOfTarget };
+  Kind kind = Kind::kNone;
+  std::string label;         ///< "workers" or the fix's label
+  int workers = 0;           ///< the worker count it recommends
+  int cores_needed = 0;      ///< WhatIfRow::cores_needed of that option
+  double au_pct = 0;         ///< predicted (measured for kComputeBoundAlready)
+  double images_per_second = 0;
+  /// The check (below) found the model more than kCheckTolerancePct off this run's
+  /// measured step: the sentence then says so.
+  bool model_off = false;
+  std::string text;          ///< the sentence
+};
+
+/// The workers fix applied for real: the sweep's measured point against the model.
+struct PredictionCheck {
+  int workers = 0;
+  bool at_workers_candidate = false;  ///< false: the candidate was not swept; checked at
+                                      ///< the sweep's largest count within the cores
+  double predicted_step_ms = 0, measured_step_ms = 0;
+  double predicted_au_pct = 0, measured_au_pct = 0;
+  double error_pct = 0;               ///< 100 * (predicted - measured) / measured step
+  bool over_tolerance() const;        ///< |error_pct| > kCheckTolerancePct
+};
+
+struct WhatIf {
+  int batch = 0;
+  double compute_ms = 0, cores = 0;
+  int eval_workers = 0;          ///< where fixes and prices are priced
+  std::string eval_reason;       ///< why that count, in words
+  std::string cost_source;
+  std::vector<WhatIfRow> rows;   ///< today, workers, fixes, prices (in that order)
+  Recommendation recommendation;
+  std::optional<PredictionCheck> check;
+  std::string note;              ///< non-empty when there is no table, and why
+
+  bool empty() const { return rows.empty(); }
+};
+
+/// data_ms(p, w) of the model above; cores <= 0 means unknown (min(w, cores) = w).
+double predicted_data_ms(double cpu_ms_per_sample, int batch, int workers, double cores);
+/// The smallest worker count reaching kAuTargetPct with that cost (>= 1).
+int workers_for_target(double cpu_ms_per_sample, int batch, double compute_ms);
+
+/// The inputs of `pipeline` (the context's recipe) in `run`: sweep, the report's
+/// BM_EndToEnd points; loaders, its BM_Loader cases by worker count (the fallback cost).
+WhatIfInputs what_if_inputs(const BenchRun& run, const std::string& pipeline, int batch,
+                            double cores, const std::vector<SweepPoint>& sweep,
+                            const std::map<int, std::string>& loaders);
+
+/// The table, the recommendation and the check.
+WhatIf build_what_if(const WhatIfInputs& in);
+
+}  // namespace pipebench::report

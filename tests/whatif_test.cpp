@@ -1,0 +1,447 @@
+// The what-if table, its recommendation and check (report/whatif.h), and the trust checks
+// (report/trust.h), on runs built in memory in the shape Google Benchmark writes. Every
+// expected figure is worked out by hand from the rows, in the comments beside it, with the
+// model data = CPU ms per sample x batch / min(workers, cores), step = max(data, compute),
+// AU = 100 x compute / step, images/s = batch x 1000 / step.
+#include "report/format.h"
+#include "report/report.h"
+#include "report/run.h"
+#include "report/trust.h"
+#include "report/whatif.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace pipebench::report {
+namespace {
+
+using nlohmann::json;
+
+json row(const std::string& name, json fields) {
+  fields["name"] = name;
+  fields["run_name"] = name;
+  fields["run_type"] = "iteration";
+  return fields;
+}
+
+json end_to_end(int workers, double data_ms, double compute_ms, double step_ms, double sample_cpu_ms = 1.0) {
+  return row("BM_EndToEnd/imagenet_train/emulated/workers:" + std::to_string(workers) +
+                 "/iterations:30/real_time",
+             {{"workers", workers}, {"data_ms", data_ms}, {"compute_ms", compute_ms},
+              {"step_ms", step_ms}, {"batch_size", 64}, {"sample_cpu_ms", sample_cpu_ms}});
+}
+
+json loader(int workers, double data_ms, std::optional<double> sample_cpu_ms = 1.0) {
+  json fields = {{"workers", workers}, {"data_ms", data_ms}, {"items_per_second", 64000.0 / data_ms},
+                 {"read_ms", 0.02}, {"decode_ms", 0.6}, {"transform_ms", 0.25}};
+  if (sample_cpu_ms) fields["sample_cpu_ms"] = *sample_cpu_ms;
+  return row("BM_Loader/imagenet_train/workers:" + std::to_string(workers) + "/iterations:30/real_time",
+             fields);
+}
+
+// A BM_Sample case: one thread's CPU µs per image (items_per_second deliberately off, so a
+// test fails if the table reads it instead of us_per_image).
+json sample(const std::string& suffix, double us_per_image) {
+  return row("BM_Sample/imagenet_train" + suffix,
+             {{"us_per_image", us_per_image}, {"items_per_second", 2e6 / us_per_image}});
+}
+
+json run_doc(std::vector<json> rows, json context = json::object()) {
+  json ctx = {{"recipe", "imagenet_train"}, {"baseline", "emulated"}, {"batch_size", "64"},
+              {"hardware_threads", "2"}, {"cores_available", "2.000000"},
+              {"dataset", "/data/photos-in"}, {"busy_machine", "false"}};
+  ctx.update(context);
+  return {{"context", ctx}, {"benchmarks", rows}};
+}
+
+// Today 1 ms per sample; decode:auto 0.8 ms; without normalize 0.9, without flip 0.98.
+std::vector<json> samples() {
+  return {sample("", 1000), sample("/decode:auto", 800), sample("/without:normalize", 900),
+          sample("/without:horizontal_flip", 980)};
+}
+
+// The sweep at 1 and 2 workers against a step of `compute_ms`: data 64 and 32 ms per
+// batch (1 ms x 64 / w), each measured step a little above max(data, compute).
+std::vector<json> sweep_rows(double compute_ms) {
+  std::vector<json> rows = samples();
+  rows.push_back(end_to_end(1, 64, compute_ms, std::max(64.0, compute_ms) + 0.5));
+  rows.push_back(end_to_end(2, 32, compute_ms, std::max(32.0, compute_ms) + 0.4));
+  rows.push_back(loader(1, 64));
+  rows.push_back(loader(2, 32));
+  return rows;
+}
+
+Report report_of(const json& doc) { return build_report(parse_run(doc.dump())); }
+
+const WhatIfRow& row_of(const WhatIf& w, const std::string& label) {
+  for (const auto& r : w.rows)
+    if (r.label == label) return r;
+  throw std::runtime_error("no what-if row " + label);
+}
+
+bool has_warning(const Report& r, TrustWarning::Kind kind, const std::string& case_name) {
+  for (const auto& w : r.trust.warnings)
+    if (w.kind == kind && w.case_name == case_name) return true;
+  return false;
+}
+
+// --- the model's two formulas ---------------------------------------------------------------
+
+TEST(WhatIfModel, DataTimeAndWorkersForTheTarget) {
+  EXPECT_DOUBLE_EQ(predicted_data_ms(1.0, 64, 2, 2.0), 32.0);
+  EXPECT_DOUBLE_EQ(predicted_data_ms(1.0, 64, 4, 2.0), 32.0);  // 4 workers on 2 cores
+  EXPECT_DOUBLE_EQ(predicted_data_ms(1.0, 64, 4, 0.0), 16.0);  // cores unknown
+  EXPECT_DOUBLE_EQ(predicted_data_ms(1.0, 64, 2, 1.5), 64.0 / 1.5);
+  EXPECT_EQ(workers_for_target(1.0, 64, 25), 3);   // 0.9 x 64 / 25 = 2.304
+  EXPECT_EQ(workers_for_target(1.0, 64, 28.8), 2);  // 0.9 x 64 / 28.8 = 2 exactly
+  EXPECT_EQ(workers_for_target(0.1, 64, 25), 1);   // 0.23: one worker is the least
+}
+
+// --- the table ------------------------------------------------------------------------------
+
+TEST(WhatIfTable, ArithmeticOfADataBoundRun) {
+  const Report r = report_of(run_doc(sweep_rows(25)));
+  const WhatIf& w = r.what_if;
+  ASSERT_FALSE(w.empty()) << w.note;
+  EXPECT_EQ(w.eval_workers, 2);  // the sweep's largest count within 2 cores
+  EXPECT_DOUBLE_EQ(w.compute_ms, 25);
+  ASSERT_EQ(w.rows.size(), 5u);  // today, workers, decode:auto, two operators
+
+  const WhatIfRow& today = w.rows[0];
+  EXPECT_EQ(today.kind, CandidateKind::kToday);
+  EXPECT_EQ(today.case_name, "BM_Sample/imagenet_train");
+  EXPECT_DOUBLE_EQ(today.cpu_ms_per_sample, 1.0);  // 1000 µs, not 1000 / items_per_second
+  EXPECT_EQ(today.workers, 2);
+  EXPECT_DOUBLE_EQ(today.data_ms, 32);        // 1 x 64 / 2
+  EXPECT_DOUBLE_EQ(today.step_ms, 32);        // max(32, 25)
+  EXPECT_DOUBLE_EQ(today.au_pct, 78.125);     // 100 x 25 / 32
+  EXPECT_DOUBLE_EQ(today.images_per_second, 2000);  // 64 x 1000 / 32
+  EXPECT_DOUBLE_EQ(today.saving_ms_per_sample, 0);
+  EXPECT_EQ(today.workers_for_target, 3);
+
+  const WhatIfRow& fix = row_of(w, "decode:auto");
+  EXPECT_EQ(fix.kind, CandidateKind::kFix);
+  EXPECT_EQ(fix.case_name, "BM_Sample/imagenet_train/decode:auto");
+  EXPECT_DOUBLE_EQ(fix.cpu_ms_per_sample, 0.8);
+  EXPECT_EQ(fix.workers, 2);
+  EXPECT_DOUBLE_EQ(fix.data_ms, 25.6);             // 0.8 x 64 / 2
+  EXPECT_DOUBLE_EQ(fix.step_ms, 25.6);
+  EXPECT_DOUBLE_EQ(fix.au_pct, 100.0 * 25 / 25.6);  // 97.66
+  EXPECT_DOUBLE_EQ(fix.images_per_second, 2500);
+  EXPECT_NEAR(fix.saving_ms_per_sample, 0.2, 1e-12);
+  EXPECT_NEAR(fix.saving_pct, 20, 1e-9);
+  EXPECT_EQ(fix.workers_for_target, 2);  // 0.9 x 0.8 x 64 / 25 = 1.84
+
+  const WhatIfRow& normalize = row_of(w, "without:normalize");
+  EXPECT_EQ(normalize.kind, CandidateKind::kPrice);
+  EXPECT_DOUBLE_EQ(normalize.data_ms, 28.8);  // 0.9 x 64 / 2
+  EXPECT_NEAR(normalize.saving_pct, 10, 1e-9);  // normalize is 10 % of the sample
+  EXPECT_NEAR(row_of(w, "without:horizontal_flip").saving_ms_per_sample, 0.02, 1e-12);
+
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("What if"), std::string::npos) << text;
+  EXPECT_NE(text.find("what each operator costs"), std::string::npos) << text;
+  // The operator rows come after that line, the fix before it.
+  EXPECT_LT(text.find("decode:auto"), text.find("what each operator costs")) << text;
+  EXPECT_GT(text.find("without:normalize"), text.find("what each operator costs")) << text;
+}
+
+TEST(WhatIfTable, JsonKeysCarryTheirUnits) {
+  const json j = to_json(report_of(run_doc(sweep_rows(25))));
+  ASSERT_TRUE(j.contains("what_if")) << j.dump(2);
+  const json& fix = j["what_if"]["rows"][2];
+  EXPECT_EQ(fix["candidate"], "decode:auto");
+  EXPECT_EQ(fix["kind"], "fix");
+  EXPECT_DOUBLE_EQ(fix["cpu_ms_per_sample"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(fix["data_ms_per_batch"].get<double>(), 25.6);
+  EXPECT_DOUBLE_EQ(fix["step_ms_per_batch"].get<double>(), 25.6);
+  EXPECT_DOUBLE_EQ(fix["images_per_second"].get<double>(), 2500);
+  EXPECT_NEAR(fix["saving_pct"].get<double>(), 20, 1e-9);
+  EXPECT_EQ(j["what_if"]["rows"][3]["kind"], "operator_cost");
+  EXPECT_EQ(j["what_if"]["au_target_pct"], 90.0);
+  EXPECT_EQ(j["what_if"]["compute_ms_per_batch"], 25.0);
+  EXPECT_EQ(j["recommendation"]["candidate"], "decode:auto");
+  EXPECT_EQ(j["recommendation"]["workers"], 2);
+  EXPECT_TRUE(j["check"].contains("prediction_error_pct"));
+  EXPECT_TRUE(j["trust_warnings"].is_array());
+}
+
+TEST(WhatIfTable, AnOlderRunPricesEveryCandidateFromItemsPerSecond) {
+  // No us_per_image anywhere: one thread's wall time, for today and candidates alike.
+  std::vector<json> rows = {row("BM_Sample/imagenet_train", {{"items_per_second", 500.0}}),
+                            row("BM_Sample/imagenet_train/decode:auto", {{"items_per_second", 625.0}}),
+                            end_to_end(1, 128, 25, 128.5)};
+  const WhatIf w = report_of(run_doc(rows)).what_if;
+  ASSERT_FALSE(w.empty()) << w.note;
+  EXPECT_DOUBLE_EQ(w.rows[0].cpu_ms_per_sample, 2.0);                  // 1000 / 500
+  EXPECT_DOUBLE_EQ(row_of(w, "decode:auto").cpu_ms_per_sample, 1.6);  // 1000 / 625
+  EXPECT_NE(w.cost_source.find("items_per_second"), std::string::npos) << w.cost_source;
+}
+
+TEST(WhatIfTable, NoneWithoutAPerSampleCost) {
+  const Report r = report_of(run_doc({end_to_end(1, 64, 25, 64.5), loader(1, 64, std::nullopt)}));
+  EXPECT_TRUE(r.what_if.empty());
+  EXPECT_NE(r.what_if.note.find("BM_Sample/imagenet_train"), std::string::npos) << r.what_if.note;
+  EXPECT_NE(format_text(r).find("No what-if table"), std::string::npos);
+}
+
+// --- workers --------------------------------------------------------------------------------
+
+TEST(WhatIfWorkers, TheSmallestSweptCountThatReachesTheTarget) {
+  std::vector<json> rows = sweep_rows(25);
+  rows.push_back(end_to_end(4, 16, 25, 25.2));  // AU 99.2 %: the first >= 90 %
+  const WhatIf w = report_of(run_doc(rows, {{"cores_available", "4.0"}})).what_if;
+  const WhatIfRow& workers = row_of(w, "workers");
+  EXPECT_TRUE(workers.measured);
+  EXPECT_EQ(workers.workers, 4);
+  EXPECT_FALSE(workers.exceeds_cores);
+  EXPECT_DOUBLE_EQ(workers.data_ms, 16);  // 1 x 64 / min(4, 4)
+  EXPECT_DOUBLE_EQ(workers.step_ms, 25);
+  // The check is the fix applied for real: the sweep's point at 4 workers.
+  ASSERT_TRUE(w.check.has_value());
+  EXPECT_TRUE(w.check->at_workers_candidate);
+  EXPECT_EQ(w.check->workers, 4);
+  EXPECT_DOUBLE_EQ(w.check->predicted_step_ms, 25);
+  EXPECT_DOUBLE_EQ(w.check->measured_step_ms, 25.2);
+  EXPECT_NEAR(w.check->error_pct, 100.0 * (25 - 25.2) / 25.2, 1e-9);  // -0.79 %
+  EXPECT_DOUBLE_EQ(w.check->predicted_au_pct, 100);
+  EXPECT_NEAR(w.check->measured_au_pct, 100.0 * 25 / 25.2, 1e-9);
+  EXPECT_FALSE(w.check->over_tolerance());
+}
+
+TEST(WhatIfWorkers, PredictedBeyondTheSweepFromThePerSampleCost) {
+  // Swept at 1 worker only, on 8 cores: 0.9 x 1 ms x 64 / 25 ms = 2.3 -> 3 workers.
+  const WhatIf w = report_of(run_doc({sample("", 1000), end_to_end(1, 64, 25, 64.5)},
+                                     {{"cores_available", "8"}, {"hardware_threads", "8"}}))
+                       .what_if;
+  const WhatIfRow& workers = row_of(w, "workers");
+  EXPECT_FALSE(workers.measured);
+  EXPECT_EQ(workers.workers, 3);
+  EXPECT_FALSE(workers.model_workers.has_value());
+  EXPECT_FALSE(workers.exceeds_cores);
+  EXPECT_NEAR(workers.data_ms, 64.0 / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(workers.step_ms, 25);
+  EXPECT_DOUBLE_EQ(workers.au_pct, 100);
+  EXPECT_DOUBLE_EQ(workers.images_per_second, 2560);
+  // The recommended count was not swept: the check is the model at the sweep's point.
+  ASSERT_TRUE(w.check.has_value());
+  EXPECT_FALSE(w.check->at_workers_candidate);
+  EXPECT_EQ(w.check->workers, 1);
+  EXPECT_DOUBLE_EQ(w.check->predicted_step_ms, 64);
+}
+
+TEST(WhatIfWorkers, AboveEverySweptCountThatFellShort) {
+  // The model says 3, but 3 workers were measured at AU 82 % (data 30 ms, not 21.3): the
+  // answer is beyond the sweep, and the check at 3 workers shows the model 18 % off.
+  std::vector<json> rows = {sample("", 1000), end_to_end(1, 64, 25, 64.5), end_to_end(2, 32, 25, 32.4),
+                            end_to_end(3, 30, 25, 30.4)};
+  const WhatIf w = report_of(run_doc(rows, {{"cores_available", "8"}, {"hardware_threads", "8"}})).what_if;
+  const WhatIfRow& workers = row_of(w, "workers");
+  EXPECT_FALSE(workers.measured);
+  EXPECT_EQ(workers.workers, 4);
+  EXPECT_EQ(workers.model_workers, 3);
+  EXPECT_DOUBLE_EQ(workers.data_ms, 16);
+  ASSERT_TRUE(w.check.has_value());
+  EXPECT_EQ(w.check->workers, 3);                    // the sweep's largest within 8 cores
+  EXPECT_DOUBLE_EQ(w.check->predicted_step_ms, 25);  // max(64 / 3, 25)
+  EXPECT_NEAR(w.check->error_pct, 100.0 * (25 - 30.4) / 30.4, 1e-9);  // -17.8 %
+  EXPECT_TRUE(w.check->over_tolerance());
+  // The advice rests on that model, and says so.
+  EXPECT_TRUE(w.recommendation.model_off);
+  EXPECT_NE(w.recommendation.text.find("Caution: the model behind this is -18 % off"),
+            std::string::npos) << w.recommendation.text;
+  EXPECT_NE(format_text(report_of(run_doc(rows, {{"cores_available", "8"}}))).find("off by more than 5 %"),
+            std::string::npos);
+}
+
+TEST(WhatIfWorkers, ASweptCountAboveTheCoresThatFellShortSaysNothingAboutWorkers) {
+  // 4 workers on 2 cores fell short for want of cores: the answer is still the model's 3.
+  std::vector<json> rows = sweep_rows(25);
+  rows.push_back(end_to_end(4, 32.5, 25, 33));
+  const WhatIfRow workers = row_of(report_of(run_doc(rows)).what_if, "workers");
+  EXPECT_EQ(workers.workers, 3);
+  EXPECT_FALSE(workers.model_workers.has_value());
+}
+
+TEST(WhatIfWorkers, AnOversubscribedSweptCountNeedsOnlyTheCoresItRanOn) {
+  // 0.7 ms per sample; 2 workers measured at AU 85 %, 4 workers on the 2 cores at 98.8 %.
+  std::vector<json> rows = {sample("", 700), end_to_end(1, 48, 25, 48.5, 0.7),
+                            end_to_end(2, 29, 25, 29.4, 0.7), end_to_end(4, 24, 25, 25.3, 0.7)};
+  const WhatIf w = report_of(run_doc(rows)).what_if;
+  const WhatIfRow& workers = row_of(w, "workers");
+  EXPECT_TRUE(workers.measured);
+  EXPECT_EQ(workers.workers, 4);
+  EXPECT_EQ(workers.cores_needed, 2);
+  EXPECT_FALSE(workers.exceeds_cores);
+  EXPECT_EQ(w.recommendation.kind, Recommendation::Kind::kReachesTarget);
+  EXPECT_EQ(w.recommendation.cores_needed, 2);
+  EXPECT_NE(w.recommendation.text.find("Run 4 workers"), std::string::npos) << w.recommendation.text;
+  EXPECT_NE(w.recommendation.text.find("on 2 cores (oversubscribed)"), std::string::npos)
+      << w.recommendation.text;
+  ASSERT_TRUE(w.check.has_value());
+  EXPECT_TRUE(w.check->at_workers_candidate);
+  EXPECT_DOUBLE_EQ(w.check->predicted_step_ms, 25);  // max(0.7 x 64 / min(4, 2) = 22.4, 25)
+  EXPECT_NEAR(w.check->error_pct, 100.0 * (25 - 25.3) / 25.3, 1e-9);
+}
+
+TEST(WhatIfWorkers, WarnsWhenTheWorkersNeedMoreCoresThanAvailable) {
+  // 3 workers needed (0.9 x 64 / 25 = 2.3), 2 cores available: priced on 3 cores, flagged.
+  const Report two = report_of(run_doc(sweep_rows(25)));
+  const WhatIfRow& workers = row_of(two.what_if, "workers");
+  EXPECT_EQ(workers.workers, 3);
+  EXPECT_TRUE(workers.exceeds_cores);
+  EXPECT_NEAR(workers.data_ms, 64.0 / 3, 1e-12);  // on 3 cores, not min(3, 2)
+  const std::string text = format_text(two);
+  EXPECT_NE(text.find("3 workers need 3 cores"), std::string::npos) << text;
+  EXPECT_EQ(to_json(two)["what_if"]["rows"][1]["exceeds_cores_available"], true);
+
+  const Report four = report_of(run_doc(sweep_rows(25), {{"cores_available", "4"}}));
+  EXPECT_FALSE(row_of(four.what_if, "workers").exceeds_cores);
+  EXPECT_EQ(format_text(four).find("need 3 cores"), std::string::npos);
+}
+
+// --- the recommendation ---------------------------------------------------------------------
+
+TEST(Recommendation, ChangesWithTheStepTime) {
+  // 25 ms: data-bound at 1 and 2 workers; workers alone need 3 cores, decode:auto 2.
+  const Recommendation fast = report_of(run_doc(sweep_rows(25))).what_if.recommendation;
+  EXPECT_EQ(fast.kind, Recommendation::Kind::kReachesTarget);
+  EXPECT_FALSE(fast.model_off);  // the check at 2 workers: -1.2 %
+  EXPECT_EQ(fast.label, "decode:auto");
+  EXPECT_EQ(fast.workers, 2);
+  EXPECT_DOUBLE_EQ(fast.au_pct, 100.0 * 25 / 25.6);
+  EXPECT_NE(fast.text.find("decode: {mode: auto}"), std::string::npos) << fast.text;
+  EXPECT_NE(fast.text.find("2 workers"), std::string::npos) << fast.text;
+
+  // 40 ms: 2 workers measured at AU 99 %; decode:auto would need 2 as well (1.15): a tie
+  // goes to workers alone, which changes nothing the model sees.
+  const Recommendation mid = report_of(run_doc(sweep_rows(40))).what_if.recommendation;
+  EXPECT_EQ(mid.kind, Recommendation::Kind::kReachesTarget);
+  EXPECT_EQ(mid.label, "workers");
+  EXPECT_EQ(mid.workers, 2);
+  EXPECT_NE(mid.text.find("Run 2 workers"), std::string::npos) << mid.text;
+
+  // 70 ms: compute-bound at 1 worker already (AU 100 x 70 / 70.5 = 99.3 %).
+  const Recommendation slow = report_of(run_doc(sweep_rows(70))).what_if.recommendation;
+  EXPECT_EQ(slow.kind, Recommendation::Kind::kComputeBoundAlready);
+  EXPECT_EQ(slow.workers, 1);
+  EXPECT_NEAR(slow.au_pct, 100.0 * 70 / 70.5, 1e-9);
+  EXPECT_NE(slow.text.find("Compute-bound already"), std::string::npos) << slow.text;
+  EXPECT_NE(slow.text.find("99.3 %"), std::string::npos) << slow.text;
+  EXPECT_EQ(slow.text.find("Fewer workers"), std::string::npos) << slow.text;
+  // Swept from 2 workers: fewer may do (0.9 x 1 ms x 64 / 70 ms = 0.82 -> 1 worker).
+  const Recommendation from_two =
+      report_of(run_doc({sample("", 1000), end_to_end(2, 32, 70, 70.3), end_to_end(4, 16, 70, 70.2)}))
+          .what_if.recommendation;
+  EXPECT_EQ(from_two.kind, Recommendation::Kind::kComputeBoundAlready);
+  EXPECT_NE(from_two.text.find("the model says 1"), std::string::npos) << from_two.text;
+}
+
+TEST(Recommendation, SaysTheBestWhenNothingReachesTheTargetOnTheCores) {
+  // One core: workers alone need 3, decode:auto 2. On 1 core the best is decode:auto:
+  // data 0.8 x 64 = 51.2 ms, AU 100 x 25 / 51.2 = 48.8 %, 1250 images/s.
+  const Report r = report_of(run_doc(sweep_rows(25), {{"cores_available", "1"}}));
+  const Recommendation& rec = r.what_if.recommendation;
+  EXPECT_EQ(rec.kind, Recommendation::Kind::kShortOfTarget);
+  EXPECT_EQ(rec.label, "decode:auto");
+  EXPECT_EQ(rec.workers, 1);
+  EXPECT_DOUBLE_EQ(rec.au_pct, 100.0 * 25 / 51.2);
+  EXPECT_DOUBLE_EQ(rec.images_per_second, 1250);
+  EXPECT_NE(rec.text.find("Nothing reaches AU 90 % on the 1.0 cores"), std::string::npos) << rec.text;
+  EXPECT_NE(rec.text.find("on 2 cores"), std::string::npos) << rec.text;
+  EXPECT_EQ(to_json(r)["recommendation"]["kind"], "short_of_target");
+}
+
+// --- trust ----------------------------------------------------------------------------------
+
+TEST(Trust, PhysicalFloorFiresOnADoctoredRowOnly) {
+  // 2 cores, 1 ms CPU per sample: no loader can beat 1 x 64 / min(w, 2) = 32 ms per batch.
+  std::vector<json> rows = {sample("", 1000), loader(1, 64), loader(2, 32),
+                            loader(4, 16),                 // doctored: 50 % below 32
+                            end_to_end(2, 30.5, 25, 30.9),  // 4.7 % below: within 5 %
+                            end_to_end(4, 30.3, 25, 30.7)};  // 5.3 % below: fires
+  const Report r = report_of(run_doc(rows));
+  EXPECT_FALSE(has_warning(r, TrustWarning::Kind::kPhysicalFloor, "BM_Loader/imagenet_train/workers:1"));
+  EXPECT_FALSE(has_warning(r, TrustWarning::Kind::kPhysicalFloor, "BM_Loader/imagenet_train/workers:2"));
+  EXPECT_TRUE(has_warning(r, TrustWarning::Kind::kPhysicalFloor, "BM_Loader/imagenet_train/workers:4"));
+  EXPECT_FALSE(has_warning(r, TrustWarning::Kind::kPhysicalFloor,
+                           "BM_EndToEnd/imagenet_train/emulated/workers:2"));
+  EXPECT_TRUE(has_warning(r, TrustWarning::Kind::kPhysicalFloor,
+                          "BM_EndToEnd/imagenet_train/emulated/workers:4"));
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("data 16.00 ms per batch is 50 % below the physical floor 32.00 ms"),
+            std::string::npos) << text;
+}
+
+TEST(Trust, PhysicalFloorFromBMSampleWhenTheRowHasNoCpuCounter) {
+  // The loader's own sample_cpu_ms is absent (older run): BM_Sample's 1 ms gives the floor.
+  const Report r = report_of(run_doc({sample("", 1000), loader(2, 28, std::nullopt)}));
+  ASSERT_TRUE(has_warning(r, TrustWarning::Kind::kPhysicalFloor, "BM_Loader/imagenet_train/workers:2"));
+  EXPECT_NE(r.trust.warnings[0].text.find("BM_Sample/imagenet_train"), std::string::npos)
+      << r.trust.warnings[0].text;
+  // Without either cost there is no floor to break.
+  const Report none = report_of(run_doc({loader(2, 28, std::nullopt)}));
+  EXPECT_TRUE(none.trust.warnings.empty());
+}
+
+TEST(Trust, ContentionWhenPerSampleCpuRisesWithinTheCores) {
+  const auto warned = [](double cpu_at_2, double cpu_at_4) {
+    const Report r = report_of(run_doc({loader(1, 64, 1.0), loader(2, 64.0 * cpu_at_2 / 2, cpu_at_2),
+                                        loader(4, 64.0 * cpu_at_4 / 2, cpu_at_4)}));
+    return std::make_pair(
+        has_warning(r, TrustWarning::Kind::kContention, "BM_Loader/imagenet_train/workers:2"),
+        has_warning(r, TrustWarning::Kind::kContention, "BM_Loader/imagenet_train/workers:4"));
+  };
+  EXPECT_EQ(warned(1.2, 1.0), std::make_pair(true, false));   // +20 % at 2 <= 2 cores
+  EXPECT_EQ(warned(1.1, 1.0), std::make_pair(false, false));  // +10 %: within 15 %
+  EXPECT_EQ(warned(1.0, 1.6), std::make_pair(false, false));  // 4 workers > 2 cores: expected
+}
+
+TEST(Trust, BusyMachineFromTheContext) {
+  const Report busy = report_of(run_doc(sweep_rows(25), {{"busy_machine", "true"},
+                                                         {"other_processes_cpu_cores", "1.380936"},
+                                                         {"load_average_start", "13.19"}}));
+  ASSERT_FALSE(busy.trust.warnings.empty());
+  EXPECT_EQ(busy.trust.warnings[0].kind, TrustWarning::Kind::kBusyMachine);
+  EXPECT_NE(busy.trust.warnings[0].text.find("1.38 cores"), std::string::npos);
+  EXPECT_EQ(to_json(busy)["trust_warnings"][0]["kind"], "busy_machine");
+
+  const Report idle = report_of(run_doc(sweep_rows(25)));
+  for (const auto& w : idle.trust.warnings) EXPECT_NE(w.kind, TrustWarning::Kind::kBusyMachine);
+}
+
+TEST(Trust, CvTableOfTheStageCases) {
+  const auto aggregate = [](const std::string& name, const std::string& stat, double real_time) {
+    json a = row(name + "_" + stat, {{"real_time", real_time}, {"cpu_time", 0.5}});
+    a["run_name"] = name;
+    a["run_type"] = "aggregate";
+    a["aggregate_name"] = stat;
+    return a;
+  };
+  std::vector<json> rows = sweep_rows(25);
+  rows.push_back(aggregate("BM_Decode/turbo_full", "cv", 0.02));
+  rows.push_back(aggregate("BM_Decode/turbo_full", "mean", 400));
+  rows.push_back(aggregate("BM_Loader/imagenet_train/workers:1/iterations:30/real_time", "cv", 0.12));
+  rows.push_back(aggregate("BM_EndToEnd/imagenet_train/emulated/workers:1/iterations:30/real_time", "cv", 0.3));
+  const Report r = report_of(run_doc(rows, {{"repetitions", "3"}}));
+  EXPECT_EQ(r.trust.repetitions, 3);
+  ASSERT_EQ(r.trust.cv.size(), 2u);  // BM_EndToEnd is not a stage case
+  EXPECT_EQ(r.trust.cv[0].case_name, "BM_Decode/turbo_full");
+  EXPECT_DOUBLE_EQ(r.trust.cv[0].cv_pct, 2.0);
+  EXPECT_FALSE(r.trust.cv[0].noisy());
+  EXPECT_EQ(r.trust.cv[1].case_name, "BM_Loader/imagenet_train/workers:1");
+  EXPECT_DOUBLE_EQ(r.trust.cv[1].cv_pct, 12.0);
+  EXPECT_TRUE(r.trust.cv[1].noisy());
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("Repeatability (3 repetitions)"), std::string::npos) << text;
+  EXPECT_EQ(to_json(r)["cv_pct"][1]["noisy"], true);
+  // Without repetitions, no table.
+  EXPECT_TRUE(report_of(run_doc(sweep_rows(25))).trust.cv.empty());
+}
+
+}  // namespace
+}  // namespace pipebench::report
