@@ -18,6 +18,9 @@
 #include "tests/test_data.h"
 #include "transforms/image_format.h"
 #include "transforms/jpeg_decode.h"
+#include "transforms/pipeline.h"
+#include "transforms/rng.h"
+#include "transforms/spec.h"
 
 namespace pipebench {
 namespace {
@@ -184,6 +187,27 @@ TEST(DecodeFormats, GrayAlphaAnd16BitFollowImdecode) {
   EXPECT_EQ(g[1], g[0]);
   EXPECT_TRUE(std::equal(rgb.begin(), rgb.end(), opencv_rgb(files[2].second).begin()));
   EXPECT_TRUE(std::equal(rgb.begin(), rgb.end(), opencv_rgb(files[3].second).begin()));
+}
+
+// A pipeline whose decode is roi (or auto) runs on a PNG named .jpg: the window is cut
+// from the whole image, so the sample equals the same spec decoded in full.
+TEST(DecodeFormats, RoiPipelineOnAPngEqualsTheFullDecodePipeline) {
+  const int w = 160, h = 120;
+  auto rgb = pixels(w, h, 9);
+  const auto png = encode(".png", bgr_of(rgb, w, h));
+  const auto roi = Pipeline::build(parse_pipeline_spec(
+      "{decode: {mode: roi}, transforms: [{random_resized_crop: {size: 64}}, normalize]}", "t"));
+  const auto full = Pipeline::build(parse_pipeline_spec(
+      "{decode: {mode: full}, transforms: [{random_resized_crop: {size: 64}}, normalize]}", "t"));
+  ASSERT_EQ(roi->decode_plan(), "roi");
+  PipelineWorkspace ws_roi(*roi), ws_full(*full);
+  std::vector<float> a(roi->output_floats()), b(full->output_floats());
+  for (uint64_t i = 0; i < 5; ++i) {
+    Rng r1 = Rng::for_sample(7, 0, i), r2 = Rng::for_sample(7, 0, i);
+    roi->run(png, "n01440764/x.JPEG", r1, ws_roi, a.data());
+    full->run(png, "n01440764/x.JPEG", r2, ws_full, b.data());
+    for (size_t k = 0; k < a.size(); ++k) ASSERT_NEAR(a[k], b[k], 1e-5) << "sample " << i << " value " << k;
+  }
 }
 
 TEST(DecodeFormats, RoiOfAPngIsFullDecodePlusCrop) {

@@ -577,7 +577,7 @@ TEST_F(LoaderTest, PerOperatorTimersSplitTheTransformStage) {
   drain(loader);
   const LoaderStats st = loader.stats();
   ASSERT_EQ(st.step_labels, o.pipeline->step_labels());
-  ASSERT_EQ(st.step_labels, (std::vector<std::string>{"random_resized_crop+horizontal_flip", "normalize"}));
+  ASSERT_EQ(st.step_labels, (std::vector<std::string>{"random_resized_crop+horizontal_flip+normalize"}));
   int64_t sum = 0;
   for (int64_t ns : st.step_ns) {
     EXPECT_GT(ns, 0);

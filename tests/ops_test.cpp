@@ -114,9 +114,12 @@ TEST(Ops, NormalizeOnATensorIsAffinePerChannel) {
 TEST(Ops, FusedStepsEqualTheOperatorsRunOneByOne) {
   // The planner fuses random_resized_crop + horizontal_flip and resize + center_crop; the
   // reference runs crop.h's functions one by one with the same draws in the same order.
+  // (Without the normalize fusion, whose float rounding tests/fused_test.cpp checks.)
   const auto jpeg = testing::make_jpeg(333, 500, 11);
+  const PlanOptions no_normalize{false};
   const auto fused = Pipeline::build(parse_pipeline_spec(
-      "[{random_resized_crop: {size: 64}}, {horizontal_flip: {p: 0.5}}, normalize]", "t"));
+      "[{random_resized_crop: {size: 64}}, {horizontal_flip: {p: 0.5}}, normalize]", "t"), {},
+      no_normalize);
   EXPECT_EQ(fused->plan_text(), "decode(full) -> random_resized_crop+horizontal_flip -> normalize");
   PipelineWorkspace wa(*fused);
   for (uint64_t idx = 0; idx < 6; ++idx) {
@@ -134,7 +137,8 @@ TEST(Ops, FusedStepsEqualTheOperatorsRunOneByOne) {
     normalize_to_chw(crop, want.data());
     EXPECT_EQ(a, want) << idx;
   }
-  const auto val = Pipeline::build(parse_pipeline_spec("[{resize: {size: 80}}, {center_crop: {size: 64}}, normalize]", "t"));
+  const auto val = Pipeline::build(
+      parse_pipeline_spec("[{resize: {size: 80}}, {center_crop: {size: 64}}, normalize]", "t"), {}, no_normalize);
   EXPECT_EQ(val->plan_text(), "decode(full) -> resize+center_crop -> normalize");
   std::vector<float> a(val->output_floats());
   PipelineWorkspace wv(*val);

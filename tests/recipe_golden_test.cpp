@@ -5,14 +5,25 @@
 // each recipe on photo-like JPEGs of several sizes, subsamplings and seeds (one sample at a
 // time, rng = Rng::for_sample(seed 7, epoch 0, index i)). A mismatch means the recipe's
 // output changed; if that is intended, say why in the commit and record the new values.
+//
+// The planner now fuses a resize with the normalize after it (pipeline.h), which maps the
+// same resized uint8 values to floats by normalize_affine instead of normalize's table: a
+// float-rounding difference (normalize.h), so the fused recipes no longer hash to these
+// values. The recorded checksums are checked on the unfused plan (PlanOptions{false}, the
+// chain as it ran before), and the fused plan against the unfused one, value by value:
+// within float rounding (1e-6 relative to the larger term), far inside one uint8 step
+// (1 / (255 std), about 0.017).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "tests/test_data.h"
+#include "transforms/pipeline.h"
 #include "transforms/recipes.h"
 
 namespace pipebench {
@@ -37,21 +48,27 @@ constexpr Input kInputs[] = {
     {300, 260, 4, "4:2:0", false}, {1024, 683, 5, "4:2:0", false},
 };
 
-uint64_t recipe_checksum(const std::string& name) {
-  auto recipe = build_recipe(name, 224);
+// Every output of the recipe on the inputs, in order, planned with `plan`.
+std::vector<std::vector<float>> recipe_outputs(const std::string& name, const PlanOptions& plan) {
+  auto recipe = Pipeline::build(recipe_spec(name, 224), {}, plan);
   PipelineWorkspace ws(*recipe);
-  std::vector<float> out(recipe->output_floats());
-  uint64_t h = 0;
+  std::vector<std::vector<float>> outputs;
   for (size_t i = 0; i < std::size(kInputs); ++i) {
     const Input& in = kInputs[i];
     const auto jpeg = testing::make_jpeg(in.width, in.height, in.seed, 90, in.subsampling,
                                          in.progressive);
     for (uint64_t rep = 0; rep < 3; ++rep) {
       Rng rng = Rng::for_sample(7, 0, i * 3 + rep);
-      recipe->run(jpeg, "golden.jpg", rng, ws, out.data());
-      h = h * 31 + fnv1a(out.data(), out.size() * sizeof(float));
+      outputs.emplace_back(recipe->output_floats());
+      recipe->run(jpeg, "golden.jpg", rng, ws, outputs.back().data());
     }
   }
+  return outputs;
+}
+
+uint64_t checksum(const std::vector<std::vector<float>>& outputs) {
+  uint64_t h = 0;
+  for (const auto& out : outputs) h = h * 31 + fnv1a(out.data(), out.size() * sizeof(float));
   return h;
 }
 
@@ -63,11 +80,36 @@ const std::map<std::string, uint64_t> kGolden = {
     {"casestudy_shifts", 0x6fcb94219f222ef6ull},
 };
 
-TEST(RecipeGolden, OutputsAreBitIdenticalToTheRecordedOnes) {
+TEST(RecipeGolden, UnfusedOutputsAreBitIdenticalToTheRecordedOnes) {
   for (const auto& [name, want] : kGolden) {
-    const uint64_t got = recipe_checksum(name);
+    const uint64_t got = checksum(recipe_outputs(name, PlanOptions{false}));
     EXPECT_EQ(got, want) << name << ": got 0x" << std::hex << got;
   }
+}
+
+TEST(RecipeGolden, FusedOutputsWithinFloatRoundingOfTheUnfused) {
+  double worst = 0;
+  for (const auto& [name, want] : kGolden) {
+    const auto fused = recipe_outputs(name, PlanOptions{});
+    const auto unfused = recipe_outputs(name, PlanOptions{false});
+    ASSERT_EQ(fused.size(), unfused.size());
+    for (size_t s = 0; s < fused.size(); ++s) {
+      const size_t plane = fused[s].size() / 3;
+      for (size_t i = 0; i < fused[s].size(); ++i) {
+        // ImageNet's statistics: the larger term is at most 1 / 0.225 (normalize.h).
+        const double d = std::fabs(double(fused[s][i]) - unfused[s][i]);
+        ASSERT_LE(d, 1e-6 / 0.225) << name << " sample " << s << " value " << i;
+        ASSERT_LT(d, 1.0 / (255 * 0.229) / 100) << name << " sample " << s << " channel " << i / plane;
+        worst = std::max(worst, d);
+      }
+    }
+    // Where nothing is fused (the case study recipes), nothing changes.
+    if (Pipeline::build(recipe_spec(name, 224))->plan_text() ==
+        Pipeline::build(recipe_spec(name, 224), {}, PlanOptions{false})->plan_text()) {
+      EXPECT_EQ(checksum(fused), want) << name;
+    }
+  }
+  RecordProperty("worst_abs_difference", std::to_string(worst));
 }
 
 }  // namespace

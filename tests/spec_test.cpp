@@ -97,7 +97,7 @@ TEST(Spec, ShortAndLongFormsBuildTheSamePipeline) {
       "mine.yaml"));
   EXPECT_EQ(a->output_shape(), (std::array<int, 3>{3, 176, 176}));
   EXPECT_EQ(a->plan_text(), b->plan_text());
-  EXPECT_EQ(a->plan_text(), "decode(full) -> random_resized_crop+horizontal_flip -> normalize");
+  EXPECT_EQ(a->plan_text(), "decode(full) -> random_resized_crop+horizontal_flip+normalize");
   const auto jpeg = testing::make_jpeg(320, 240, 5);
   std::vector<float> x(a->output_floats()), y(b->output_floats());
   PipelineWorkspace wa(*a), wb(*b);

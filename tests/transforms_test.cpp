@@ -4,6 +4,7 @@
 // get_params (Python rounding included) driven by the same random numbers.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 #include "transforms/crop.h"
 #include "transforms/image.h"
 #include "transforms/normalize.h"
+#include "transforms/resize.h"
 #include "transforms/rng.h"
 
 namespace pipebench {
@@ -440,6 +442,35 @@ TEST(Normalize, BatchFormIsIdentical) {
   for (int s = 0; s < n; ++s) normalize_to_chw(imgs[s], single.data() + s * 3 * h * w);
   EXPECT_EQ(0, std::memcmp(batch.data(), single.data(), batch.size() * sizeof(float)));
   EXPECT_THROW(normalize_batch_nchw(nchw.data(), -1, h, w, batch.data()), std::invalid_argument);
+}
+
+// The vectorised table lookup (16 values at a time, AVX-512) against the formula in float,
+// as torchvision computes it, value by value; on sizes that leave a scalar tail, and with
+// the scalar path forced (the same bits on every CPU).
+TEST(Normalize, EveryValueIsTheFormulaInFloat) {
+  const std::array<float, 3> mean = {0.485f, 0.456f, 0.406f}, sd = {0.229f, 0.224f, 0.225f};
+  for (const bool simd : {true, false}) {
+    resample_use_simd(simd);
+    for (const auto& [h, w] : std::vector<std::pair<int, int>>{{224, 224}, {17, 23}, {1, 5}, {37, 101}}) {
+      const Image src = make_random(h, w, 7 + h);
+      std::vector<float> out(3 * static_cast<size_t>(h) * w);
+      normalize_to_chw(src, out.data(), mean, sd);
+      const size_t plane = static_cast<size_t>(h) * w;
+      for (int c = 0; c < 3; ++c)
+        for (size_t i = 0; i < plane; ++i) {
+          const float want = (static_cast<float>(src.data[i * 3 + c]) / 255.0f - mean[c]) / sd[c];
+          ASSERT_EQ(out[c * plane + i], want) << (simd ? "simd " : "scalar ") << h << "x" << w << " c" << c << " i" << i;
+        }
+      // The batch form, on the same values laid out as one NCHW sample.
+      std::vector<uint8_t> nchw(3 * plane);
+      for (int c = 0; c < 3; ++c)
+        for (size_t i = 0; i < plane; ++i) nchw[c * plane + i] = src.data[i * 3 + c];
+      std::vector<float> batch(3 * plane);
+      normalize_batch_nchw(nchw.data(), 1, h, w, batch.data(), mean, sd);
+      ASSERT_EQ(0, std::memcmp(batch.data(), out.data(), batch.size() * sizeof(float)));
+    }
+  }
+  resample_use_simd(true);
 }
 
 }  // namespace

@@ -1,12 +1,18 @@
-// Geometric per-sample transforms on HWC uint8 images (image.h). Resampling is bilinear
-// (cv::resize INTER_LINEAR) when enlarging and area averaging (INTER_AREA) when shrinking,
-// the closest OpenCV match to torchvision's antialiased bilinear resize.
-// Resampling runs on the calling thread: the first call switches OpenCV's own threading off
-// process-wide (cv::setNumThreads(0)), since pipebench parallelises across samples.
+// Geometric per-sample transforms on HWC uint8 images (image.h): crop windows, crops, and
+// the resizes built on them. Resampling is bilinear (cv::resize INTER_LINEAR's bits) when
+// enlarging and area averaging (INTER_AREA's weights) when shrinking, the closest OpenCV
+// match to torchvision's antialiased bilinear resize; the bilinear, area-shrinking and
+// bicubic filters run on pipebench's engine (resize.h, scratch per calling thread), nearest
+// and "area" on cv::resize. Everything runs on the calling thread: the first OpenCV call
+// switches OpenCV's own threading off process-wide (cv::setNumThreads(0)), since pipebench
+// parallelises across samples.
 // Errors: std::invalid_argument for sizes <= 0 or windows outside the image.
 #pragma once
 
+#include <optional>
+
 #include "transforms/image.h"
+#include "transforms/resize.h"
 #include "transforms/rng.h"
 
 namespace pipebench {
@@ -31,10 +37,11 @@ CropWindow random_resized_crop_window(int height, int width, Rng& rng,
 
 /// Crops `window` of src and resizes it to out_height x out_width: area averaging when
 /// neither side grows (OpenCV's INTER_AREA box filter, computed by a faster separable
-/// implementation that matches cv::resize(INTER_AREA) to +-1), else cv::resize
-/// INTER_LINEAR; a plain copy when the sizes match. mirror = true also flips the result
-/// left-right, bit-identical to calling horizontal_flip(out) afterwards but without the
-/// extra pass. src and out must be different Images (also for center_crop, random_crop).
+/// implementation that matches cv::resize(INTER_AREA) to +-1), else bilinear, bit-identical
+/// to cv::resize(INTER_LINEAR); a plain copy when the sizes match. mirror = true also flips
+/// the result left-right, bit-identical to calling horizontal_flip(out) afterwards but
+/// without the extra pass. src and out must be different Images (also for center_crop,
+/// random_crop).
 void resized_crop(const Image& src, const CropWindow& window, int out_height, int out_width,
                   Image& out, bool mirror = false);
 
@@ -43,10 +50,28 @@ enum class Interpolation { kBilinear, kNearest, kBicubic, kArea };
 
 /// resized_crop with a chosen filter. kBilinear is resized_crop above (area averaging when
 /// shrinking, bilinear when enlarging: the closest match to torchvision's antialiased
-/// bilinear); kNearest, kBicubic and kArea are cv::resize with INTER_NEAREST, INTER_CUBIC
-/// and INTER_AREA (no antialias for nearest and bicubic, as torchvision's antialias=False).
+/// bilinear); kBicubic is cv::resize(INTER_CUBIC)'s bits (A = -0.75, no antialias, as
+/// torchvision's antialias=False) from pipebench's engine; kNearest and kArea are cv::resize
+/// with INTER_NEAREST and INTER_AREA.
 void resized_crop(const Image& src, const CropWindow& window, int out_height, int out_width,
                   Image& out, bool mirror, Interpolation interpolation);
+
+/// The engine filter (resize.h) resized_crop uses for `interpolation` on this window and
+/// output size (kBilinear: kArea when neither side grows, else kLinear), or std::nullopt
+/// where it calls cv::resize (kNearest, kArea). With it, Resampler::to_image gives
+/// resized_crop's bits and Resampler::to_chw those values mapped to floats.
+std::optional<ResampleFilter> resample_filter(Interpolation interpolation, const CropWindow& window,
+                                             int out_height, int out_width);
+
+/// resized_crop's values written straight into float32 CHW (3 x out_height x out_width at
+/// out) through `affine`: out[c][y][x] = q * affine.scale[c] + affine.bias[c], q the uint8
+/// value resized_crop(src, window, out_height, out_width, img, mirror, interpolation) puts
+/// at (y, x, c), in one pass with `resampler`'s scratch (the planner's resize + normalize).
+/// Throws std::invalid_argument as resized_crop, for a source that is not 3-channel, and
+/// for kNearest / kArea (cv::resize's, not the engine's: resize, then normalize).
+void resized_crop_to_chw(const Image& src, const CropWindow& window, int out_height,
+                         int out_width, bool mirror, Interpolation interpolation,
+                         const ChannelAffine& affine, float* out, Resampler& resampler);
 
 /// Resize so that the shorter side is `size` (torchvision Resize(int)), aspect kept; the
 /// longer side is floor(size * long / short) as torchvision computes it.
@@ -68,6 +93,13 @@ void center_crop(const Image& src, int size, Image& out);
 /// resize shrinks, only the kept crop_size x crop_size pixels are computed. Throws
 /// std::invalid_argument for sizes <= 0 or a crop larger than the resized image.
 void resize_shorter_center_crop(const Image& src, int resize_size, int crop_size, Image& out);
+
+/// resize_shorter_center_crop's values written straight into float32 CHW (3 x crop_size x
+/// crop_size at out) through `affine`, as resized_crop_to_chw. Throws as
+/// resize_shorter_center_crop, and for a source that is not 3-channel.
+void resize_shorter_center_crop_to_chw(const Image& src, int resize_size, int crop_size,
+                                       const ChannelAffine& affine, float* out,
+                                       Resampler& resampler);
 
 /// A size x size window at a uniform random offset (torchvision RandomCrop(size), no
 /// padding). Throws std::invalid_argument when the image is smaller than size.

@@ -5,7 +5,10 @@
 #include <utility>
 
 #include "transforms/batch_mix.h"
+#include "transforms/crop.h"
+#include "transforms/normalize.h"
 #include "transforms/ops/geometry.h"
+#include "transforms/image_format.h"
 #include "transforms/registry.h"
 
 namespace pipebench {
@@ -39,6 +42,20 @@ std::pair<int, int> roi_scaling(const CropWindow& w, int size) {
   return {(w.width + f - 1) / f, (w.height + f - 1) / f};
 }
 
+// normalize's (mean, std) as its factory reads them (tensor.cpp: each rounded to float).
+std::array<float, 3> float3(const std::vector<double>& v) {
+  return {static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2])};
+}
+
+// A random_resized_crop whose resize the engine runs (bilinear, bicubic), so that a
+// normalize can be fused into it.
+const RandomResizedCropOp* fusable_crop(const Operator* op) {
+  const auto* rrc = dynamic_cast<const RandomResizedCropOp*>(op);
+  if (rrc == nullptr) return nullptr;
+  const auto i = rrc->interpolation();
+  return i == Interpolation::kBilinear || i == Interpolation::kBicubic ? rrc : nullptr;
+}
+
 }  // namespace
 
 PipelineWorkspace::PipelineWorkspace(const Pipeline& pipeline)
@@ -47,7 +64,8 @@ PipelineWorkspace::PipelineWorkspace(const Pipeline& pipeline)
 }
 
 std::shared_ptr<const Pipeline> Pipeline::build(const PipelineSpec& spec,
-                                                const DecodeOptions& decode) {
+                                                const DecodeOptions& decode,
+                                                const PlanOptions& plan) {
   std::shared_ptr<Pipeline> p(new Pipeline());
   p->spec_ = spec;
   p->decode_options_ = decode;
@@ -96,6 +114,15 @@ std::shared_ptr<const Pipeline> Pipeline::build(const PipelineSpec& spec,
       p->roi_flip_ = as_horizontal_flip(p->ops_[1].get());
       p->first_step_op_ = 2;
     }
+    // The crop's resize can write the tensor (the image after decode is RGB).
+    const size_t next = p->first_step_op_;
+    if (plan.fuse_normalize && fusable_crop(window) != nullptr && next < p->ops_.size() &&
+        p->ops_[next]->name() == "normalize") {
+      p->roi_normalize_ = true;
+      p->roi_affine_ = normalize_affine(float3(spec.transforms[next].params.get_list("mean")),
+                                        float3(spec.transforms[next].params.get_list("std")));
+      p->first_step_op_ = next + 1;
+    }
     p->decode_label_ = "roi";
   } else if (mode == "scaled") {
     p->decode_ = Decode::kScaled;
@@ -113,26 +140,11 @@ std::shared_ptr<const Pipeline> Pipeline::build(const PipelineSpec& spec,
   DataShape shape;  // after decode: an RGB image of varying size
   size_t first_op = 0;
   if (p->decode_ == Decode::kRoi) {
-    shape = p->roi_window_->output_shape(shape);
+    for (size_t k = 0; k < p->first_step_op_; ++k) shape = p->ops_[k]->output_shape(shape);
     first_op = p->first_step_op_;
   }
   for (size_t i = first_op; i < p->ops_.size();) {
-    Step step;
-    step.first = i;
-    step.in = shape;
-    const Operator* op = p->ops_[i].get();
-    const Operator* next = i + 1 < p->ops_.size() ? p->ops_[i + 1].get() : nullptr;
-    const auto* resize = dynamic_cast<const ResizeOp*>(op);
-    if (dynamic_cast<const RandomResizedCropOp*>(op) && as_horizontal_flip(next)) {
-      step.kind = StepKind::kWindowFlip;
-      step.count = 2;
-    } else if (resize != nullptr && resize->shorter_side() &&
-               resize->interpolation() == Interpolation::kBilinear && next != nullptr &&
-               dynamic_cast<const CenterCropOp*>(next) &&
-               static_cast<const CenterCropOp*>(next)->size() <= resize->shorter_size()) {
-      step.kind = StepKind::kResizeCenterCrop;
-      step.count = 2;
-    }
+    const Step step = p->plan_step(i, shape, plan);
     for (size_t k = i; k < i + step.count; ++k) {
       try {
         shape = p->ops_[k]->output_shape(shape);
@@ -151,7 +163,8 @@ std::shared_ptr<const Pipeline> Pipeline::build(const PipelineSpec& spec,
   }
   p->shape_ = shape;
   if (p->decode_ == Decode::kRoi) {
-    p->step_labels_.push_back(p->roi_window_->name() + (p->roi_flip_ ? "+horizontal_flip" : ""));
+    p->step_labels_.push_back(p->roi_window_->name() + (p->roi_flip_ ? "+horizontal_flip" : "") +
+                              (p->roi_normalize_ ? "+normalize" : ""));
   }
   for (const auto& step : p->steps_) {
     std::string label;
@@ -162,14 +175,55 @@ std::shared_ptr<const Pipeline> Pipeline::build(const PipelineSpec& spec,
   return p;
 }
 
+Pipeline::Step Pipeline::plan_step(size_t i, const DataShape& in, const PlanOptions& plan) const {
+  Step step;
+  step.first = i;
+  step.in = in;
+  const Operator* op = ops_[i].get();
+  const auto at = [&](size_t k) { return k < ops_.size() ? ops_[k].get() : nullptr; };
+  // The normalize at k, when it may be fused (it then reads the resized RGB image).
+  const auto normalize_at = [&](size_t k) {
+    return plan.fuse_normalize && in.channels == 3 && at(k) != nullptr && at(k)->name() == "normalize";
+  };
+  const auto affine_of = [&](size_t k) {
+    const OpParams& params = spec_.transforms[k].params;
+    return normalize_affine(float3(params.get_list("mean")), float3(params.get_list("std")));
+  };
+  const auto* resize = dynamic_cast<const ResizeOp*>(op);
+  if (dynamic_cast<const RandomResizedCropOp*>(op) != nullptr) {
+    const bool flip = as_horizontal_flip(at(i + 1)) != nullptr;
+    const size_t norm = i + (flip ? 2 : 1);
+    if (fusable_crop(op) != nullptr && normalize_at(norm)) {
+      step.kind = StepKind::kWindowTensor;
+      step.count = norm - i + 1;
+      step.flip = flip;
+      step.affine = affine_of(norm);
+    } else if (flip) {
+      step.kind = StepKind::kWindowFlip;
+      step.count = 2;
+    }
+  } else if (resize != nullptr && resize->shorter_side() &&
+             resize->interpolation() == Interpolation::kBilinear &&
+             dynamic_cast<const CenterCropOp*>(at(i + 1)) != nullptr &&
+             static_cast<const CenterCropOp*>(at(i + 1))->size() <= resize->shorter_size()) {
+    step.kind = StepKind::kResizeCenterCrop;
+    step.count = 2;
+    if (normalize_at(i + 2)) {
+      step.kind = StepKind::kResizeCenterCropTensor;
+      step.count = 3;
+      step.affine = affine_of(i + 2);
+    }
+  }
+  return step;
+}
+
 std::string Pipeline::plan_text() const {
   std::string s = "decode(" + decode_label_;
   if (decode_ == Decode::kRoi) {
     s += " of " + roi_window_->name() + "'s window";
     if (roi_window_->scalable()) s += ", dct 1/2..1/8";
     s += ")";
-    if (roi_flip_ != nullptr) s += " -> " + roi_window_->name() + "+horizontal_flip";
-    else s += " -> " + roi_window_->name();
+    s += " -> " + step_labels_[0];
   } else if (decode_ == Decode::kScaled) {
     s += ", >= " + std::to_string(scaled_target_) + " px)";
   } else {
@@ -222,6 +276,22 @@ void Pipeline::run_step(const Step& step, SampleData& s, Rng& rng, PipelineWorks
       std::swap(s.image, s.scratch);
       return;
     }
+    case StepKind::kWindowTensor: {
+      // The same draws in the same order as the operators: window, then the flip's.
+      const auto& rrc = static_cast<const RandomResizedCropOp&>(*ops_[step.first]);
+      const CropWindow w = rrc.window(s.image.height, s.image.width, rng);
+      const bool mirror = step.flip && static_cast<const FlipOp&>(*ops_[step.first + 1]).draw(rng);
+      resized_crop_to_chw(s.image, w, rrc.size(), rrc.size(), mirror, rrc.interpolation(),
+                          step.affine, s.tensor, ws.resampler_);
+      return;
+    }
+    case StepKind::kResizeCenterCropTensor: {
+      const auto& resize = static_cast<const ResizeOp&>(*ops_[step.first]);
+      const auto& crop = static_cast<const CenterCropOp&>(*ops_[step.first + 1]);
+      resize_shorter_center_crop_to_chw(s.image, resize.shorter_size(), crop.size(), step.affine,
+                                        s.tensor, ws.resampler_);
+      return;
+    }
   }
 }
 
@@ -240,7 +310,8 @@ void Pipeline::run(std::span<const uint8_t> bytes, std::string_view file, Rng& r
     case Decode::kRoi: {
       // The window comes from the header's size, with the crop's own draws, so the same
       // Rng picks the same window as a full decode followed by the crop would.
-      const JpegInfo info = read_jpeg_info(bytes, file, decode_options_);
+      // (Any format: a PNG, even one named .jpg, is decoded whole and its window cut.)
+      const ImageInfo info = read_image_info(bytes, file, decode_options_);
       const CropWindow w = roi_window_->window(info.height, info.width, rng);
       const auto [min_w, min_h] =
           roi_window_->scalable() ? roi_scaling(w, roi_window_->size()) : std::pair<int, int>{0, 0};
@@ -263,7 +334,15 @@ void Pipeline::run(std::span<const uint8_t> bytes, std::string_view file, Rng& r
     size_t k = 0;
     if (decode_ == Decode::kRoi) {
       const bool mirror = roi_flip_ != nullptr && roi_flip_->draw(rng);
-      roi_window_->finish(s.scratch, s.image, mirror);
+      if (roi_normalize_) {
+        // random_resized_crop's finish (resize the decoded window) writing the tensor.
+        const auto& rrc = static_cast<const RandomResizedCropOp&>(*roi_window_);
+        resized_crop_to_chw(s.scratch, CropWindow{0, 0, s.scratch.width, s.scratch.height},
+                            rrc.size(), rrc.size(), mirror, rrc.interpolation(), roi_affine_,
+                            s.tensor, ws.resampler_);
+      } else {
+        roi_window_->finish(s.scratch, s.image, mirror);
+      }
       lap(k++);
     }
     for (const auto& step : steps_) {

@@ -11,9 +11,16 @@
 //                the others measured slower than a full decode), then finishes the crop;
 //   decode auto  roi when a crop follows decode, else full;
 //   random_resized_crop + horizontal_flip   one resize pass writing mirrored rows;
-//   resize(int, bilinear) + center_crop     resize computing only the kept pixels.
+//   resize(int, bilinear) + center_crop     resize computing only the kept pixels;
+//   either, or an ROI decode's random_resized_crop, + normalize
+//                                           the resize's last pass writes the float32 CHW
+//                                           tensor itself (no uint8 image, no second pass).
 // Fused steps draw the same random numbers in the same order and give bit-identical output
-// to running the operators one by one.
+// to running the operators one by one, except the fusions with normalize: their resized
+// uint8 values are the same, mapped to floats by q * (1 / (255 std)) - mean / std instead of
+// normalize's table of (q / 255 - mean) / std, which differs by float rounding only (4.8e-7
+// at most with ImageNet's statistics: normalize_affine in normalize.h; tests/fused_test.cpp).
+// PlanOptions turns them off.
 //
 // Shapes: the output is C x H x W float32 (output_shape()); the spec must end with an
 // operator that writes the tensor (normalize, convert_color_yuv) at a fixed size. Batch
@@ -38,6 +45,7 @@
 #include "transforms/batch_op.h"
 #include "transforms/jpeg_decode.h"
 #include "transforms/operator.h"
+#include "transforms/resize.h"
 #include "transforms/spec.h"
 
 namespace pipebench {
@@ -54,6 +62,13 @@ struct SampleTimes {
 class Pipeline;
 class FlipOp;
 
+/// Planner switches, for tests and side-by-side measurements.
+struct PlanOptions {
+  /// Fuse a resize with the normalize that follows it (see the file comment); false plans
+  /// the chain that ran before those fusions existed, with normalize as its own step.
+  bool fuse_normalize = true;
+};
+
 /// Per-worker state: decoder handles, the sample's images, operators' scratch. Reused
 /// across samples (no heap allocation per sample once the largest image was seen). Not
 /// thread-safe: one per worker thread.
@@ -65,6 +80,7 @@ class PipelineWorkspace {
   friend class Pipeline;
   TurboDecoder turbo_;
   RoiDecoder roi_;
+  Resampler resampler_;  // the fused resize + normalize steps' scratch
   SampleData sample_;
   std::vector<std::unique_ptr<OpState>> states_;  // one per operator
 };
@@ -73,7 +89,8 @@ class Pipeline {
  public:
   /// Builds and plans `spec`. Throws SpecError.
   static std::shared_ptr<const Pipeline> build(const PipelineSpec& spec,
-                                               const DecodeOptions& decode = {});
+                                               const DecodeOptions& decode = {},
+                                               const PlanOptions& plan = {});
 
   const std::string& name() const { return spec_.name; }
   const PipelineSpec& spec() const { return spec_; }
@@ -83,14 +100,14 @@ class Pipeline {
   size_t output_floats() const {
     return static_cast<size_t>(shape_.channels) * shape_.height * shape_.width;
   }
-  /// What runs, in order, e.g. "decode(roi, dct 1/2..1/8) -> random_resized_crop+horizontal_flip
-  /// -> normalize".
+  /// What runs, in order, e.g. "decode(full) -> random_resized_crop+horizontal_flip+normalize".
   std::string plan_text() const;
   /// The decode actually used: "full", "scaled" or "roi" (auto resolved).
   const std::string& decode_plan() const { return decode_label_; }
   size_t operator_count() const { return ops_.size(); }
   /// The planned steps after decode, in order, each named by its operators joined with
-  /// '+' ("random_resized_crop+horizontal_flip", "normalize"): the per-operator timers' keys.
+  /// '+' ("random_resized_crop+horizontal_flip+normalize", "rand_augment"): the per-operator
+  /// timers' keys.
   const std::vector<std::string>& step_labels() const { return step_labels_; }
   const Operator& op(size_t i) const { return *ops_[i]; }
 
@@ -110,13 +127,17 @@ class Pipeline {
 
  private:
   enum class Decode { kFull, kScaled, kRoi };
-  enum class StepKind { kOp, kWindowFlip, kResizeCenterCrop };
+  enum class StepKind { kOp, kWindowFlip, kResizeCenterCrop, kWindowTensor, kResizeCenterCropTensor };
   struct Step {
     StepKind kind = StepKind::kOp;
     size_t first = 0;  // first operator index
     size_t count = 1;  // operators this step runs
     DataShape in;      // planned shape before the step
+    bool flip = false;      // kWindowTensor: a horizontal_flip follows the crop
+    ChannelAffine affine;   // *Tensor: the fused normalize's map
   };
+  // Plans the step starting at operator i (its kind and operator count).
+  Step plan_step(size_t i, const DataShape& in, const PlanOptions& plan) const;
   Pipeline() = default;
   void run_step(const Step& step, SampleData& s, Rng& rng, PipelineWorkspace& ws) const;
 
@@ -129,6 +150,8 @@ class Pipeline {
   int scaled_target_ = 0;                // kScaled: minimum side after scaling
   const WindowOp* roi_window_ = nullptr; // kRoi: the crop whose window is decoded
   const FlipOp* roi_flip_ = nullptr;     // kRoi: a horizontal flip folded into the crop
+  bool roi_normalize_ = false;           // kRoi: a normalize fused into the crop's resize
+  ChannelAffine roi_affine_;
   size_t first_step_op_ = 0;             // operators consumed by decode
   std::vector<Step> steps_;
   std::vector<std::string> step_labels_;

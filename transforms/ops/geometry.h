@@ -9,7 +9,8 @@
 // The classes are declared here because the Pipeline's planner fuses some of them: a
 // window op followed by horizontal_flip resizes mirrored in one pass, resize(int) followed
 // by center_crop computes only the kept pixels, and a window op after decode lets an ROI
-// decode read only the window. Fused or not, the outputs are bit-identical.
+// decode read only the window. Fused or not, the outputs are bit-identical; a normalize
+// fused into the resize as well differs by float rounding only (pipeline.h).
 #pragma once
 
 #include <string>
@@ -35,6 +36,7 @@ class RandomResizedCropOp final : public WindowOp {
   bool scalable() const override { return true; }
   /// window + resize mirrored in one pass (the planner's fusion with horizontal_flip).
   void apply_mirrored(SampleData& s, const CropWindow& w, bool mirror) const;
+  Interpolation interpolation() const { return interpolation_; }
 
  private:
   int size_;
