@@ -12,6 +12,7 @@ import argparse
 import base64
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -150,6 +151,27 @@ class Faults(unittest.TestCase):
             per_iteration = x["items_per_second"] * x["real_time"] / 1e3
             self.assertGreater(per_iteration, 1)
             self.assertLess(per_iteration, 10.5)
+
+    def test_progress_line_on_a_terminal_only(self):
+        # On a pseudo-terminal (script -q), stderr carries "[done/total] ..." lines;
+        # in a pipe, or with --quiet, none.
+        if shutil.which("script") is None:
+            self.skipTest("no `script` (util-linux) for a pseudo-terminal")
+        args = [ARGS.pipebench, "--data=" + self.good, *FAST,
+                "--benchmark_filter=BM_(Read/warm|Decode/turbo_full|Loader)"]
+        log = self.out("tty.log")
+        r = run("script", "-qec", " ".join(shlex.quote(a) for a in args), log)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(log, "rb") as f:
+            tty = f.read().decode("utf-8", "replace")
+        self.assertRegex(tty, r"\[1/4\] \d+ s, about .* left; next: BM_Decode/turbo_full")
+        self.assertIn("[3/4]", tty)
+        piped = run(*args)
+        self.assertNotIn(b"[1/4]", piped.stderr)
+        quiet = self.out("quiet.log")
+        run("script", "-qec", " ".join(shlex.quote(a) for a in args + ["--quiet"]), quiet)
+        with open(quiet, "rb") as f:
+            self.assertNotIn(b"[1/4]", f.read())
 
     def test_unwritable_results_exit_4_naming_the_path(self):
         r = run(ARGS.pipebench, "--data=" + self.good, *FAST, "--benchmark_filter=BM_Read/warm",
