@@ -36,6 +36,15 @@ BenchContext::BenchContext(BenchConfig config) : config_(std::move(config)) {
   bad_ = std::make_unique<BadFiles>(*disk_, config_.on_error);
   if (!config_.trace.empty()) trace_ = std::make_unique<TraceRecorder>();
   round_ = round_indices(disk_->size(), static_cast<size_t>(config_.round));
+  per_image_ = std::make_unique<PerImageCosts>(disk_->size());
+}
+
+std::vector<std::string> BenchContext::relative_files() const {
+  std::vector<std::string> out;
+  out.reserve(disk_->size());
+  for (size_t i = 0; i < disk_->size(); ++i)
+    out.push_back(disk_->sample(i).path.lexically_relative(disk_->root()).generic_string());
+  return out;
 }
 
 const ImageFolder& BenchContext::memory() {

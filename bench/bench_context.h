@@ -13,6 +13,7 @@
 
 #include "bench/bad_files.h"
 #include "bench/flags.h"
+#include "bench/per_image.h"
 #include "datasets/image_folder.h"
 #include "pipeline/trace.h"
 #include "transforms/image.h"
@@ -26,6 +27,9 @@ class BenchContext {
   explicit BenchContext(BenchConfig config);
 
   const BenchConfig& config() const { return config_; }
+  /// The loader and end-to-end cases' worker counts, once --workers=auto has chosen them
+  /// (bench/worker_auto.h); before any case is registered.
+  void set_worker_sweep(std::vector<int> workers) { config_.workers = std::move(workers); }
 
   /// The dataset as files on disk (the read, sample and loader cases).
   const ImageFolder& disk() const { return *disk_; }
@@ -51,6 +55,13 @@ class BenchContext {
   /// The names of the registered cases (benchmarks.h register_case), in order.
   void note_case(const std::string& name) { case_names_.push_back(name); }
   const std::vector<std::string>& case_names() const { return case_names_; }
+  /// Called by register_case before each run of case `name`.
+  void begin_case(const std::string& name) { per_image_->begin_case(name); }
+
+  /// Per-image costs of the round cases (bench/per_image.h).
+  PerImageCosts& per_image() { return *per_image_; }
+  /// The dataset's files relative to --data, in index order (per_image's "files").
+  std::vector<std::string> relative_files() const;
 
   BadFiles& bad_files() { return *bad_; }
   /// Shorthands for bad_files().fail_case / on_bad_file (bench/bad_files.h).
@@ -72,6 +83,7 @@ class BenchContext {
   std::unique_ptr<BadFiles> bad_;
   std::vector<size_t> round_;
   std::vector<std::string> case_names_;
+  std::unique_ptr<PerImageCosts> per_image_;
 };
 
 /// Adds the run context (library versions, GPU, dataset, flags) to Google Benchmark's.

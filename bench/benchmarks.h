@@ -14,13 +14,19 @@
 namespace pipebench::bench {
 
 /// Registers case `name` running fn(state, ctx, args...), and notes the name in the context
-/// (the progress display counts the cases a filter selects).
+/// (the progress display counts the cases a filter selects). Each run of the case first
+/// tells the context which case runs (ctx.begin_case: the per-image costs are keyed by it).
 template <class Fn, class... Args>
 benchmark::internal::Benchmark* register_case(BenchContext& ctx, const std::string& name, Fn&& fn,
                                               Args&&... args) {
   ctx.note_case(name);
-  return benchmark::RegisterBenchmark(name.c_str(), std::forward<Fn>(fn), std::ref(ctx),
-                                      std::forward<Args>(args)...);
+  return benchmark::RegisterBenchmark(
+      name.c_str(),
+      [name, fn = std::forward<Fn>(fn)](benchmark::State& state, BenchContext& c, auto&... a) {
+        c.begin_case(name);
+        fn(state, c, a...);
+      },
+      std::ref(ctx), std::forward<Args>(args)...);
 }
 
 void register_read_benchmarks(BenchContext& ctx);

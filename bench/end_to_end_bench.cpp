@@ -15,7 +15,11 @@
 //   with the accelerator idle, per step it could sustain: batches prefetched before the
 //   loop started do not count as speed), bound_ms = max(data_ms, compute_ms), au_pct,
 //   stall_pct, prediction_error_pct (pipeline/bound.h), workers, batch_size, and the CPU
-//   counters of bench/loader_util.h. items_per_second = batch_size / step_ms. Real time.
+//   counters of bench/loader_util.h (batch_bytes: what the step copies per batch, a
+//   quarter of float32's for uint8). items_per_second = batch_size / step_ms. Real time.
+//   The step gets the batch as collated (train_step.h): a uint8 batch with its deferred
+//   normalize, done on the device by the cuda step and inside compute_ms by the emulated
+//   one; compute_ms is always the float32 step on a resident batch.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -95,7 +99,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
     ctx.fail_case(state, e.what());
     return;
   }
-  LoaderWindow window(*loader);
+  LoaderWindow window(*loader, /*sample_system=*/true, ctx.config().data.string());
   benchmark::IterationCount done = 0;
   for (auto _ : state) {
     std::optional<BatchHandle> batch;
@@ -107,7 +111,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
       // drawn as compute_ms from its start (exact for emulated, the resident-batch mean
       // for cuda).
       TraceSpan span(trace, "submit_step", "step");
-      step->step(b.data, b.size, b.channels, b.height, b.width);
+      step->step(step_input(b));
     }
     if (trace) {
       const int64_t start = now_ns();

@@ -43,6 +43,8 @@ Bind with_check(Bind bind, CLI::Validator check) {
                        const std::string& help) { return bind(app, raw, option, help)->check(check); };
 }
 
+std::vector<int> parse_worker_list(const std::string& text);
+
 std::vector<FlagSpec> make_table() {
   std::vector<FlagSpec> t;
   t.push_back({"data", "DIR", "data/photos-in", "ImageFolder dataset root (class folders of images)",
@@ -64,12 +66,22 @@ std::vector<FlagSpec> make_table() {
   t.push_back({"list-ops", "", "", "print every operator, its parameters, types, defaults and ranges, "
                "and exit (--list-ops=markdown: README's table)", nullptr});
   t.push_back({"list-recipes", "", "", "print the shipped recipes and their specs, and exit", nullptr});
-  t.push_back({"workers", "LIST", "1,2,4,... up to 2x cores", "worker counts to sweep, e.g. 1,2,4",
+  t.push_back({"workers", "LIST|auto", "1,2,4,... up to 2x cores",
+               "worker counts to sweep, e.g. 1,2,4; auto: the fewest workers that keep the "
+               "accelerator >= 90 % busy within --cpu-budget, found by a short search "
+               "(bench/worker_auto.h), then the loader cases at 1 and that count",
                [](CLI::App& app, RawFlags& raw, const std::string& option, const std::string& help) {
-                 return app.add_option(option, raw.config.workers, help)
-                     ->delimiter(',')
-                     ->check(CLI::Range(1, 1024));
+                 return app.add_option(option, raw.workers, help)->check(CLI::Validator(
+                     [](std::string& v) -> std::string {
+                       if (v == "auto") return "";
+                       return parse_worker_list(v).empty() ? "a comma-separated list of counts "
+                                                             "1..1024, or auto; got " + v
+                                                           : "";
+                     },
+                     "LIST|auto"));
                }});
+  t.push_back({"cpu-budget", "N", "every core", "cores --workers=auto may use (its largest count)",
+               with_check(bind_to(&RawFlags::cpu_budget), CLI::Range(1, 1024))});
   t.push_back({"compute-ms", "X", "25 per 64 images", "emulated training step per batch, ms",
                bind_to(&RawFlags::compute_ms)});
   t.push_back({"baseline", "NAME", "cuda where a device exists, else emulated",
@@ -97,6 +109,20 @@ std::vector<FlagSpec> make_table() {
                "fixed: large freed buffers stay in the heap (mallopt; GLIBC_TUNABLES overridden), "
                "so decode timings do not depend on the allocator's state; system: glibc's defaults",
                with_check(bind_config(&BenchConfig::malloc_policy), CLI::IsMember({"fixed", "system"}))});
+  t.push_back({"presize", "MODE", "auto",
+               "the presizing candidate BM_Sample/PIPELINE/presized:N, on a copy of --data with "
+               "every shorter side reduced to N px (JPEG quality 90), made once into "
+               "DATA/../.pipebench-cache/ (beside the pipebench binary when that is read-only) and "
+               "reused while the dataset's fingerprint matches: auto (N = 8/7 of the pipeline's "
+               "crop, 256 for 224; none without a known crop), off, or N",
+               with_check(bind_config(&BenchConfig::presize),
+                          CLI::Validator([](std::string& v) -> std::string {
+                            if (v == "auto" || v == "off") return "";
+                            const bool digits = !v.empty() && v.size() <= 5 &&
+                                v.find_first_not_of("0123456789") == std::string::npos;
+                            if (digits && std::stoi(v) >= 8) return "";
+                            return "auto, off or a shorter side of at least 8 px, got " + v;
+                          }, "auto|off|N"))});
   t.push_back({"quick", "", "", "a first verdict in seconds: only the run's pipeline through "
                "BM_Sample, BM_Loader and BM_EndToEnd at 1 worker and every core, 10 steps, rounds "
                "of 64 images, Google Benchmark's min time 0.05 s; says what it left out",
@@ -106,6 +132,23 @@ std::vector<FlagSpec> make_table() {
   t.push_back({"help", "", "", "this text, then Google Benchmark's flags (--help=markdown: "
                "README's flag table)", nullptr});
   return t;
+}
+
+// "1,2,4" -> {1, 2, 4}; empty when any item is not a count 1..1024.
+std::vector<int> parse_worker_list(const std::string& text) {
+  std::vector<int> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
+      return {};
+    const int n = std::stoi(item);
+    if (n < 1 || n > 1024) return {};
+    out.push_back(n);
+    pos = comma + 1;
+  }
+  return out;
 }
 
 std::vector<int> default_workers() {
@@ -122,19 +165,6 @@ std::string flag_names() {
   return s;
 }
 
-// Fails now, not after the whole run, when `path` cannot be created or written.
-void check_writable(const char* flag, const std::filesystem::path& path) {
-  const bool existed = std::filesystem::exists(path);
-  {
-    std::ofstream probe(path, std::ios::app);
-    if (!probe) {
-      throw std::invalid_argument(std::string(flag) + ": cannot write " + path.string() + ": " +
-                                  std::strerror(errno));
-    }
-  }
-  std::error_code ec;
-  if (!existed) std::filesystem::remove(path, ec);
-}
 
 std::shared_ptr<const Pipeline> resolve_pipeline(const RawFlags& raw, int size) {
   if (!raw.config.pipeline_flag.empty() && !raw.recipe.empty())
@@ -152,6 +182,19 @@ std::shared_ptr<const Pipeline> resolve_pipeline(const RawFlags& raw, int size) 
 }
 
 }  // namespace
+
+void check_writable(const char* flag, const std::filesystem::path& path) {
+  const bool existed = std::filesystem::exists(path);
+  {
+    std::ofstream probe(path, std::ios::app);
+    if (!probe) {
+      throw std::invalid_argument(std::string(flag) + ": cannot write " + path.string() + ": " +
+                                  std::strerror(errno));
+    }
+  }
+  std::error_code ec;
+  if (!existed) std::filesystem::remove(path, ec);
+}
 
 const std::vector<FlagSpec>& flag_table() {
   static const std::vector<FlagSpec> table = make_table();
@@ -184,7 +227,15 @@ BenchConfig parse_flags(int argc, char** argv) {
     if (!app.count("--steps")) c.steps = QuickPlan::kSteps;
     if (!app.count("--round")) c.round = QuickPlan::kRound;
   }
-  if (c.workers.empty()) c.workers = default_workers();
+  if (raw.workers == "auto") {
+    c.workers_auto = true;
+    c.cpu_budget = raw.cpu_budget > 0 ? raw.cpu_budget
+                                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  } else {
+    if (raw.cpu_budget > 0) throw std::invalid_argument("--cpu-budget applies to --workers=auto only");
+    if (!raw.workers.empty()) c.workers = parse_worker_list(raw.workers);
+  }
+  if (c.workers.empty() && !c.workers_auto) c.workers = default_workers();
   c.on_error = raw.on_error == "skip" ? OnError::kSkip : OnError::kStop;
   if (!raw.drop_last.empty()) c.drop_last = raw.drop_last == "true";
   c.pipeline = resolve_pipeline(raw, c.size);
@@ -251,11 +302,14 @@ std::string flags_help() {
 std::string flags_markdown() {
   std::ostringstream s;
   s << "| flag | default | meaning |\n| --- | --- | --- |\n";
+  // A '|' splits a table cell even inside a code span (GitHub Flavored Markdown): escape it.
+  const auto cell = [](std::string text) {
+    for (size_t p = 0; (p = text.find('|', p)) != std::string::npos; p += 2) text.replace(p, 1, "\\|");
+    return text;
+  };
   for (const auto& f : flag_table()) {
-    std::string help = f.help;
-    for (size_t p = 0; (p = help.find('|', p)) != std::string::npos; p += 2) help.replace(p, 1, "\\|");
-    s << "| `--" << f.name << (f.value.empty() ? "" : "=" + f.value) << "` | "
-      << (f.fallback.empty() ? "" : f.fallback) << " | " << help << " |\n";
+    s << "| `" << cell("--" + f.name + (f.value.empty() ? "" : "=" + f.value)) << "` | "
+      << cell(f.fallback) << " | " << cell(f.help) << " |\n";
   }
   return s.str();
 }

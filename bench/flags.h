@@ -32,7 +32,10 @@ struct BenchConfig {
   std::string pipeline_flag;                      ///< --pipeline: a spec file or inline YAML
   /// The pipeline of the loader and end-to-end cases: --pipeline if given, else --recipe.
   std::shared_ptr<const Pipeline> pipeline;
-  std::vector<int> workers;                       ///< the sweep (default 1, 2, 4, ... 2x cores)
+  std::vector<int> workers;                       ///< the sweep (default 1, 2, 4, ... 2x cores);
+                                                  ///< empty with workers_auto until chosen
+  bool workers_auto = false;                      ///< --workers=auto (bench/worker_auto.h)
+  int cpu_budget = 0;                             ///< --cpu-budget, cores (auto only)
   double compute_ms = 25.0;                       ///< emulated step per batch, ms
   std::string baseline;                           ///< "emulated" or "cuda"
   std::filesystem::path trace;                    ///< Chrome trace output, empty = none
@@ -44,7 +47,22 @@ struct BenchConfig {
   std::string malloc_policy = "fixed";            ///< --malloc: fixed or system (bench/machine.h)
   bool quiet = false;                             ///< --quiet: no progress line
   bool quick = false;                             ///< --quick: a first verdict, fast
+  std::string presize = "auto";                   ///< --presize: auto, off or N (bench/sample_bench.cpp)
 };
+
+/// Throws std::invalid_argument ("FLAG: cannot write PATH: reason") when `path` cannot be
+/// created or appended to; leaves an existing file as it was and removes one it created.
+/// For output flags, so that an unwritable path fails before the run, not after it.
+void check_writable(const char* flag, const std::filesystem::path& path);
+
+/// Google Benchmark's --benchmark_min_time (seconds per case) when the user gives none:
+/// 0.2 s instead of Google Benchmark's 0.5 s, so the default run (about 70 cases) stays
+/// under 90 s on photos-in with 2 cores (issue 14). The per-image cases measure whole rounds
+/// of images (one round usually takes longer than this), so only the short stage cases
+/// (BM_Transform, BM_Collate, BM_Read/warm) run fewer iterations; their CV over
+/// repetitions stays within a few percent (README, "Repeatability"). The run's context
+/// records the value used (min_time_s); --benchmark_min_time=0.5 gives Google Benchmark's.
+inline constexpr const char* kDefaultMinTime = "0.2";
 
 /// What --quick changes: the flags it sets when the user did not (Google Benchmark's
 /// included), and the line that says what it left out.
@@ -66,6 +84,8 @@ struct RawFlags {
   double compute_ms = -1;     ///< --compute-ms, -1 when not given
   std::string on_error = "stop";
   std::string drop_last;      ///< "", "true" or "false"
+  std::string workers;        ///< --workers as given: "auto", "1,2,4" or empty
+  int cpu_budget = 0;         ///< --cpu-budget, 0 when not given
 };
 
 /// One flag: its name (without "--"), the placeholder of its value, the default as the

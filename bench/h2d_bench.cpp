@@ -1,8 +1,10 @@
-// BM_H2D/<memory>/<mode>/batch:B: host-to-device copy of one float32 batch
-// (B x 3 x S x S), pageable or pinned host memory, synchronous (cudaMemcpy, timed with a
-// host clock around the call, which returns when the copy is done) or asynchronous
-// (cudaMemcpyAsync on a stream, timed with CUDA events). Manual time; GB_per_second =
-// 1e9 bytes/s. Registered only where a CUDA device exists.
+// BM_H2D/<memory>/<mode>/batch:B[/uint8]: host-to-device copy of one batch of the
+// pipeline's output (B x C x H x W; float32, or uint8 with `collate: {dtype: uint8}`, then
+// the name ends in /uint8: a quarter of the bytes), pageable or pinned host memory,
+// synchronous (cudaMemcpy, timed with a host clock around the call, which returns when the
+// copy is done) or asynchronous (cudaMemcpyAsync on a stream, timed with CUDA events).
+// Manual time; GB_per_second = 1e9 bytes/s; batch_bytes = the bytes copied per iteration.
+// Registered only where a CUDA device exists.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -21,8 +23,7 @@ void BM_H2D(benchmark::State& state, BenchContext& ctx, MemoryKind memory, bool 
     ctx.fail_case(state, ("no CUDA device: " + cuda_info().reason).c_str());
     return;
   }
-  const int s = ctx.config().size;
-  const size_t bytes = static_cast<size_t>(batch) * 3 * s * s * sizeof(float);
+  const size_t bytes = static_cast<size_t>(batch) * ctx.config().pipeline->output().bytes();
   try {
     HostBuffer host(bytes, memory);
     std::memset(host.data(), 1, bytes);  // touch every page before timing
@@ -49,6 +50,7 @@ void BM_H2D(benchmark::State& state, BenchContext& ctx, MemoryKind memory, bool 
   }
   state.SetItemsProcessed(state.iterations() * batch);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
+  state.counters["batch_bytes"] = static_cast<double>(bytes);
   state.counters["GB_per_second"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * bytes / 1e9, benchmark::Counter::kIsRate);
 }
@@ -57,11 +59,14 @@ void BM_H2D(benchmark::State& state, BenchContext& ctx, MemoryKind memory, bool 
 
 void register_h2d_benchmarks(BenchContext& ctx) {
   if (!cuda_available()) return;  // main() says once why the CUDA cases are not run
+  // The pipeline's batch; float32 keeps the historical names (baselines compare by name).
+  const bool u8 = ctx.config().pipeline->output().dtype == SampleDtype::kUint8;
   for (auto memory : {MemoryKind::kPageable, MemoryKind::kPinned}) {
     for (bool async : {false, true}) {
       for (int batch : {32, 64, 128, 256}) {
         const std::string name = std::string("BM_H2D/") + memory_kind_name(memory) +
-                                 (async ? "/async" : "/sync") + "/batch:" + std::to_string(batch);
+                                 (async ? "/async" : "/sync") + "/batch:" + std::to_string(batch) +
+                                 (u8 ? "/uint8" : "");
         register_case(ctx, name.c_str(), BM_H2D, memory, async, batch)
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);

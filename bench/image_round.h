@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench/bench_context.h"
+#include "bench/per_image.h"
 #include "pipeline/stage_timers.h"
 
 namespace pipebench::bench {
@@ -32,14 +33,21 @@ std::vector<size_t> round_indices(size_t dataset_size, size_t round);
 /// --on-error=stop the case ends (returns false); under skip the file is passed over.
 /// Adds the images done to `images`. Returns false, after fail_case, when the case must
 /// stop (a bad file under stop, or no good image left in the round).
+/// Each image's cost on `clock` goes to ctx.per_image() (bench/per_image.h); the clock
+/// reads (tens of ns wall, under 1 us thread CPU) are small against an image's cost.
 template <class Fn>
 bool run_round(BenchContext& ctx, benchmark::State& state, const std::vector<size_t>& round,
-               int64_t& images, Fn&& fn) {
+               int64_t& images, Fn&& fn, CostClock clock = CostClock::kThreadCpu) {
   int64_t done = 0;
+  PerImageCosts& costs = ctx.per_image();
+  const bool per_image = costs.enabled();
+  const auto read_clock = [clock] { return clock == CostClock::kWall ? now_ns() : thread_cpu_ns(); };
   for (size_t i : round) {
     if (ctx.bad_files().known_bad(i)) continue;
     try {
+      const int64_t t0 = per_image ? read_clock() : 0;
       fn(i);
+      if (per_image) costs.add(i, read_clock() - t0, clock);
       ++done;
     } catch (const std::exception& e) {
       if (!ctx.on_bad_file(state, i, e.what())) return false;

@@ -2,6 +2,9 @@
 // read -> decode + transforms -> collate), no training step: one batch per iteration,
 // --steps iterations after a warm-up of prefetch depth + 1 batches. Real time (the work
 // runs on TBB threads). items_per_second = images/s; data_ms = loader time per batch;
+// wall_us_per_image = loader wall time per image produced (us); batch_bytes = host bytes of
+// one batch in the spec's collate dtype and layout (uint8 is a quarter of float32), with
+// batch_uint8 = 1 for a uint8 batch;
 // read_ms, decode_ms, transform_ms, collate_ms, batch_ops_ms, h2d_ms = per-sample stage means from the
 // loader's own stage timers; consumer_wait_ms = time next() blocked, per batch;
 // worker_wait_ms = all workers' idle time, per batch.
@@ -36,11 +39,11 @@ void BM_Loader(benchmark::State& state, BenchContext& ctx, const std::shared_ptr
     ctx.fail_case(state, e.what());
     return;
   }
-  LoaderWindow window(*loader);
+  LoaderWindow window(*loader, /*sample_system=*/true, ctx.config().data.string());
   for (auto _ : state) {
     std::optional<BatchHandle> batch;
     if (!next_batch(ctx, state, *loader, batch)) break;
-    benchmark::DoNotOptimize((*batch)->data);
+    benchmark::DoNotOptimize((*batch)->host_data());
   }
   window.finish(*loader);
   // What the workers produced in the window, not what the consumer took (backlog).
@@ -89,7 +92,7 @@ void register_loader_benchmarks(BenchContext& ctx) {
   register_case(ctx, "BM_StageTimers/" + pipeline->name() + "/workers:1", BM_StageTimers,
                 pipeline)
       ->UseRealTime()
-      ->Iterations(4)
+      ->Iterations(2)  // on-off then off-on (A B B A): linear drift cancels; 4 loaders
       ->Unit(benchmark::kMillisecond);
   for (int w : c.workers) {
     const std::string name =

@@ -40,14 +40,26 @@ bool next_batch(BenchContext& ctx, benchmark::State& state, Loader& loader,
   return true;
 }
 
-LoaderWindow::LoaderWindow(const Loader& loader)
-    : before(loader.stats()), t0_(now_ns()), cpu0_(process_cpu_ns()) {}
+LoaderWindow::LoaderWindow(const Loader& loader, bool sample_system, const std::string& dataset)
+    : before(loader.stats()), format(loader.options().pipeline->output()) {
+  if (sample_system) {
+    sampler_ = std::make_unique<SystemSampler>(dataset);
+    sampler_->start();
+  }
+  t0_ = now_ns();
+  cpu0_ = process_cpu_ns();
+}
 
 void LoaderWindow::finish(const Loader& loader) {
   wall_ms = (now_ns() - t0_) / 1e6;
   process_cpu_ms = (process_cpu_ns() - cpu0_) / 1e6;
   after = loader.stats();
   produced = after.processed - before.processed;
+  if (sampler_) {
+    system_samples = sampler_->stop();
+    system = summarize(system_samples);
+    sampler_.reset();
+  }
 }
 
 CaseMarker::CaseMarker(TraceRecorder* trace, const std::string& case_name)
@@ -70,16 +82,55 @@ double ms_per_batch(Loader& loader, int batches, int batch_size) {
   return w.wall_ms / std::max(1e-9, w.produced_batches(batch_size));
 }
 
+StepInput step_input(const Batch& b) {
+  StepInput in;
+  in.data = b.host_data();
+  in.n = b.size;
+  in.c = b.channels;
+  in.h = b.height;
+  in.w = b.width;
+  in.dtype = b.format.dtype;
+  in.layout = b.format.layout;
+  in.normalize = b.normalize;
+  return in;
+}
+
 void warm_up(const BenchContext& ctx, Loader& loader, TrainStep* step) {
   for (int i = 0; i <= ctx.config().prefetch; ++i) {
     auto b = loader.next();
     if (!b) return;
-    if (step) step->step((*b)->data, (*b)->size, (*b)->channels, (*b)->height, (*b)->width);
+    if (step) step->step(step_input(**b));
   }
   if (step) step->synchronize();
 }
 
+namespace {
+
+// The system sampler's summary as counters, units in the names; a metric the machine does
+// not expose (no block device under the dataset: tmpfs, overlay) has no counter.
+void add_system_counters(BenchContext& ctx, benchmark::State& state, const LoaderWindow& w) {
+  if (!w.system) return;
+  const SystemSummary& s = *w.system;
+  state.counters["cpu_util_pct_mean"] = s.cpu_util_pct_mean;
+  state.counters["cpu_util_pct_max"] = s.cpu_util_pct_max;
+  state.counters["cpu_busy_cores_mean"] = s.cpu_busy_cores_mean;
+  const auto put = [&](const char* name, const auto& v) {
+    if (v) state.counters[name] = static_cast<double>(*v);
+  };
+  put("rss_mib_max", s.rss_mib_max);
+  put("mem_available_mib_min", s.mem_available_mib_min);
+  put("disk_read_mib_per_s", s.disk_read_mib_per_s);
+  put("disk_read_iops", s.disk_read_iops);
+  put("process_read_mib_per_s", s.process_read_mib_per_s);
+  put("context_switches_per_s", s.context_switches_per_s);
+  put("major_faults", s.major_faults);
+  if (ctx.trace()) trace_system_samples(*ctx.trace(), w.system_samples);
+}
+
+}  // namespace
+
 void add_stage_counters(BenchContext& ctx, benchmark::State& state, const LoaderWindow& w) {
+  add_system_counters(ctx, state, w);
   const LoaderStats& before = w.before;
   const LoaderStats& after = w.after;
   const double samples = std::max<int64_t>(1, after.samples - before.samples);
@@ -103,10 +154,11 @@ void add_stage_counters(BenchContext& ctx, benchmark::State& state, const Loader
     state.counters["op:" + after.step_labels[k] + "_ms"] = ns / 1e6 / samples;
     if (sample_ns > 0) state.counters["op:" + after.step_labels[k] + "_pct"] = 100.0 * ns / sample_ns;
   }
-  // CPU: the workers' thread CPU per sample against the wall time of the same stages.
-  const int64_t wall_ns = (after.stage_ns[0] - before.stage_ns[0]) +
-                          (after.stage_ns[1] - before.stage_ns[1]) +
-                          (after.stage_ns[2] - before.stage_ns[2]);
+  // CPU: the workers' thread CPU per sample against the wall time of the same stages
+  // (read, decode, transform, and collate when the worker copies the sample).
+  int64_t wall_ns = 0;
+  for (Stage st : {Stage::kRead, Stage::kDecode, Stage::kTransform, Stage::kCollate})
+    wall_ns += after.stage_ns[static_cast<int>(st)] - before.stage_ns[static_cast<int>(st)];
   const int64_t cpu_ns = after.sample_cpu_ns - before.sample_cpu_ns;
   if (cpu_ns > 0) {
     const double produced = std::max<int64_t>(1, w.produced);
@@ -114,6 +166,10 @@ void add_stage_counters(BenchContext& ctx, benchmark::State& state, const Loader
     state.counters["preempted_ms"] = std::max<int64_t>(0, wall_ns - cpu_ns) / 1e6 / produced;
   }
   const int batch_size = ctx.config().batch;
+  const SampleFormat& format = w.format;
+  state.counters["batch_bytes"] = static_cast<double>(format.bytes()) * batch_size;
+  state.counters["batch_uint8"] = format.dtype == SampleDtype::kUint8 ? 1 : 0;
+  if (w.produced > 0) state.counters["wall_us_per_image"] = w.wall_ms * 1e3 / static_cast<double>(w.produced);
   state.counters["process_cpu_ms"] = w.process_cpu_ms / std::max(1e-9, w.produced_batches(batch_size));
   if (w.wall_ms > 0) state.counters["cpu_cores_used"] = w.process_cpu_ms / w.wall_ms;
   state.counters["consumer_wait_ms"] =

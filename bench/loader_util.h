@@ -10,6 +10,7 @@
 
 #include "bench/bench_context.h"
 #include "pipeline/loader.h"
+#include "pipeline/system_metrics.h"
 #include "pipeline/train_step.h"
 
 namespace pipebench::bench {
@@ -35,7 +36,10 @@ bool next_batch(BenchContext& ctx, benchmark::State& state, Loader& loader,
 /// worker thread), not the benchmark thread's.
 class LoaderWindow {
  public:
-  explicit LoaderWindow(const Loader& loader);  ///< starts now
+  /// Starts now. With `sample_system`, a SystemSampler (pipeline/system_metrics.h, 20 Hz)
+  /// runs until finish(), counting disk reads on the device of `dataset`.
+  explicit LoaderWindow(const Loader& loader, bool sample_system = false,
+                        const std::string& dataset = "");
   /// Ends the window: wall ms, process CPU ms, samples produced, stats at both ends.
   void finish(const Loader& loader);
 
@@ -43,6 +47,9 @@ class LoaderWindow {
   double process_cpu_ms = 0;
   int64_t produced = 0;  ///< samples the workers finished inside the window
   LoaderStats before, after;
+  SampleFormat format;   ///< one sample of the loader's batches (dtype, layout, C, H, W)
+  std::vector<SystemSample> system_samples;  ///< with sample_system, after finish()
+  std::optional<SystemSummary> system;       ///< their summary
 
   /// Samples per delivered batch in the window (short batches included), or `nominal`
   /// when none was delivered.
@@ -52,6 +59,7 @@ class LoaderWindow {
 
  private:
   int64_t t0_ = 0, cpu0_ = 0;
+  std::unique_ptr<SystemSampler> sampler_;
 };
 
 /// Marks a benchmark case in the trace: a span named after the case, from construction
@@ -75,6 +83,10 @@ class CaseMarker {
 /// Throws when the loader runs out.
 double ms_per_batch(Loader& loader, int batches, int batch_size);
 
+/// The step's view of a delivered batch: its bytes, shape, dtype, layout and deferred
+/// normalize (pipeline/train_step.h).
+StepInput step_input(const Batch& b);
+
 /// Takes prefetch depth + 1 batches (and runs the step on them when step != nullptr), so
 /// that the timed part starts in steady state.
 void warm_up(const BenchContext& ctx, Loader& loader, TrainStep* step);
@@ -82,11 +94,15 @@ void warm_up(const BenchContext& ctx, Loader& loader, TrainStep* step);
 /// Counters of a loader window (units in their names; per sample unless "per batch"):
 /// read_ms, decode_ms, transform_ms (wall); batch_ops_ms only with batch operators, h2d_ms
 /// only when the loader copies to the device; sample_cpu_ms (workers' thread CPU for
-/// read + decode + transform) and preempted_ms (that stage wall time minus CPU: waiting
+/// read + decode + transform, + collate when it copies) and preempted_ms (that stage wall time minus CPU: waiting
 /// for a core when workers outnumber cores, or for I/O); process_cpu_ms per batch produced
 /// (every thread of the process) and cpu_cores_used (process CPU / wall); consumer_wait_ms
-/// and worker_wait_ms per batch; op:<step>_ms and op:<step>_pct. Adds the loader's skipped
-/// files to the run's list.
+/// and worker_wait_ms per batch; op:<step>_ms and op:<step>_pct; collate_ms only when the
+/// batch is not float32 NCHW (the worker then copies each sample into its slot);
+/// wall_us_per_image (loader wall time per produced image, us; BM_Sample's us_per_image
+/// is CPU time), batch_bytes (the host bytes of one full batch: batch size x C x H x W x 4
+/// for float32, x 1 for uint8) and batch_uint8 (1 for uint8 batches, 0 for float32). Adds
+/// the loader's skipped files to the run's list.
 void add_stage_counters(BenchContext& ctx, benchmark::State& state, const LoaderWindow& w);
 
 }  // namespace pipebench::bench

@@ -22,6 +22,7 @@
 #include "bench/flags.h"
 #include "bench/machine.h"
 #include "bench/progress.h"
+#include "bench/worker_auto.h"
 #include "pipeline/cuda.h"
 #include "transforms/recipes.h"
 #include "transforms/registry.h"
@@ -75,14 +76,27 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
-  // --quick sets Google Benchmark's min time too (where the user did not): before Initialize.
+  // Google Benchmark's min time per case where the user gave none, set before Initialize:
+  // QuickPlan::kMinTime for --quick, else kDefaultMinTime (bench/flags.h says why).
   std::vector<char*> args(argv, argv + argc);
-  std::string quick_min_time = std::string("--benchmark_min_time=") + pb::QuickPlan::kMinTime;
   const bool quick = std::find_if(args.begin(), args.end(), [](const char* a) {
                        return std::strcmp(a, "--quick") == 0;
                      }) != args.end();
-  if (quick && flag_value(argc, argv, "benchmark_min_time").empty())
-    args.push_back(quick_min_time.data());
+  // Google Benchmark truncates --benchmark_out when the run starts, so a run that cannot
+  // write its results (a full disk) would also destroy the previous file. pipebench writes
+  // the JSON itself at the end (bench/run_output.h), so Google Benchmark gets /dev/null.
+  static char dev_null_out[] = "--benchmark_out=/dev/null";
+  if (own_json) {
+    for (auto& a : args)
+      if (std::strncmp(a, "--benchmark_out=", 16) == 0) a = dev_null_out;
+  }
+  std::string min_time = flag_value(argc, argv, "benchmark_min_time");
+  std::string min_time_arg;
+  if (min_time.empty()) {
+    min_time = quick ? pb::QuickPlan::kMinTime : pb::kDefaultMinTime;
+    min_time_arg = "--benchmark_min_time=" + min_time;
+    args.push_back(min_time_arg.data());
+  }
   const bool user_filter = !flag_value(argc, argv, "benchmark_filter").empty();
   const std::string display_format = flag_value(argc, argv, "benchmark_format");
   const std::string tabular = flag_value(argc, argv, "benchmark_counters_tabular");
@@ -94,13 +108,25 @@ int main(int argc, char** argv) {
   pb::MachineLoad load;  // what else ran on the machine during the run
   try {
     pb::BenchConfig config = pb::parse_flags(argc, argv);
+    if (own_json) pb::check_writable("--benchmark_out", out_path);  // before the run, not after
     const std::string malloc_policy =
         config.malloc_policy == "fixed" ? pb::fix_malloc_policy() : "system: glibc defaults";
     ctx = std::make_unique<pb::BenchContext>(std::move(config));
+    if (ctx->config().workers_auto) {
+      const pb::AutoWorkers a = pb::choose_workers(*ctx, ctx->config().cpu_budget);
+      ctx->set_worker_sweep(a.sweep);
+      std::fprintf(stderr, "pipebench: --workers=auto at %.3f ms per sample and a %.1f ms step: %s\n",
+                   a.per_sample_ms, a.compute_ms, a.search.summary(a.compute_ms).c_str());
+      benchmark::AddCustomContext("workers_auto_budget_cores", std::to_string(a.search.budget));
+      benchmark::AddCustomContext("workers_auto_chosen", std::to_string(a.search.chosen));
+      benchmark::AddCustomContext("workers_auto_reached_au90", a.search.reached ? "true" : "false");
+      benchmark::AddCustomContext("workers_auto_search", a.search.summary(a.compute_ms));
+    }
     pb::add_run_context(*ctx);
     benchmark::AddCustomContext("malloc_policy", malloc_policy);
     // Repeatability is part of the result: how many repetitions the aggregates come from.
     benchmark::AddCustomContext("repetitions", reps.empty() ? "1" : reps);
+    benchmark::AddCustomContext("min_time_s", min_time);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pipebench: error: %s\n", e.what());
     return 2;
@@ -150,6 +176,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pipebench: warning: dataset formats not counted: %s\n", e.what());
   }
+  if (ctx->per_image().enabled())
+    epilogue.sections.emplace_back("per_image", ctx->per_image().to_json(ctx->relative_files()));
   if (load.busy && !listing) std::fprintf(stderr, "pipebench: warning: %s\n", load.warning().c_str());
   if (json) {
     try {

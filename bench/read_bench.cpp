@@ -35,14 +35,23 @@ void BM_Read(benchmark::State& state, BenchContext& ctx, bool cold) {
     // Cold: every file's pages are dropped before the round, outside the timed region.
     if (cold) {
       state.PauseTiming();
-      for (size_t i : round) drop_page_cache(ds.sample(i).path);
+      bool stop = false;
+      for (size_t i : round) {
+        if (stop || ctx.bad_files().known_bad(i)) continue;
+        try {
+          drop_page_cache(ds.sample(i).path);
+        } catch (const std::exception& e) {  // unreadable or vanished: the file's fault
+          stop = !ctx.on_bad_file(state, i, e.what());
+        }
+      }
       state.ResumeTiming();
+      if (stop) break;
     }
     const int64_t t0 = now_ns();
     const bool go_on = run_round(ctx, state, round, images, [&](size_t i) {
       bytes += static_cast<int64_t>(read_file(ds.sample(i).path, buf));
       benchmark::DoNotOptimize(buf.data());
-    });
+    }, CostClock::kWall);
     wall_ns += now_ns() - t0;
     if (!go_on) break;
   }

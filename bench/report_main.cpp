@@ -1,6 +1,7 @@
-// pipebench-report RUN.json [--json]: reads a pipebench run (Google Benchmark JSON) and
+// pipebench-report RUN.json [--json] [--peer PEER.json]: reads a pipebench run (Google Benchmark JSON) and
 // prints its verdict, the what-if table with its recommendation and check, and the trust
-// warnings (report/: what it reads and how it decides). This file is the command
+// warnings (report/: what it reads and how it decides); --peer adds "your framework's
+// loader", scripts/torch_peer.py's measurement (report/peer.h). This file is the command
 // line only: flags, the file, the output stream and exit codes. Bad input: one line on
 // stderr naming the file, exit code 2.
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "report/format.h"
+#include "report/peer.h"
 #include "report/report.h"
 #include "report/run.h"
 
@@ -21,6 +23,10 @@ int main(int argc, char** argv) {
   app.add_option("run", path, "pipebench JSON (--benchmark_out=run.json --benchmark_out_format=json)")
       ->required();
   app.add_flag("--json", as_json, "print the verdict as JSON");
+  std::string peer_path;
+  app.add_option("--peer", peer_path,
+                 "scripts/torch_peer.py's JSON: torchvision + DataLoader on the same spec and files, "
+                 "shown in the what-if table as \"your framework's loader\"");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -30,7 +36,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto report = pipebench::report::build_report(pipebench::report::read_run(path));
+    const auto run = pipebench::report::read_run(path);
+    auto report = pipebench::report::build_report(run);
+    if (!peer_path.empty()) {
+      try {
+        pipebench::report::add_peer(report, run, pipebench::report::read_peer(peer_path));
+      } catch (const std::exception& e) {  // names the peer's file, not the run's
+        std::fprintf(stderr, "pipebench-report: error: %s\n", e.what());
+        return 2;
+      }
+    }
     if (as_json) {
       std::cout << pipebench::report::to_json(report).dump(2) << "\n";
     } else {

@@ -1,14 +1,11 @@
 #include "bench/run_output.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+
+#include "datasets/file_io.h"
 
 namespace pipebench::bench {
 namespace {
@@ -34,63 +31,6 @@ size_t utf8_sequence(std::string_view s, size_t i) {
     return 4;
   }
   return 0;
-}
-
-std::string errno_text() { return std::strerror(errno); }
-
-// Writes all of `text` to fd; false with errno set on a short or failed write.
-bool write_all(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-void write_file(const std::string& text, const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const bool special = fs::exists(path, ec) && !fs::is_regular_file(path, ec);
-  if (special) {  // a device or a pipe: there is nothing to rename over
-    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0) throw std::runtime_error(path.string() + ": cannot open: " + errno_text());
-    const bool ok = write_all(fd, text);
-    const std::string why = ok ? "" : errno_text();
-    ::close(fd);
-    if (!ok) throw std::runtime_error(path.string() + ": write failed: " + why);
-    return;
-  }
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::string tmp_name = ".";  // built in steps: GCC 12 warns (-Wrestrict) on "." + string
-  tmp_name += path.filename().string();
-  tmp_name += ".tmp-";
-  tmp_name += std::to_string(::getpid());
-  const fs::path tmp = dir / tmp_name;
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw std::runtime_error(path.string() + ": cannot create " + tmp.string() + ": " +
-                             errno_text());
-  }
-  bool ok = write_all(fd, text) && ::fsync(fd) == 0;
-  std::string why = ok ? "" : errno_text();
-  if (::close(fd) != 0 && ok) {
-    ok = false;
-    why = errno_text();
-  }
-  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    why = errno_text();
-  }
-  if (!ok) {
-    fs::remove(tmp, ec);
-    throw std::runtime_error(path.string() + ": write failed: " + why +
-                             " (the results of this run were not saved)");
-  }
 }
 
 }  // namespace
@@ -159,8 +99,12 @@ void write_run_json(const std::string& document, const RunEpilogue& epilogue,
   context["skipped_files_total"] = std::to_string(epilogue.skipped_total);
   context["skipped_files"] = epilogue.skipped_files;
   for (const auto& [key, value] : epilogue.context) context[key] = to_valid_utf8(value);
-  write_file(doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n",
-             path);
+  for (const auto& [key, text] : epilogue.sections) doc[key] = nlohmann::ordered_json::parse(text);
+  try {
+    replace_file(path, doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(e.what()) + " (the results of this run were not saved)");
+  }
 }
 
 }  // namespace pipebench::bench

@@ -54,6 +54,9 @@ struct RunEpilogue {
   /// Further context known only at the end (the machine's load during the run), as
   /// key -> string value.
   std::vector<std::pair<std::string, std::string>> context;
+  /// Top-level objects added beside "context" and "benchmarks", as key -> JSON text
+  /// (e.g. "per_image", bench/per_image.h).
+  std::vector<std::pair<std::string, std::string>> sections;
 };
 
 /// Adds `epilogue` to the document's context and writes it to `path` through a temporary

@@ -1,5 +1,6 @@
 // BM_Sample/<pipeline>: one whole sample on one thread: read the file (warm page cache),
-// decode, and the pipeline's operators, into a float32 CHW output; one round of images per
+// decode, and the pipeline's operators, into a float32 CHW output (a uint8 pipeline writes
+// its uint8 sample, in its layout, into that buffer); one round of images per
 // iteration (bench/image_round.h: every BM_Sample case averages the same images). This is the per-sample
 // CPU cost of a pipeline, the number a worker count is sized from. One case per shipped
 // recipe, and one for --pipeline (which takes the place of a recipe of the same name).
@@ -10,10 +11,15 @@
 // the buffer is full, inside the timed loop: their cost is shared by the batch's samples
 // (batch_ops_ms, per sample of the completed batches), because workers pay it too; the
 // samples of a last, unfilled batch have not paid their share in items_per_second.
-// BM_Sample/<pipeline>/<change>: the what-if candidates of the run's pipeline (below).
+// BM_Sample/<pipeline>/<change>: the what-if candidates of the run's pipeline (below);
+// presized:<N> adds presize_shorter_side_px and presize_jpeg_quality.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <mutex>
+#include <optional>
 #include <map>
 #include <utility>
 
@@ -21,16 +27,106 @@
 
 #include "bench/benchmarks.h"
 #include "bench/image_round.h"
+#include "datasets/presize_cache.h"
 #include "pipeline/stage_timers.h"
 #include "transforms/recipes.h"
 
 namespace pipebench::bench {
 namespace {
 
-void BM_Sample(benchmark::State& state, BenchContext& ctx,
-               const std::shared_ptr<const Pipeline>& pipeline) {
+// The presized candidate's JPEG quality: photos-in's own (datasets/README.md), so the copy
+// differs from the original in size, not in encoding.
+constexpr int kPresizeQuality = 90;
+// --presize=auto: the shorter side kept, per pixel of the crop: torchvision's evaluation
+// resize ratio, Resize(256) before CenterCrop(224) (references/classification), so the
+// crop sees nearly what it saw: 8/7 of it, 256 px for a 224 crop.
+constexpr double kPresizePerCropPixel = 256.0 / 224.0;
+
+// The crop (or resize) the pipeline's first operator fixes, in pixels; nullopt when the
+// first operator is no crop, or a resize to [h, w].
+std::optional<int> crop_of(const PipelineSpec& spec) {
+  if (spec.transforms.empty()) return std::nullopt;
+  const OpSpec& op = spec.transforms.front();
+  if (op.name == "random_resized_crop" || op.name == "center_crop" || op.name == "random_crop")
+    return static_cast<int>(std::lround(op.params.get_int("size") * kPresizePerCropPixel));
+  if (op.name == "resize" && op.params.get_list("size").size() == 1)
+    return static_cast<int>(std::lround(op.params.get_list("size")[0]));  // resize's own side
+  return std::nullopt;
+}
+
+// --presize: the shorter side of the presized candidate, or nullopt for none.
+std::optional<int> presize_shorter_side(const std::string& flag, const PipelineSpec& spec) {
+  if (flag == "off") return std::nullopt;
+  if (flag == "auto") return crop_of(spec);
+  return std::stoi(flag);  // flags.cpp checked it: digits, >= 8
+}
+
+// The presized copy of the run's round of --data (the images every BM_Sample case
+// measures, so today and presized:<N> average the same images; the whole dataset when the
+// round is), made (or found in the cache) on the first call of its case, outside the timed
+// loop, once per run.
+class PresizedCopy {
+ public:
+  struct Ready {
+    std::unique_ptr<ImageFolder> dataset;
+    std::vector<size_t> round;  // every image of the copy
+  };
+  PresizedCopy(std::filesystem::path data, int shorter_side, int quality)
+      : data_(std::move(data)), shorter_side_(shorter_side), quality_(quality) {}
+
+  /// The copy, or nullptr after a failure (error() says why).
+  const Ready* get(const ImageFolder& original, const std::vector<size_t>& round) {
+    std::call_once(once_, [&] {
+      try {
+        PresizeOptions o;
+        o.shorter_side = shorter_side_;
+        o.quality = quality_;
+        std::string tag;
+        if (round.size() < original.size()) {
+          o.only = round;
+          o.selection = "round of " + std::to_string(round.size()) + " of " +
+                        std::to_string(original.size()) + " images (bench/image_round.h)";
+          tag = "round" + std::to_string(round.size());
+        }
+        const CachedPresize c = cached_presize(data_, original.fingerprint(), o,
+                                               binary_folder() / ".pipebench-cache", std::cerr, tag);
+        dir_ = c.dir;
+        Ready r;
+        r.dataset = std::make_unique<ImageFolder>(c.dir);
+        r.round = round_indices(r.dataset->size(), 0);  // the copy is the round
+        ready_ = std::move(r);
+      } catch (const std::exception& e) {
+        error_ = std::string("presized copy: ") + e.what();
+      }
+    });
+    return ready_ ? &*ready_ : nullptr;
+  }
+  const std::string& error() const { return error_; }
+  const std::filesystem::path& dir() const { return dir_; }
+  int shorter_side() const { return shorter_side_; }
+  int quality() const { return quality_; }
+
+ private:
+  static std::filesystem::path binary_folder() {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::filesystem::current_path() : exe.parent_path();
+  }
+  std::filesystem::path data_, dir_;
+  int shorter_side_, quality_;
+  std::once_flag once_;
+  std::optional<Ready> ready_;
+  std::string error_;
+};
+
+// The body of every BM_Sample case: `pipeline` over the images of `ds` that `run_one_round`
+// hands out, one round (of round_size images) per iteration. run_one_round(images, fn)
+// calls fn(index) for each index of its round, adds the count done to `images`, and
+// returns false when the case must stop (image_round.h run_round's contract).
+template <class RunRound>
+void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_ptr<const Pipeline>& pipeline,
+                 const ImageFolder& ds, size_t round_size, RunRound&& run_one_round) {
   const auto& c = ctx.config();
-  const auto& ds = ctx.disk();
   PipelineWorkspace ws(*pipeline);
   const bool batched = pipeline->batch_operator_count() > 0;
   const int batch = batched ? c.batch : 1;
@@ -75,12 +171,12 @@ void BM_Sample(benchmark::State& state, BenchContext& ctx,
   };
   for (auto _ : state) {
     const int64_t t0 = thread_cpu_ns();
-    const bool go_on = run_round(ctx, state, ctx.round(), images, sample);
+    const bool go_on = run_one_round(images, sample);
     cpu_ns += thread_cpu_ns() - t0;
     if (!go_on || batch_failed) break;
   }
   state.SetBytesProcessed(nbytes);
-  set_round_counters(state, images, ctx.round().size(), cpu_ns);
+  set_round_counters(state, images, round_size, cpu_ns);
   const double n = static_cast<double>(std::max<int64_t>(1, images));
   state.counters["read_ms"] = read_ns / 1e6 / n;
   state.counters["decode_ms"] = total.decode_ns / 1e6 / n;
@@ -89,13 +185,51 @@ void BM_Sample(benchmark::State& state, BenchContext& ctx,
   if (batched && batches > 0) state.counters["batch_ops_ms"] = batch_ns / 1e6 / (batches * batch);
 }
 
+void BM_Sample(benchmark::State& state, BenchContext& ctx,
+               const std::shared_ptr<const Pipeline>& pipeline) {
+  sample_case(state, ctx, pipeline, ctx.disk(), ctx.round().size(), [&](int64_t& images, auto& fn) {
+    return run_round(ctx, state, ctx.round(), images, fn);
+  });
+}
+
+// BM_Sample/<pipeline>/presized:<N>: the run's pipeline on the presized copy of the round
+// (PresizedCopy above; datasets/presize_cache.h), made before the first timed round.
+// presize_shorter_side_px and presize_jpeg_quality say what was kept. The copy's files were all
+// written by pipebench: one that fails is the case's error, not a bad file of the dataset.
+void BM_SamplePresized(benchmark::State& state, BenchContext& ctx,
+                       const std::shared_ptr<const Pipeline>& pipeline,
+                       const std::shared_ptr<PresizedCopy>& copy) {
+  const PresizedCopy::Ready* ready = copy->get(ctx.disk(), ctx.round());
+  if (!ready) {
+    ctx.fail_case(state, copy->error());
+    return;
+  }
+  sample_case(state, ctx, pipeline, *ready->dataset, ready->round.size(),
+              [&](int64_t& images, auto& fn) {
+    for (size_t i : ready->round) {
+      try {
+        fn(i);
+      } catch (const std::exception& e) {
+        ctx.fail_case(state, "presized copy " + copy->dir().string() + ": " + e.what());
+        return false;
+      }
+      ++images;
+    }
+    return true;
+  });
+  state.counters["presize_shorter_side_px"] = copy->shorter_side();
+  state.counters["presize_jpeg_quality"] = copy->quality();
+}
+
 // The what-if candidates (issue 8): the run's pipeline with one change each, measured
 // beside it so that pipebench-report can say what each change saves:
 //   decode:auto          the same spec with the ROI / DCT-scaled decode planner, when the
 //                        spec asks for another decode and the planner would change it;
 //   without:<op>[#k]     the spec without that one operator (per-sample or batch), when
 //                        the rest still builds: what the operator costs (it changes what
-//                        the model sees, so it is a price, not a fix).
+//                        the model sees, so it is a price, not a fix);
+//   presized:<N>         the same spec on a copy of the data presized to shorter side N
+//                        (--presize; registered by register_sample_benchmarks).
 std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> what_if_candidates(
     const Pipeline& p) {
   std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> out;
@@ -118,7 +252,9 @@ std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> what_if_can
   std::map<std::string, int> seen;
   const auto label_of = [&](const std::string& op) {
     const int k = ++seen[op];
-    return "without:" + op + (k > 1 ? "#" + std::to_string(k) : "");
+    std::string label = "without:" + op;
+    if (k > 1) label += '#' + std::to_string(k);  // appended: GCC 12's -Wrestrict misfires on "#" + s
+    return label;
   };
   for (size_t i = 0; i < spec.transforms.size(); ++i) {
     PipelineSpec s = spec;
@@ -148,6 +284,12 @@ void register_sample_benchmarks(BenchContext& ctx) {
   for (const auto& [label, candidate] : what_if_candidates(*mine))
     register_case(ctx, "BM_Sample/" + mine->name() + "/" + label, BM_Sample, candidate)
         ->Unit(benchmark::kMicrosecond);
+  if (const auto n = presize_shorter_side(ctx.config().presize, mine->spec())) {
+    auto copy = std::make_shared<PresizedCopy>(ctx.config().data, *n, kPresizeQuality);
+    register_case(ctx, "BM_Sample/" + mine->name() + "/presized:" + std::to_string(*n),
+                  BM_SamplePresized, mine, copy)
+        ->Unit(benchmark::kMicrosecond);
+  }
 }
 
 }  // namespace pipebench::bench

@@ -26,6 +26,20 @@ struct Fd {
   }
 };
 
+// Writes all of `text` to fd; false with errno set on a short or failed write.
+bool write_all(int fd, std::string_view text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
 }  // namespace
 
 // O_NONBLOCK: opening a fifo put where an image was expected must not block; for a
@@ -103,6 +117,42 @@ void write_file(const std::filesystem::path& path, const uint8_t* data, size_t s
   const int fd = f.fd;
   f.fd = -1;
   if (::close(fd) != 0) fail(path, "close failed", errno);
+}
+
+void replace_file(const std::filesystem::path& path, std::string_view text) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {  // nothing to rename over
+    Fd f{::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC)};
+    if (f.fd < 0) fail(path, "cannot open", errno);
+    if (!write_all(f.fd, text)) fail(path, "write failed", errno);
+    const int fd = f.fd;
+    f.fd = -1;
+    if (::close(fd) != 0) fail(path, "write failed", errno);
+    return;
+  }
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::string tmp_name = ".";  // built in steps: GCC 12 warns (-Wrestrict) on "." + string
+  tmp_name += path.filename().string();
+  tmp_name += ".tmp-";
+  tmp_name += std::to_string(::getpid());
+  const fs::path tmp = dir / tmp_name;
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail(path, ("cannot create " + tmp.string()).c_str(), errno);
+  bool ok = write_all(fd, text) && ::fsync(fd) == 0;
+  int err = ok ? 0 : errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    fs::remove(tmp, ec);
+    fail(path, "write failed", err);
+  }
 }
 
 }  // namespace pipebench

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string_view>
 #include <vector>
 
 namespace pipebench {
@@ -22,5 +23,13 @@ void drop_page_cache(const std::filesystem::path& path);
 
 /// Writes bytes to path, creating parent directories.
 void write_file(const std::filesystem::path& path, const uint8_t* data, size_t size);
+
+/// Replaces path with `text`, whole or not at all: written to a temporary file beside it
+/// (".NAME.tmp-PID"), fsynced, closed and renamed over it, so a full disk or an unwritable
+/// folder leaves the previous file (or none) and never a truncated one. A path that exists
+/// and is not a regular file (/dev/stdout, /dev/full, a pipe) is written in place, and a
+/// short write or a failed close is still an error. Throws DatasetError naming the path
+/// and strerror(errno); the temporary file is removed.
+void replace_file(const std::filesystem::path& path, std::string_view text);
 
 }  // namespace pipebench

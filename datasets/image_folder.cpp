@@ -77,7 +77,7 @@ uint64_t ImageFolder::total_bytes() const {
 void ImageFolder::read(size_t i, std::vector<uint8_t>& out) const {
   const SampleEntry& s = sample(i);
   if (is_cached()) {
-    const auto& bytes = cache_[i];
+    const auto bytes = cached(i);
     out.assign(bytes.begin(), bytes.end());
     return;
   }
@@ -90,13 +90,22 @@ std::span<const uint8_t> ImageFolder::cached(size_t i) const {
   if (i >= cache_.size())
     throw DatasetError(root_.string() + ": sample index " + std::to_string(i) +
                        " out of range [0, " + std::to_string(cache_.size()) + ")");
+  if (!cache_errors_[i].empty()) throw DatasetError(cache_errors_[i]);
   return cache_[i];
 }
 
 void ImageFolder::cache_in_memory() {
   if (is_cached()) return;
   std::vector<std::vector<uint8_t>> cache(samples_.size());
-  for (size_t i = 0; i < samples_.size(); ++i) read_file(samples_[i].path, cache[i]);
+  std::vector<std::string> errors(samples_.size());
+  for (size_t i = 0; i < samples_.size(); ++i) {
+    try {
+      read_file(samples_[i].path, cache[i]);
+    } catch (const DatasetError& e) {
+      errors[i] = e.what();
+    }
+  }
+  cache_errors_ = std::move(errors);
   cache_ = std::move(cache);
 }
 

@@ -42,7 +42,8 @@ class ImageFolder {
   /// Reads sample i's bytes into `out` (resized; capacity kept across calls). From the
   /// cache if cache_in_memory() was called. Throws DatasetError naming the file.
   void read(size_t i, std::vector<uint8_t>& out) const;
-  /// Sample i's bytes from the in-memory cache (requires cache_in_memory()).
+  /// Sample i's bytes from the in-memory cache (requires cache_in_memory()). Throws
+  /// DatasetError naming the file when it could not be read into the cache.
   std::span<const uint8_t> cached(size_t i) const;
   /// Sample i's bytes wherever they are: a view of the cache when cached (no copy), else
   /// read into `buffer` and a view of it. The view lives until the next call with `buffer`
@@ -53,7 +54,10 @@ class ImageFolder {
     return buffer;
   }
 
-  /// Loads every file into memory once (bytes, not decoded pixels).
+  /// Loads every file into memory once (bytes, not decoded pixels). A file that cannot be
+  /// read (no permission, vanished) is remembered with its error, which cached(i) and
+  /// read(i) then throw, so a bad file is the business of the case that meets it
+  /// (--on-error), not of the whole run.
   void cache_in_memory();
   bool is_cached() const { return !cache_.empty(); }
 
@@ -87,6 +91,7 @@ class ImageFolder {
   std::vector<SampleEntry> samples_;
   std::vector<IgnoredEntry> ignored_;
   std::vector<std::vector<uint8_t>> cache_;
+  std::vector<std::string> cache_errors_;  // per sample: why it is not cached ("" = cached)
 };
 
 }  // namespace pipebench

@@ -5,21 +5,25 @@
 //                  --subsampling 4:2:0 --progressive --seed S]
 //   pipebench-data photos OUTDIR [--scratch DIR --threads N]
 //   pipebench-data inspect DIR [--check] [--headers-only] [--list]
+//   pipebench-data presize IN OUT [--shorter-side N --quality Q --threads T]
 //
 // Exit codes: 0 success; 2 bad usage or bad input (unknown flag, invalid value, missing or
-// empty dataset, no readable image), with one line on stderr naming the path or the flag;
-// 1 any other failure (a download or unpack that fails, a disk error), and for
-// `inspect --check`, at least one bad file (listed on stdout).
+// empty dataset, no readable image, presize's OUT holding something else), with one line on
+// stderr naming the path or the flag; 1 any other failure (a download or unpack that fails,
+// a disk error), and for `inspect --check` and `presize`, at least one bad file (listed on
+// stdout; presize's output is complete without it).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 
 #include "datasets/image_folder.h"
 #include "datasets/inspect.h"
 #include "datasets/photos.h"
+#include "datasets/presize.h"
 #include "datasets/synthetic.h"
 
 namespace {
@@ -88,6 +92,23 @@ int run_inspect(const fs::path& dir, bool check, bool headers_only) {
   return s.bad.empty() ? 0 : kExitFailure;
 }
 
+// The presized copy; bad files are listed as inspect --check lists them (exit 1 if any).
+int run_presize(const fs::path& in, const fs::path& out, const PresizeOptions& o) {
+  std::ostringstream log;  // the bad files, listed on stdout below instead
+  const PresizeResult r = presize_dataset(in, out, o, log);
+  const PresizeManifest& m = r.manifest;
+  std::printf("wrote %zu images to %s: shorter side %d px (%zu downscaled, %zu kept their size), "
+              "JPEG quality %d, 4:2:0, baseline; %.2f MB from %.2f MB; %zu bad file(s) skipped\n",
+              m.images, r.out.string().c_str(), m.shorter_side, m.downscaled,
+              m.images - m.downscaled, m.quality, static_cast<double>(m.output_bytes) / 1e6,
+              static_cast<double>(m.source_bytes) / 1e6, m.bad);
+  for (const auto& b : r.bad) {  // as inspect --check: the reason names the file already or not
+    const bool named = b.reason.find(b.path.string()) != std::string::npos;
+    std::printf("bad: %s%s%s\n", named ? "" : b.path.c_str(), named ? "" : ": ", b.reason.c_str());
+  }
+  return r.bad.empty() ? 0 : kExitFailure;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,10 +164,27 @@ int main(int argc, char** argv) {
       ->excludes("--check")
       ->excludes("--headers-only");
 
+  fs::path presize_in, presize_out;
+  PresizeOptions pre;
+  auto* presize = app.add_subcommand(
+      "presize", "Write a copy of IN with every image's shorter side reduced to N px, as JPEG "
+                 "(manifest presize.json written last)");
+  presize->add_option("IN", presize_in, "Source dataset root (ImageFolder layout)")->required();
+  presize->add_option("OUT", presize_out, "Output root (absent, empty or an earlier presize output)")
+      ->required();
+  presize->add_option("--shorter-side", pre.shorter_side,
+                      "Shorter side after presizing, pixels (never upscaled)")
+      ->capture_default_str()->check(CLI::Range(1, 65535));
+  presize->add_option("--quality", pre.quality, "JPEG quality, 1..100 (baseline, 4:2:0)")
+      ->capture_default_str()->check(CLI::Range(1, 100));
+  presize->add_option("--threads", pre.threads, "Images converted in parallel (0 = all cores)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "synthetic" &&
-      std::string_view(argv[1]) != "photos" && std::string_view(argv[1]) != "inspect") {
+      std::string_view(argv[1]) != "photos" && std::string_view(argv[1]) != "inspect" &&
+      std::string_view(argv[1]) != "presize") {
     std::cerr << "pipebench-data: error: unknown subcommand \"" << argv[1]
-              << "\" (expected synthetic, photos or inspect; see --help)\n";
+              << "\" (expected synthetic, photos, inspect or presize; see --help)\n";
     return kExitBadInput;
   }
   try {
@@ -166,6 +204,7 @@ int main(int argc, char** argv) {
                            h->count() ? &height : nullptr);
     if (*photos) return run_photos(photos_out, scratch, threads);
     if (*inspect) return list ? run_list(inspect_dir) : run_inspect(inspect_dir, check, headers_only);
+    if (*presize) return run_presize(presize_in, presize_out, pre);
   } catch (const std::invalid_argument& e) {
     std::cerr << "pipebench-data: error: " << e.what() << "\n";
     return kExitBadInput;

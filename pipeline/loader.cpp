@@ -10,9 +10,10 @@
 //               in its sample indices and fans out one SampleTask per slot (O(1) a sample)
 //   samples     multifunction_node, concurrency = workers: read + pipeline (decode,
 //               transforms) writing straight into the sample's slot of the batch buffer
-//               (collate in place: no per-sample copy, so no collate time is recorded:
-//               storing a label is ~100 ns of bookkeeping, not a stage; BM_Collate
-//               measures what a copying collate costs); the sample that completes a batch passes
+//               (float32 NCHW: collate in place, no per-sample copy, so no collate time
+//               is recorded: storing a label is ~100 ns of bookkeeping, not a stage;
+//               other formats: the worker copies the sample into its slot in the batch's
+//               dtype and layout, timed as collate); the sample that completes a batch passes
 //               the batch on (an atomic countdown, no serial node per sample)
 //   order       sequencer_node: batches back in ticket (sampler) order
 //   deliver     function_node, serial: optional H2D copy, then the batch goes into the
@@ -51,6 +52,7 @@
 #include <tuple>
 #include <utility>
 
+#include "pipeline/collate.h"
 #include "pipeline/trace.h"
 
 namespace pipebench {
@@ -82,7 +84,7 @@ struct SampleTask {
 
 // A pooled batch buffer and the bookkeeping of the batch it currently holds.
 struct Slot {
-  HostBuffer data;                 // batch_size x C x H x W float32
+  HostBuffer data;                 // batch_size samples in the pipeline's output format
   std::vector<int32_t> labels;     // batch_size
   std::vector<float> soft_labels;  // batch_size x classes, when the spec has batch operators
   std::vector<int64_t> batch_op_ns;  // per batch operator, this batch's time
@@ -138,6 +140,7 @@ struct WorkerState {
   }
   PipelineWorkspace ws;
   SampleTimes times;  // step_ns sized once: per-operator timers without an allocation
+  std::vector<float> chw;  // float32 NHWC: the sample's C x H x W tensor before collate
   std::vector<uint8_t> bytes;
   bool named = false;
 };
@@ -172,14 +175,14 @@ struct Loader::Impl {
     step_ns = std::make_unique<std::atomic<int64_t>[]>(timer_labels.size());
     nominal_batches = pipebench::batches_per_epoch(dataset.size(), options.batch_size, options.sampler);
     if (options.memory == MemoryKind::kPinned || options.copy_to_device) require_cuda();
-    const auto shape = pipeline->output_shape();
-    sample_floats = pipeline->output_floats();
+    const SampleFormat& format = pipeline->output();
+    sample_bytes = format.bytes();
 
     pool = std::make_shared<Pool>();
     const auto b = static_cast<size_t>(options.batch_size);
     for (int i = 0; i < options.prefetch_depth_batches; ++i) {
       auto s = std::make_unique<Slot>();
-      s->data = HostBuffer(b * sample_floats * sizeof(float), options.memory);
+      s->data = HostBuffer(b * sample_bytes, options.memory);
       // Touch every page now: first-touch faults (the kernel zeroing ~20 MB a batch) would
       // otherwise land in the first epoch's sample times.
       std::memset(s->data.data(), 0, s->data.bytes());
@@ -192,11 +195,15 @@ struct Loader::Impl {
       }
       s->indices.resize(b);
       s->ok.resize(b);
-      if (options.copy_to_device) s->device = DeviceBuffer(b * sample_floats * sizeof(float));
-      s->batch.channels = shape[0];
-      s->batch.height = shape[1];
-      s->batch.width = shape[2];
-      s->batch.data = s->data.as<float>();
+      if (options.copy_to_device) s->device = DeviceBuffer(b * sample_bytes);
+      s->batch.format = format;
+      s->batch.channels = format.channels;
+      s->batch.height = format.height;
+      s->batch.width = format.width;
+      const bool u8 = format.dtype == SampleDtype::kUint8;
+      s->batch.data = u8 ? nullptr : s->data.as<float>();
+      s->batch.data_u8 = u8 ? s->data.as<uint8_t>() : nullptr;
+      if (pipeline->deferred_normalize()) s->batch.normalize = &*pipeline->deferred_normalize();
       s->batch.labels = s->labels.data();
       s->batch.device_data = s->device.data();
       pool->slots.push_back(std::move(s));
@@ -408,9 +415,9 @@ struct Loader::Impl {
     return true;
   }
 
-  // Read + pipeline for the sample at `pos` of slot s, written straight into its slot of
-  // the batch (collate in place), with its stage times. Throws what the read or the
-  // pipeline throws.
+  // Read + pipeline for the sample at `pos` of slot s, written into its slot of the batch
+  // (straight by the pipeline for float32 NCHW, else by collate_sample), with its stage
+  // times. Throws what the read or the pipeline throws.
   void process(Slot& s, size_t pos, WorkerState& w) {
     const bool timed = options.stage_timers || options.trace != nullptr;
     const int64_t index = s.indices[pos];
@@ -429,10 +436,12 @@ struct Loader::Impl {
       // One NVTX range for the pipeline: its decode / transform split is known only
       // afterwards (SampleTimes), where the trace spans are drawn from it.
       NvtxRange nvtx("decode+transform");
-      pipeline->run(bytes, entry.path.native(), rng, w.ws, s.data.as<float>() + pos * sample_floats,
+      pipeline->run(bytes, entry.path.native(), rng, w.ws, pipeline_out(w, slot_of(s, pos)),
                     timed ? &w.times : nullptr);
     }
     const int64_t t2 = timed ? now_ns() : 0;
+    if (!pipeline->output().in_place()) collate_sample(w, slot_of(s, pos));
+    const int64_t t3 = timed && !pipeline->output().in_place() ? now_ns() : t2;
     if (options.stage_timers) sample_cpu_ns.fetch_add(thread_cpu_ns() - cpu0, std::memory_order_relaxed);
     s.labels[pos] = entry.label;
     processed.fetch_add(1, std::memory_order_relaxed);
@@ -442,16 +451,46 @@ struct Loader::Impl {
       ++failure_generation;  // forgets which files failed: O(1), no clearing
       failed_since_success.store(0, std::memory_order_relaxed);
     }
-    if (timed) record_times(index, w.times, t0, t1, t2);
+    if (timed) record_times(index, w.times, t0, t1, t2, t3);
+  }
+
+  // The sample's slot in the batch buffer (sample_bytes each).
+  uint8_t* slot_of(Slot& s, size_t pos) const { return s.data.as<uint8_t>() + pos * sample_bytes; }
+
+  // Where the pipeline writes: the slot itself (float32 NCHW), the worker's CHW scratch
+  // (float32 NHWC), or nowhere (uint8: the image stays in the workspace).
+  float* pipeline_out(WorkerState& w, uint8_t* slot) const {
+    const SampleFormat& f = pipeline->output();
+    if (f.in_place()) return reinterpret_cast<float*>(slot);
+    if (f.dtype == SampleDtype::kUint8) return nullptr;
+    w.chw.resize(f.elements());
+    return w.chw.data();
+  }
+
+  // The sample into its slot in the batch's dtype and layout (not float32 NCHW).
+  void collate_sample(const WorkerState& w, uint8_t* slot) const {
+    const SampleFormat& f = pipeline->output();
+    if (f.dtype == SampleDtype::kUint8) {
+      const Image& img = w.ws.output_image();
+      if (img.height != f.height || img.width != f.width || img.channels != f.channels)
+        throw std::logic_error("loader: the pipeline's image is " + std::to_string(img.height) + "x" +
+                               std::to_string(img.width) + "x" + std::to_string(img.channels) +
+                               ", its output format says " + f.text());
+      collate_image_u8(img, f.layout, slot);
+    } else {
+      collate_chw_f32_to_hwc(w.chw.data(), f.channels, f.height, f.width, reinterpret_cast<float*>(slot));
+    }
   }
 
   // Stage timers and trace spans of one sample: read t0..t1, the pipeline t1..t2 (its own
-  // decode / transform split).
-  void record_times(int64_t index, const SampleTimes& times, int64_t t0, int64_t t1, int64_t t2) {
+  // decode / transform split), collate t2..t3 (t3 == t2 when collating in place).
+  void record_times(int64_t index, const SampleTimes& times, int64_t t0, int64_t t1, int64_t t2,
+                    int64_t t3) {
     if (options.stage_timers) {
       timers.add(Stage::kRead, t1 - t0);
       timers.add(Stage::kDecode, times.decode_ns);
       timers.add(Stage::kTransform, times.transform_ns);
+      if (t3 > t2) timers.add(Stage::kCollate, t3 - t2);
       for (size_t k = 0; k < times.step_ns.size(); ++k)
         step_ns[k].fetch_add(times.step_ns[k], std::memory_order_relaxed);
     }
@@ -460,6 +499,7 @@ struct Loader::Impl {
       trace->span("read", "loader", t0, t1, index);
       trace->span("decode", "loader", t1, decode_end, index);
       trace->span("transform", "loader", decode_end, t2, index);
+      if (t3 > t2) trace->span("collate", "loader", t2, t3, index);
     }
   }
 
@@ -516,8 +556,7 @@ struct Loader::Impl {
         if (!s.ok[src]) continue;
         const auto dst = static_cast<size_t>(out++);
         if (dst == src) continue;
-        std::memcpy(s.data.as<float>() + dst * sample_floats, s.data.as<float>() + src * sample_floats,
-                    sample_floats * sizeof(float));
+        std::memcpy(slot_of(s, dst), slot_of(s, src), sample_bytes);
         s.labels[dst] = s.labels[src];
         s.indices[dst] = s.indices[src];
       }
@@ -534,7 +573,8 @@ struct Loader::Impl {
   // The spec's batch operators on the complete batch, drawing from the batch's generator.
   void run_batch_ops(Slot& s) {
     BatchData b;
-    b.data = s.data.as<float>();
+    // Null for uint8 batches: only label operators run on them (check_collate, spec.h).
+    b.data = s.batch.data_u8 != nullptr ? nullptr : s.data.as<float>();
     b.size = s.batch.size;
     b.channels = s.batch.channels;
     b.height = s.batch.height;
@@ -712,7 +752,7 @@ struct Loader::Impl {
   const ImageFolder& dataset;
   LoaderOptions options;
   const Pipeline* pipeline = nullptr;  // options.pipeline, kept alive by options
-  size_t sample_floats = 0;
+  size_t sample_bytes = 0;  // one sample in the output format (Pipeline::output())
   int64_t nominal_batches = 0;
   std::shared_ptr<Pool> pool;
   std::unique_ptr<CudaStream> h2d_stream;

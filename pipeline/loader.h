@@ -3,8 +3,13 @@
 //
 //   sampler -> read -> decode + transforms (a Pipeline) -> collate -> [H2D] -> consumer
 //
-// Batches are NCHW float32 (batch_size x C x H x W, C/H/W from the pipeline) with int32
-// labels, delivered in sampler order. When the spec has batch operators (mixup, cutmix,
+// Batches are in the pipeline's output format (Pipeline::output(), the spec's collate:
+// float32 NCHW by default, or float32 NHWC, uint8 NHWC, uint8 NCHW: pipeline_output.h),
+// batch_size samples with int32 labels, delivered in sampler order. A uint8 batch carries
+// the normalize its consumer must apply after the copy (Batch::normalize; the CPU reference
+// is normalize_u8_batch in collate.h). Float32 NCHW samples are written by the pipeline
+// straight into their slot; the other formats are collated into it by the worker
+// (collate.h), timed as the collate stage. When the spec has batch operators (mixup, cutmix,
 // label smoothing), the worker that completes a batch runs them on it (Stage::kBatchOps)
 // and the batch carries soft labels (batch_size x classes float32). Workers are the threads that do sample work (a
 // tbb::task_arena of `workers` concurrency); at most prefetch_depth_batches batches are in
@@ -78,7 +83,14 @@ struct Batch {
   int64_t index = 0;             ///< batch index within the epoch
   int size = 0;                  ///< samples (batch_size, or fewer for a last batch)
   int channels = 0, height = 0, width = 0;
-  const float* data = nullptr;   ///< size x C x H x W float32, host
+  SampleFormat format;           ///< one sample's dtype, layout, C, H, W
+  /// float32 batches: size x C x H x W (NCHW) or size x H x W x C (NHWC), host; null for uint8
+  const float* data = nullptr;
+  /// uint8 batches, in format.layout, host; null for float32
+  const uint8_t* data_u8 = nullptr;
+  /// uint8 batches whose spec ends with normalize: what the consumer applies after the
+  /// copy (pipeline_output.h); null otherwise (a uint8 batch without it is raw pixels)
+  const DeferredNormalize* normalize = nullptr;
   const int32_t* labels = nullptr;                  ///< size labels
   /// size x num_classes float32 soft labels (mixed / smoothed by the spec's batch
   /// operators); null when the spec has none.
@@ -86,7 +98,12 @@ struct Batch {
   int num_classes = 0;
   std::span<const int64_t> sample_indices;          ///< dataset indices, size entries
   const void* device_data = nullptr;  ///< same batch on the device when copy_to_device
-  size_t bytes() const { return static_cast<size_t>(size) * channels * height * width * 4; }
+  /// The batch's host bytes, whatever its dtype.
+  const void* host_data() const {
+    return data != nullptr ? static_cast<const void*>(data) : static_cast<const void*>(data_u8);
+  }
+  /// Bytes of the batch's data: size x C x H x W x (4 for float32, 1 for uint8).
+  size_t bytes() const { return static_cast<size_t>(size) * format.bytes(); }
 };
 
 /// Owns a delivered batch; releasing it returns the buffer to the pool and lets the loader

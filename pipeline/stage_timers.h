@@ -56,7 +56,8 @@ struct LoaderStats {
   /// Samples the workers finished (written into a batch slot), delivered or not yet: the
   /// production count, which the prefetched backlog does not inflate.
   int64_t processed = 0;
-  /// Workers' thread CPU time on samples (read + decode + transform), summed, ns; 0
+  /// Workers' thread CPU time on samples (read + decode + transform, and the copy into the
+  /// batch slot where the worker collates: uint8 and NHWC batches), summed, ns; 0
   /// without stage timers. Against the wall-clock stage sum it shows oversubscription.
   int64_t sample_cpu_ns = 0;
   int64_t batches = 0;    ///< batches delivered

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "datasets/file_io.h"
 #include "pipeline/stage_timers.h"
 
 #ifdef PIPEBENCH_HAVE_CUDA
@@ -49,6 +50,11 @@ void TraceRecorder::span_on(int track, const char* name, const char* category, i
   events_.push_back({name, category, start_ns, end_ns, -1, track});
 }
 
+void TraceRecorder::counter(const char* name, int64_t t_ns, double value) {
+  std::lock_guard lock(mu_);
+  counters_.push_back({name, t_ns, value});
+}
+
 const char* TraceRecorder::intern(const std::string& text) {
   std::lock_guard lock(mu_);
   return interned_.emplace_back(text).c_str();
@@ -79,14 +85,19 @@ void TraceRecorder::write(const std::filesystem::path& file) const {
       if (e.sample >= 0) ev["args"] = {{"sample", e.sample}};
       events.push_back(std::move(ev));
     }
+    for (const auto& c : counters_)
+      events.push_back({{"name", c.name}, {"ph", "C"}, {"pid", 1},
+                        {"ts", (c.t_ns - origin_ns_) / 1e3}, {"args", {{"value", c.value}}}});
   }
   json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
   std::error_code ec;
   if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
-  std::ofstream out(file);
-  if (!out) throw std::runtime_error(file.string() + ": cannot open the trace file for writing");
-  out << doc.dump();
-  if (!out) throw std::runtime_error(file.string() + ": failed writing the trace file");
+  // Whole or not at all: a full disk leaves no partial trace (datasets/file_io.h).
+  try {
+    replace_file(file, doc.dump());
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(e.what()) + " (the trace file)");
+  }
 }
 
 NvtxRange::NvtxRange([[maybe_unused]] const char* name) {

@@ -36,6 +36,9 @@ class TraceRecorder {
   /// A span on a track made by track().
   void span_on(int track, const char* name, const char* category, int64_t start_ns,
                int64_t end_ns);
+  /// A counter sample ("ph": "C"): Perfetto draws each name as a counter track of the
+  /// process (system metrics: CPU cores busy, RSS). `name` must outlive the recorder.
+  void counter(const char* name, int64_t t_ns, double value);
   /// A copy of `text` that lives as long as the recorder, for names that are not string
   /// literals (a benchmark case's name on the "benchmark cases" track).
   const char* intern(const std::string& text);
@@ -57,6 +60,12 @@ class TraceRecorder {
   std::unordered_map<int, std::string> thread_names_;
   int next_virtual_tid_ = 1000;  // ids of tracks made by track()
   std::deque<std::string> interned_;  // stable addresses
+  struct Counter {
+    const char* name;
+    int64_t t_ns;
+    double value;
+  };
+  std::vector<Counter> counters_;
 };
 
 /// RAII NVTX range (Nsight Systems) without a trace event; a no-op without CUDA. For

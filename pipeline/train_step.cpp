@@ -30,6 +30,15 @@ void check_shape(const char* where, int n, int c, int h, int w) {
   }
 }
 
+// The shape, a non-null batch, and a normalize only on 3-channel uint8.
+void check_input(const char* where, const StepInput& in) {
+  check_shape(where, in.n, in.c, in.h, in.w);
+  if (in.data == nullptr) throw std::invalid_argument(std::string(where) + ": the host batch is null");
+  if (in.normalize != nullptr && (in.dtype != SampleDtype::kUint8 || in.c != 3))
+    throw std::invalid_argument(std::string(where) + ": a deferred normalize needs a uint8 batch of 3 "
+                                "channels, got " + dtype_name(in.dtype) + " with " + std::to_string(in.c));
+}
+
 void check_iters(const char* where, int iters) {
   if (iters < 1) {
     throw std::invalid_argument(std::string(where) + ": iters must be >= 1, got " +
@@ -54,9 +63,9 @@ class EmulatedStep final : public TrainStep {
   // starts this one and returns at once (the batch counts as copied, so the host buffer
   // may be reused, as after a pinned H2D copy), while the consumer goes on to fetch the
   // next batch. The "accelerator" is busy until busy_until_; no CPU core is used.
-  void step(const float* host_batch, int n, int c, int h, int w) override {
-    check_shape("emulated step", n, c, h, w);
-    if (host_batch == nullptr) throw std::invalid_argument("emulated step: host_batch is null");
+  // The batch's bytes are not read, whatever its dtype (see train_step.h).
+  void step(const StepInput& batch) override {
+    check_input("emulated step", batch);
     std::this_thread::sleep_until(busy_until_);
     busy_until_ = std::chrono::steady_clock::now() + duration_;
   }
@@ -104,6 +113,8 @@ namespace cuda_kernels {  // train_step_cuda.cu
 void relu_forward(float* x, size_t n, void* stream);
 void relu_backward(float* grad, const float* act, size_t n, void* stream);
 void fill_uniform(float* x, size_t n, uint64_t seed, float scale, void* stream);
+void normalize_u8(const uint8_t* in, float* out, int n, int c, int h, int w, bool nhwc,
+                  const float* mean3, const float* std3, float divisor, void* stream);
 }  // namespace cuda_kernels
 
 namespace {
@@ -166,17 +177,20 @@ class CudaStep final : public TrainStep {
 
   const std::string& name() const override { return name_; }
 
-  void step(const float* host_batch, int n, int c, int h, int w) override {
-    check_shape("cuda step", n, c, h, w);
-    if (host_batch == nullptr) throw std::invalid_argument("cuda step: host_batch is null");
-    ensure_shape(n, c, h, w);
+  void step(const StepInput& batch) override {
+    check_input("cuda step", batch);
+    ensure_shape(batch.n, batch.c, batch.h, batch.w);
     const int slot = static_cast<int>(steps_ % 2);
     auto copy_stream = static_cast<cudaStream_t>(copy_.handle());
     auto compute_stream = static_cast<cudaStream_t>(compute_.handle());
     // The slot is free once the step that last read it (two steps ago) is done.
     PIPEBENCH_CUDA_CHECK(cudaStreamWaitEvent(copy_stream, ev(compute_done_[slot]), 0));
-    PIPEBENCH_CUDA_CHECK(cudaMemcpyAsync(x_[slot].data(), host_batch, input_bytes(),
-                                         cudaMemcpyHostToDevice, copy_stream));
+    if (batch.dtype == SampleDtype::kUint8) {
+      copy_u8(batch, slot);
+    } else {  // float32, NCHW or NHWC: the MLP takes either order as it comes
+      PIPEBENCH_CUDA_CHECK(cudaMemcpyAsync(x_[slot].data(), batch.data, input_bytes(),
+                                           cudaMemcpyHostToDevice, copy_stream));
+    }
     copy_done_[slot]->record(copy_);
     PIPEBENCH_CUDA_CHECK(cudaStreamWaitEvent(compute_stream, ev(copy_done_[slot]), 0));
     run_step(static_cast<const float*>(x_[slot].data()));
@@ -218,6 +232,24 @@ class CudaStep final : public TrainStep {
   size_t input_floats() const { return static_cast<size_t>(n_) * in_; }
   size_t input_bytes() const { return input_floats() * sizeof(float); }
   static float* f(const DeviceBuffer& b) { return static_cast<float*>(b.data()); }
+
+  // A uint8 batch: its bytes into the slot's staging buffer, then the float32 NCHW input
+  // by the normalize kernel (or q itself), both on the copy stream.
+  void copy_u8(const StepInput& batch, int slot) {
+    if (u8_[slot].bytes() < batch.bytes()) {  // first uint8 batch, or a larger one
+      synchronize();  // no copy may still read the buffer being replaced
+      u8_[slot] = DeviceBuffer(batch.bytes());
+    }
+    void* s = copy_.handle();
+    PIPEBENCH_CUDA_CHECK(cudaMemcpyAsync(u8_[slot].data(), batch.data, batch.bytes(),
+                                         cudaMemcpyHostToDevice, static_cast<cudaStream_t>(s)));
+    const float zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
+    const DeferredNormalize* norm = batch.normalize;
+    cuda_kernels::normalize_u8(static_cast<const uint8_t*>(u8_[slot].data()), f(x_[slot]), batch.n,
+                               batch.c, batch.h, batch.w, batch.layout == BatchLayout::kNHWC,
+                               norm ? norm->mean.data() : zero, norm ? norm->std.data() : one,
+                               norm ? 255.0f : 1.0f, s);
+  }
 
   // (Re)allocates weights, activations and gradients for a batch shape.
   void ensure_shape(int n, int c, int h, int w) {
@@ -296,6 +328,7 @@ class CudaStep final : public TrainStep {
   int64_t in_ = 0;
   int64_t steps_ = 0;
   DeviceBuffer x_[2];
+  DeviceBuffer u8_[2];  // uint8 batches before the normalize kernel
   DeviceBuffer w1_, w2_, w3_, dw1_, dw2_, dw3_, a1_, a2_, y_, da1_, da2_;
   std::unique_ptr<CudaEvent> copy_done_[2];
   std::unique_ptr<CudaEvent> compute_done_[2];

@@ -12,23 +12,67 @@
 //             runs on a copy stream while the current step runs on the compute stream.
 //             Timed with CUDA events.
 //
+// Input (StepInput): the loader's batch as it comes, float32 (NCHW or NHWC) or uint8 (NHWC
+// or NCHW, transforms/pipeline_output.h) with, for uint8, the normalize the spec deferred
+// to after the copy (DeferredNormalize):
+//   emulated  reads nothing: it needs only the shape (and a non-null pointer); the
+//             deferred normalize counts as part of its compute time (on an H100 it is tens
+//             of microseconds for 64 x 3 x 224 x 224, against a 25 ms step), so it is not
+//             run on the consumer's CPU, which would charge the host for the device's work.
+//   cuda      copies the batch's own bytes (a quarter of float32's for uint8), then, for
+//             uint8, a kernel on the copy stream writes the float32 NCHW input,
+//             (q / 255 - mean) / std, or q without a normalize: the same float arithmetic as
+//             normalize_u8_batch (pipeline/collate.h), its CPU reference. Float32 NHWC is
+//             fed as is: the MLP's first layer sees the pixels in another fixed order, which
+//             costs the same FLOPs. measure_compute_ms() times the float32 step without
+//             that kernel.
+//
 // Errors: std::invalid_argument for a negative or non-finite step time or batch shape
-// <= 0; CudaUnavailable for "cuda" where no device exists.
+// <= 0, a null batch, a normalize on other than 3 channels; CudaUnavailable for "cuda"
+// where no device exists.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
+#include "transforms/pipeline_output.h"
+
 namespace pipebench {
+
+/// One host batch handed to a step.
+struct StepInput {
+  const void* data = nullptr;  ///< n samples in dtype / layout, host memory
+  int n = 0, c = 0, h = 0, w = 0;
+  SampleDtype dtype = SampleDtype::kFloat32;
+  BatchLayout layout = BatchLayout::kNCHW;
+  /// uint8 only: the normalize to apply after the copy; null: the raw values
+  const DeferredNormalize* normalize = nullptr;
+
+  /// n x c x h x w float32 NCHW, the default batch.
+  static StepInput float_nchw(const float* data, int n, int c, int h, int w) {
+    StepInput in;
+    in.data = data;
+    in.n = n, in.c = c, in.h = h, in.w = w;
+    return in;
+  }
+  size_t bytes() const {
+    return static_cast<size_t>(n) * c * h * w * (dtype == SampleDtype::kUint8 ? 1 : 4);
+  }
+};
 
 class TrainStep {
  public:
   virtual ~TrainStep() = default;
   virtual const std::string& name() const = 0;  ///< "emulated", "cuda"
 
-  /// Submits one step on a host batch N x C x H x W float32. Returns when the host batch
-  /// may be reused (its H2D copy is done), which may be before the step itself finishes.
-  virtual void step(const float* host_batch, int n, int c, int h, int w) = 0;
+  /// Submits one step on a host batch (see StepInput). Returns when the host batch may be
+  /// reused (its H2D copy is done), which may be before the step itself finishes.
+  virtual void step(const StepInput& batch) = 0;
+  /// step() on a host batch N x C x H x W float32.
+  void step(const float* host_batch, int n, int c, int h, int w) {
+    step(StepInput::float_nchw(host_batch, n, c, h, w));
+  }
   /// Waits until every submitted step has finished.
   virtual void synchronize() = 0;
   /// Compute time per step with the data already resident (the FastAI.jl recipe: n steps

@@ -15,6 +15,7 @@ const char* kind_name(CandidateKind k) {
     case CandidateKind::kWorkers: return "workers";
     case CandidateKind::kFix: return "fix";
     case CandidateKind::kPrice: return "operator_cost";
+    case CandidateKind::kPeer: return "peer_loader";
   }
   return "?";
 }
@@ -29,16 +30,28 @@ const char* kind_name(Recommendation::Kind k) {
   return "?";
 }
 
+// The row's name in the text table: "presize to 256 px" for presized:256, else its label.
+std::string display_label(const WhatIfRow& row) {
+  if (row.kept_shorter_side_px > 0) return "presize to " + std::to_string(row.kept_shorter_side_px) + " px";
+  return row.label;
+}
+
 void row_text(std::string& out, const WhatIfRow& row, int width) {
+  if (row.kind == CandidateKind::kPeer) {  // measured throughput: no per-sample CPU cost
+    appendf(out, "%-*s %9s %7d %9.2f %9.2f %6.1f %9.0f %10s %8s %9s\n", width,
+            display_label(row).c_str(), "-", row.workers, row.data_ms, row.step_ms, row.au_pct,
+            row.images_per_second, "-", "-", "-");
+    return;
+  }
   appendf(out, "%-*s %9.3f %7d %9.2f %9.2f %6.1f %9.0f %10.3f %8.1f %9d\n", width,
-          row.label.c_str(), row.cpu_ms_per_sample, row.workers, row.data_ms, row.step_ms,
+          display_label(row).c_str(), row.cpu_ms_per_sample, row.workers, row.data_ms, row.step_ms,
           row.au_pct, row.images_per_second, row.saving_ms_per_sample, row.saving_pct,
           row.workers_for_target);
 }
 
 void table_text(std::string& out, const WhatIf& w) {
   int width = 12;
-  for (const auto& row : w.rows) width = std::max<int>(width, static_cast<int>(row.label.size()));
+  for (const auto& row : w.rows) width = std::max<int>(width, static_cast<int>(display_label(row).size()));
   appendf(out, "%-*s %9s %7s %9s %9s %6s %9s %10s %8s %9s\n", width, "candidate", "CPU ms", "workers",
           "data ms", "step ms", "AU %", "images/s", "saving ms", "saving %", "for 90 %");
   bool priced = false;
@@ -49,6 +62,15 @@ void table_text(std::string& out, const WhatIf& w) {
       priced = true;
     }
     row_text(out, row, width);
+  }
+  for (const auto& row : w.rows) {
+    if (row.kept_shorter_side_px <= 0) continue;
+    const std::string quality = row.jpeg_quality > 0 ? "JPEG quality " + std::to_string(row.jpeg_quality)
+                                                     : "JPEG quality not recorded";
+    appendf(out, "(presize to %d px: kept resolution: shorter side %d px (never upscaled), %s; "
+            "measured on a presized copy of the data (%s). The model sees those images, not the "
+            "originals.)\n", row.kept_shorter_side_px, row.kept_shorter_side_px, quality.c_str(),
+            row.case_name.c_str());
   }
   const bool negative = std::any_of(w.rows.begin(), w.rows.end(), [](const WhatIfRow& row) {
     return row.saving_ms_per_sample < 0;
@@ -85,6 +107,28 @@ void workers_text(std::string& out, const WhatIf& w, bool swept) {
   }
 }
 
+std::string joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : "; ") + i;
+  return s;
+}
+
+void peer_text(std::string& out, const PeerSummary& p) {
+  appendf(out, "(your framework's loader: scripts/torch_peer.py, %s, torchvision transforms + "
+          "DataLoader(num_workers=%d, pin_memory=%s) on the same files, %s: %.0f images/s, loader "
+          "alone", p.versions.c_str(), p.workers, p.pin_memory ? "True" : "False (no CUDA)",
+          p.file.c_str(), p.images_per_second);
+  if (p.pipebench_images_per_second)
+    appendf(out, "; pipebench's BM_Loader at %d worker%s: %.0f images/s (%.2fx)", p.workers,
+            p.workers == 1 ? "" : "s", *p.pipebench_images_per_second,
+            *p.pipebench_images_per_second / p.images_per_second);
+  else
+    appendf(out, "; the run has no BM_Loader at %d workers to set beside it", p.workers);
+  appendf(out, ".%s%s%s%s)\n", p.left_out.empty() ? "" : " Left out of the comparison (no torchvision 0.14 equivalent): ",
+          joined(p.left_out).c_str(), p.approximated.empty() ? "" : ". Approximated: ",
+          joined(p.approximated).c_str());
+}
+
 void check_text(std::string& out, const PredictionCheck& c) {
   if (c.at_workers_candidate) {
     appendf(out, "Check (the workers fix ran for real: the sweep at %d workers): ", c.workers);
@@ -107,11 +151,13 @@ void append_what_if_text(std::string& out, const Report& r) {
   const WhatIf& w = r.what_if;
   if (w.empty()) {
     if (!w.note.empty()) appendf(out, "\nNo what-if table: %s.\n", w.note.c_str());
+    if (w.peer) peer_text(out, *w.peer);
     return;
   }
   appendf(out, "\nWhat if (target AU >= %.0f %%, MLPerf Storage's; %.1f cores available; CPU per "
           "sample from %s):\n", kAuTargetPct, w.cores, w.cost_source.c_str());
   table_text(out, w);
+  if (w.peer) peer_text(out, *w.peer);
   workers_text(out, w, !r.verdict.sweep.empty());
   appendf(out, "Recommendation: %s\n", w.recommendation.text.c_str());
   if (w.check) check_text(out, *w.check);
@@ -147,6 +193,13 @@ void add_what_if_json(json& j, const Report& r) {
               {"au_pct", row.au_pct}, {"images_per_second", row.images_per_second},
               {"saving_ms_per_sample", row.saving_ms_per_sample}, {"saving_pct", row.saving_pct},
               {"workers_for_au_target", row.workers_for_target}};
+    if (row.kind == CandidateKind::kPeer) {  // no per-sample CPU cost (report/peer.h)
+      o["cpu_ms_per_sample"] = o["saving_ms_per_sample"] = o["saving_pct"] = nullptr;
+      o["workers_for_au_target"] = nullptr;
+    }
+    if (row.kept_shorter_side_px > 0)
+      o["kept_resolution"] = {{"shorter_side_px", row.kept_shorter_side_px},
+                              {"jpeg_quality", row.jpeg_quality}};
     if (row.kind == CandidateKind::kWorkers) {
       o["measured_in_sweep"] = row.measured;
       o["cores_needed"] = row.cores_needed;
@@ -154,6 +207,15 @@ void add_what_if_json(json& j, const Report& r) {
       o["model_workers"] = row.model_workers ? json(*row.model_workers) : json();
     }
     table["rows"].push_back(std::move(o));
+  }
+  if (w.peer) {
+    const PeerSummary& p = *w.peer;
+    table["peer_loader"] = {{"file", p.file}, {"versions", p.versions}, {"num_workers", p.workers},
+                            {"images_per_second", p.images_per_second},
+                            {"pipebench_loader_images_per_second",
+                             p.pipebench_images_per_second ? json(*p.pipebench_images_per_second) : json()},
+                            {"pin_memory", p.pin_memory}, {"left_out", p.left_out},
+                            {"approximated", p.approximated}};
   }
   j["what_if"] = std::move(table);
   const Recommendation& rec = w.recommendation;

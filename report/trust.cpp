@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <utility>
 
 namespace pipebench::report {
@@ -90,6 +91,41 @@ void busy_machine(const BenchRun& run, double cores, Trust& t) {
   t.warnings.push_back({TrustWarning::Kind::kBusyMachine, "", buf});
 }
 
+// The sweep's largest count: were the machine's cores all busy there?
+void saturated_cores(const BenchRun& run, const std::map<int, std::string>& cases, double cores, Trust& t) {
+  if (cores <= 0 || cases.empty()) return;
+  const auto& [w, name] = *cases.rbegin();
+  const auto busy = run.value(name, "cpu_busy_cores_mean");
+  if (!busy || *busy < kSaturatedPct / 100 * cores) return;
+  const auto data = run.value(name, "data_ms"), compute = run.value(name, "compute_ms");
+  const bool data_bound = data && (!compute || *data > *compute);
+  bool no_gain = false;
+  if (cases.size() > 1) {
+    const auto& below = std::next(cases.rbegin())->second;
+    const auto d0 = run.value(below, "data_ms");
+    no_gain = d0 && data && *data >= *d0 * 0.98;
+  }
+  if (!data_bound && !no_gain) return;
+  char buf[600];
+  std::snprintf(buf, sizeof buf,
+                "%s: %d worker%s kept %.2f of %.0f cores busy (all processes, mean): adding "
+                "workers cannot help on this machine; a cheaper pipeline or more cores can.",
+                strip_case_suffixes(name).c_str(), w, w == 1 ? "" : "s", *busy, cores);
+  t.warnings.push_back({TrustWarning::Kind::kSaturatedCores, strip_case_suffixes(name), buf});
+}
+
+void warm_run(const BenchRun& run, const std::map<int, std::string>& loaders, Trust& t) {
+  if (loaders.empty()) return;
+  for (const auto& [w, name] : loaders) {
+    const auto read = run.value(name, "process_read_mib_per_s");
+    if (!read || *read > 0) return;  // unknown, or some bytes came from storage
+  }
+  t.warnings.push_back({TrustWarning::Kind::kWarmRun, "",
+                        "The loader cases read 0 B/s from storage (/proc/self/io): the dataset "
+                        "was in the page cache, so these are warm-run figures; a first epoch "
+                        "from disk also waits on reads (compare BM_Read/cold with BM_Read/warm)."});
+}
+
 bool is_stage_case(const std::string& name) {
   for (const char* prefix : {"BM_Read/", "BM_Decode/", "BM_Sample/", "BM_Loader/"})
     if (name.rfind(prefix, 0) == 0) return true;
@@ -113,6 +149,8 @@ const char* kind_name(TrustWarning::Kind k) {
     case TrustWarning::Kind::kPhysicalFloor: return "physical_floor";
     case TrustWarning::Kind::kContention: return "contention";
     case TrustWarning::Kind::kBusyMachine: return "busy_machine";
+    case TrustWarning::Kind::kSaturatedCores: return "saturated_cores";
+    case TrustWarning::Kind::kWarmRun: return "warm_run";
   }
   return "?";
 }
@@ -127,6 +165,8 @@ Trust check_trust(const BenchRun& run, const SweepCases& cases, int batch, doubl
   }
   contention(run, cases.loaders, cores, t);
   contention(run, cases.end_to_end, cores, t);
+  saturated_cores(run, cases.end_to_end.empty() ? cases.loaders : cases.end_to_end, cores, t);
+  warm_run(run, cases.loaders, t);
   cv_table(run, t);
   return t;
 }

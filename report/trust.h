@@ -15,6 +15,13 @@
 //                   a core, a busy machine).
 //   busy machine    the context's busy_machine is "true" (bench/machine.h: other processes
 //                   used more than 0.25 cores, or the load average exceeded half the cores).
+//   saturated cores the run's largest-worker loader or end-to-end case kept at least
+//                   kSaturatedPct of the machine's cores busy (cpu_busy_cores_mean, all
+//                   processes, from the system sampler) while data-bound or at most as
+//                   fast as the case below it: more workers cannot help on this machine.
+//   warm run        every loader case read 0 bytes from storage (process_read_mib_per_s,
+//                   /proc/self/io): the dataset came from the page cache, as DLIO warns
+//                   when a dataset fits in memory; a cold first epoch is slower.
 //   CV table        with repetitions: per stage case (BM_Read, BM_Decode, BM_Sample,
 //                   BM_Loader), Google Benchmark's _cv aggregate of real_time, in percent;
 //                   above kNoisyCvPct a case is too noisy for compare.sh's default gate
@@ -36,9 +43,10 @@ namespace pipebench::report {
 inline constexpr double kFloorTolerancePct = 5.0;  ///< issue 9 item 2
 inline constexpr double kContentionPct = 15.0;     ///< per-sample CPU rise worth a warning
 inline constexpr double kNoisyCvPct = 5.0;         ///< compare.sh's default --max-cv
+inline constexpr double kSaturatedPct = 90.0;      ///< cores busy, % of the machine's
 
 struct TrustWarning {
-  enum class Kind { kPhysicalFloor, kContention, kBusyMachine };
+  enum class Kind { kPhysicalFloor, kContention, kBusyMachine, kSaturatedCores, kWarmRun };
   Kind kind = Kind::kPhysicalFloor;
   std::string case_name;  ///< the case it is about ("" for the busy machine)
   std::string text;       ///< one sentence, figures with units
@@ -62,7 +70,8 @@ struct SweepCases {
   std::map<int, std::string> end_to_end;   ///< BM_EndToEnd/<pipeline>/<baseline>/workers:<w>
 };
 
-const char* kind_name(TrustWarning::Kind k);  ///< "physical_floor", "contention", "busy_machine"
+/// "physical_floor", "contention", "busy_machine", "saturated_cores", "warm_run"
+const char* kind_name(TrustWarning::Kind k);
 
 /// The checks above. sample: the what-if table's per-sample cost (nullopt: none).
 Trust check_trust(const BenchRun& run, const SweepCases& cases, int batch, double cores,

@@ -41,6 +41,17 @@ std::optional<double> sample_cpu_ms(const BenchRun& run, const std::string& name
   return *us / 1000.0;
 }
 
+// A presized:<N> candidate: N from its counter (else the label), the quality from its counter.
+SampleCost presized_cost(const BenchRun& run, const std::string& label, const std::string& name,
+                         double ms) {
+  SampleCost c{label, name, ms};
+  const auto side = run.value(name, "presize_shorter_side_px");
+  c.kept_shorter_side_px = side ? static_cast<int>(std::lround(*side))
+                                : std::atoi(label.c_str() + std::string("presized:").size());
+  if (const auto q = run.value(name, "presize_jpeg_quality")) c.jpeg_quality = static_cast<int>(std::lround(*q));
+  return c;
+}
+
 // The what-if candidates measured beside BM_Sample/<pipeline>, by label.
 void read_candidates(const BenchRun& run, const std::string& base, bool us_per_image,
                      WhatIfInputs& in) {
@@ -55,6 +66,7 @@ void read_candidates(const BenchRun& run, const std::string& base, bool us_per_i
     auto ms = sample_cpu_ms(run, name, us_per_image);
     if (!ms) continue;
     if (label.rfind("decode:", 0) == 0) in.fixes.push_back({label, name, *ms});
+    else if (label.rfind("presized:", 0) == 0) in.fixes.push_back(presized_cost(run, label, name, *ms));
     else if (label.rfind("without:", 0) == 0) in.prices.push_back({label, name, *ms});
   }
 }
@@ -94,6 +106,8 @@ WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double 
   r.label = cost.label;
   r.case_name = cost.case_name;
   r.cpu_ms_per_sample = cost.cpu_ms;
+  r.kept_shorter_side_px = cost.kept_shorter_side_px;
+  r.jpeg_quality = cost.jpeg_quality;
   r.workers = workers;
   r.data_ms = predicted_data_ms(cost.cpu_ms, in.batch, workers, cores);
   r.step_ms = std::max(r.data_ms, in.compute_ms);
@@ -104,6 +118,11 @@ WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double 
   r.workers_for_target = workers_for_target(cost.cpu_ms, in.batch, in.compute_ms);
   r.cores_needed = workers;
   return r;
+}
+
+// A row's cost again, to price it at another worker count.
+SampleCost cost_of(const WhatIfRow& r) {
+  return {r.label, r.case_name, r.cpu_ms_per_sample, r.kept_shorter_side_px, r.jpeg_quality};
 }
 
 bool fits(int workers, double cores) { return cores <= 0 || workers <= cores + kEps; }
@@ -162,7 +181,7 @@ WhatIfRow workers_row(const WhatIfInputs& in) {
 }
 
 std::string action(const WhatIfRow& r) {
-  char buf[256];
+  char buf[512];
   if (r.kind == CandidateKind::kWorkers) {
     std::snprintf(buf, sizeof buf, "run %d worker%s", r.workers, r.workers == 1 ? "" : "s");
   } else if (r.label.rfind("decode:", 0) == 0) {
@@ -171,6 +190,14 @@ std::string action(const WhatIfRow& r) {
                   r.label == "decode:auto" ? "ROI / DCT-scaled decode planned from the crop"
                                            : "another decode",
                   r.workers, r.workers == 1 ? "" : "s");
+  } else if (r.kept_shorter_side_px > 0) {
+    const std::string quality =
+        r.jpeg_quality > 0 ? " --quality " + std::to_string(r.jpeg_quality) : "";
+    std::snprintf(buf, sizeof buf, "presize the dataset to a shorter side of %d px "
+                  "(pipebench-data presize DATA OUT --shorter-side %d%s; the model then "
+                  "sees images of shorter side %d px at most) and run %d worker%s",
+                  r.kept_shorter_side_px, r.kept_shorter_side_px, quality.c_str(),
+                  r.kept_shorter_side_px, r.workers, r.workers == 1 ? "" : "s");
   } else {
     std::snprintf(buf, sizeof buf, "apply %s and run %d worker%s", r.label.c_str(), r.workers,
                   r.workers == 1 ? "" : "s");
@@ -201,7 +228,8 @@ Recommendation compute_bound_already(const SweepPoint& p, int model_workers) {
 }
 
 // Workers alone, and each fix with the workers it needs; the fewest cores wins (a tie goes
-// to workers alone, which changes nothing the model sees, then to the cheaper sample).
+// to workers alone, which changes nothing the model sees, then to another decode, then to
+// presizing, then to the cheaper sample).
 Recommendation recommend(const WhatIfInputs& in, const WhatIf& w) {
   if (!in.sweep.empty() && in.sweep.front().bound.au_pct >= kAuTargetPct)
     return compute_bound_already(in.sweep.front(),
@@ -211,19 +239,23 @@ Recommendation recommend(const WhatIfInputs& in, const WhatIf& w) {
     if (r.kind == CandidateKind::kWorkers) options.push_back(r);
     if (r.kind != CandidateKind::kFix) continue;
     const int need = r.workers_for_target;
-    options.push_back(price(CandidateKind::kFix, {r.label, r.case_name, r.cpu_ms_per_sample}, need,
+    options.push_back(price(CandidateKind::kFix, cost_of(r), need,
                             fits(need, in.cores) ? in.cores : 0.0, in));
   }
-  const auto better = [](const WhatIfRow& a, const WhatIfRow& b) {
+  // On equal cores: first what changes nothing the model sees (workers, then another
+  // decode), then presizing (it lowers the resolution kept), then the cheaper sample.
+  const auto intrusiveness = [](const WhatIfRow& r) {
+    return r.kind == CandidateKind::kWorkers ? 0 : r.kept_shorter_side_px > 0 ? 2 : 1;
+  };
+  const auto better = [&](const WhatIfRow& a, const WhatIfRow& b) {
     if (a.cores_needed != b.cores_needed) return a.cores_needed < b.cores_needed;
-    if ((a.kind == CandidateKind::kWorkers) != (b.kind == CandidateKind::kWorkers))
-      return a.kind == CandidateKind::kWorkers;
+    if (intrusiveness(a) != intrusiveness(b)) return intrusiveness(a) < intrusiveness(b);
     return a.cpu_ms_per_sample < b.cpu_ms_per_sample;
   };
   const WhatIfRow best = *std::min_element(options.begin(), options.end(), better);
   Recommendation rec;
   rec.label = best.label;
-  char buf[600];
+  char buf[1400];
   if (fits(best.cores_needed, in.cores)) {
     rec.kind = Recommendation::Kind::kReachesTarget;
     rec.workers = best.workers;
@@ -246,7 +278,7 @@ Recommendation recommend(const WhatIfInputs& in, const WhatIf& w) {
   best_here.label = "workers";
   for (const auto& r : w.rows) {
     if (r.kind != CandidateKind::kFix) continue;
-    WhatIfRow f = price(CandidateKind::kFix, {r.label, r.case_name, r.cpu_ms_per_sample}, here, in.cores, in);
+    WhatIfRow f = price(CandidateKind::kFix, cost_of(r), here, in.cores, in);
     if (f.au_pct > best_here.au_pct + kEps) best_here = f;
   }
   rec.kind = Recommendation::Kind::kShortOfTarget;

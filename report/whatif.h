@@ -23,6 +23,10 @@
 //                than every swept count within the cores (each was measured short of the
 //                target; a count beyond the cores fell short for want of cores);
 //   fix          BM_Sample/<pipeline>/decode:<mode>: the same spec, another decode;
+//                BM_Sample/<pipeline>/presized:<N>: the same spec on a copy of the data
+//                with every shorter side reduced to N px (pipebench-data presize; the
+//                case's presize_shorter_side_px and presize_jpeg_quality counters). It
+//                changes the resolution the model sees: the row states the one kept;
 //   price        BM_Sample/<pipeline>/without:<op>[#k]: the spec without one operator.
 //                It changes what the model sees: what the operator costs, never a fix.
 // Per-sample CPU ms: BM_Sample's us_per_image / 1000 (thread CPU), for today and every
@@ -56,6 +60,10 @@ struct SampleCost {
   std::string label;      ///< "today", "decode:auto", "without:normalize", ...
   std::string case_name;  ///< the case it was read from, e.g. "BM_Sample/x/decode:auto"
   double cpu_ms = 0;      ///< CPU ms per sample
+  /// presized:<N> only: the kept resolution (shorter side, px) and the copy's JPEG quality;
+  /// 0 for every other candidate.
+  int kept_shorter_side_px = 0;
+  int jpeg_quality = 0;
 };
 
 /// What the model is given: everything from the run, nothing derived yet.
@@ -66,12 +74,13 @@ struct WhatIfInputs {
   std::vector<SweepPoint> sweep;  ///< measured BM_EndToEnd points, sorted by workers
   std::optional<SampleCost> today;
   std::string cost_source;        ///< which counter the costs come from, in words
-  std::vector<SampleCost> fixes;   ///< decode:<mode> candidates
+  std::vector<SampleCost> fixes;   ///< decode:<mode> and presized:<N> candidates
   std::vector<SampleCost> prices;  ///< without:<op> candidates
   std::string note;               ///< why `today` or compute_ms is missing, if it is
 };
 
-enum class CandidateKind { kToday, kWorkers, kFix, kPrice };
+/// kPeer: another loader measured outside the run (report/peer.h), priced from its images/s.
+enum class CandidateKind { kToday, kWorkers, kFix, kPrice, kPeer };
 
 /// One row of the table: the model's prediction for one candidate, per batch.
 struct WhatIfRow {
@@ -79,6 +88,8 @@ struct WhatIfRow {
   std::string label;
   std::string case_name;            ///< the BM_Sample case of its cost
   double cpu_ms_per_sample = 0;
+  int kept_shorter_side_px = 0;     ///< presized:<N>: the resolution kept (SampleCost)
+  int jpeg_quality = 0;             ///< presized:<N>: the copy's JPEG quality
   int workers = 0;                  ///< the count it is priced at
   double data_ms = 0, step_ms = 0;  ///< predicted, ms per batch
   double au_pct = 0;                ///< predicted
@@ -120,6 +131,19 @@ struct PredictionCheck {
   bool over_tolerance() const;        ///< |error_pct| > kCheckTolerancePct
 };
 
+/// "Your framework's loader" (report/peer.h): what it is and how pipebench's own loader
+/// did at the same worker count.
+struct PeerSummary {
+  std::string file;                  ///< the torch_peer.py JSON it was read from
+  std::string versions;              ///< "torch 1.13.0, torchvision 0.14.1"
+  int workers = 0;                   ///< the num_workers its row is priced at
+  double images_per_second = 0;      ///< measured by the peer, loader alone
+  std::optional<double> pipebench_images_per_second;  ///< BM_Loader at the same count
+  bool pin_memory = false;           ///< pin_memory took effect (a CUDA device)
+  std::vector<std::string> left_out;      ///< "op (reason)": not in the comparison
+  std::vector<std::string> approximated;  ///< "op (reason)"
+};
+
 struct WhatIf {
   int batch = 0;
   double compute_ms = 0, cores = 0;
@@ -129,6 +153,7 @@ struct WhatIf {
   std::vector<WhatIfRow> rows;   ///< today, workers, fixes, prices (in that order)
   Recommendation recommendation;
   std::optional<PredictionCheck> check;
+  std::optional<PeerSummary> peer;  ///< with pipebench-report --peer
   std::string note;              ///< non-empty when there is no table, and why
 
   bool empty() const { return rows.empty(); }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """plot.py - one picture of a pipebench run: the worker sweep and the per-sample cost.
 
-  /usr/bin/python3 scripts/plot.py RUN.json OUT.png
+  /usr/bin/python3 scripts/plot.py RUN.json OUT.png [--report REPORT.json]
 
 RUN.json is pipebench's Google Benchmark JSON (--benchmark_out=RUN.json
 --benchmark_out_format=json; bench/README.md lists the cases and counters).
@@ -16,6 +16,12 @@ Left panel, the worker sweep (x: loader workers, log2 scale):
 Right panel, what one sample costs, ms, stacked by stage: the per-sample counters read_ms,
 decode_ms, transform_ms, collate_ms, batch_ops_ms, h2d_ms of BM_Loader at its smallest worker count, and
 beside it BM_Sample's read_ms, decode_ms, transform_ms (one thread, no loader) if present.
+
+With --report (the output of `pipebench-report --json RUN.json`, whose what-if table the
+report library computes), a third panel: each candidate fix of the what-if table as a bar
+of its predicted images/s (images_per_second of the table's rows, at the table's worker
+count), against the training step's capacity, batch_size * 1000 / compute_ms_per_batch
+(vertical line): a bar that reaches the line keeps the accelerator busy.
 
 Values are repetition means: the "mean" aggregate row when the run has repetitions, else
 the mean of the iteration rows. Errored cases (error_occurred) are left out and listed.
@@ -295,6 +301,51 @@ def _plot_all_cases(ax, ex):
         ax.text(v, i, f" {v:.3g} ms", va="center", fontsize=8)
 
 
+def _finite(v):
+    return float(v) if _number(v) else None
+
+
+def whatif_rows(report):
+    """(label, images/s, kind) of the report's what-if table, and the step capacity in
+    images/s (None when the table or its step time is missing)."""
+    table = report.get("what_if") if isinstance(report, dict) else None
+    if not isinstance(table, dict):
+        return [], None
+    rows = []
+    for row in table.get("rows", []):
+        ips = _finite(row.get("images_per_second"))
+        if ips is None:
+            continue
+        label = str(row.get("candidate", "?"))
+        if row.get("kind") == "workers" and row.get("workers"):
+            label += f" ({row['workers']})"
+        rows.append((label, ips, str(row.get("kind", ""))))
+    batch = _finite(table.get("batch_size"))
+    compute = _finite(table.get("compute_ms_per_batch"))
+    capacity = batch * 1000.0 / compute if batch and compute else None
+    return rows, capacity
+
+
+def _plot_whatif(ax, report):
+    rows, capacity = whatif_rows(report)
+    if not rows:
+        _note(ax, "the report has no what-if table")
+        return
+    labels = [r[0] for r in rows][::-1]
+    values = [r[1] for r in rows][::-1]
+    colors = ["#7f7f7f" if r[2] == "today" else "#1f77b4" for r in rows][::-1]
+    ax.barh(range(len(rows)), values, color=colors)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.set_xlabel("predicted images/s")
+    if capacity:
+        ax.axvline(capacity, color="#d62728", linestyle="--",
+                   label=f"training step capacity {capacity:.0f} images/s")
+        ax.legend(loc="lower right", fontsize=8)
+    workers = report.get("what_if", {}).get("evaluated_at_workers")
+    ax.set_title("What if: each candidate fix" + (f" at {workers} workers" if workers else ""))
+
+
 def _suptitle(ex, path):
     ctx = ex["context"]
     dataset = str(ctx.get("dataset", "?"))
@@ -321,13 +372,19 @@ def _suptitle(ex, path):
     return "pipebench: " + " | ".join(parts), "   ".join(line2)
 
 
-def render(ex, run_path, out_path):
+def render(ex, run_path, out_path, report=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     has_pipeline = ex["sweeps"] or ex["loader"] or ex["loader_stages"] or ex["sample_stages"]
-    if has_pipeline:
+    if has_pipeline and report is not None:
+        fig, (left, middle, right) = plt.subplots(1, 3, figsize=(20, 6.2),
+                                                  gridspec_kw={"width_ratios": [1.7, 1, 1.2]})
+        _plot_sweep(left, ex)
+        _plot_stages(middle, ex)
+        _plot_whatif(right, report)
+    elif has_pipeline:
         fig, (left, right) = plt.subplots(1, 2, figsize=(14, 6.2),
                                           gridspec_kw={"width_ratios": [1.7, 1]})
         _plot_sweep(left, ex)
@@ -352,11 +409,23 @@ def main(argv):
     if argv in (["-h"], ["--help"]):
         print(__doc__)
         return EXIT_OK
+    report_path = None
+    if len(argv) == 4 and argv[2] == "--report":
+        report_path = argv[3]
+        argv = argv[:2]
     if len(argv) != 2:
-        print("plot: error: usage: plot.py RUN.json OUT.png", file=sys.stderr)
+        print("plot: error: usage: plot.py RUN.json OUT.png [--report REPORT.json]", file=sys.stderr)
         return EXIT_BAD_INPUT
     run_path, out_path = argv
+    report = None
     try:
+        if report_path is not None:
+            import json
+            try:
+                with open(report_path) as f:
+                    report = json.load(f)
+            except (OSError, ValueError) as e:
+                raise BadInput(f"{report_path}: not a pipebench-report --json file ({e})")
         data = load_run(run_path)
         ex = extract(data)
         if not ex["cases"]:
@@ -364,7 +433,7 @@ def main(argv):
         out_dir = os.path.dirname(os.path.abspath(out_path))
         if not os.path.isdir(out_dir):
             raise BadInput(f"{out_path}: folder {out_dir} does not exist")
-        render(ex, run_path, out_path)
+        render(ex, run_path, out_path, report)
     except BadInput as e:
         print(f"plot: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

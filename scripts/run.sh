@@ -55,7 +55,12 @@ if grep -qE '"run_name": "BM_(EndToEnd|Loader)/' "$out" 2>/dev/null; then
   echo
   "$bin/bench/pipebench-report" "$out"
   png="${out%.json}.png"
-  if /usr/bin/python3 "$root/scripts/plot.py" "$out" "$png"; then
+  report_json="${out%.json}.report.json"
+  plot_args=()
+  if "$bin/bench/pipebench-report" --json "$out" >"$report_json" 2>/dev/null; then
+    plot_args=(--report "$report_json")  # the what-if panel
+  fi
+  if /usr/bin/python3 "$root/scripts/plot.py" "$out" "$png" "${plot_args[@]}"; then
     echo
     echo "run: picture of the worker sweep and per-stage cost in $png"
   fi

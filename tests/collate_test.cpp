@@ -1,14 +1,19 @@
-// Collate: samples into one NCHW batch. References are independent of collate.cpp: an
-// element-by-element index formula and OpenCV's cv::split for the HWC -> CHW change.
+// Collate: samples into one batch in each dtype and layout, and the normalize a uint8
+// batch gets after the copy. References are independent of collate.cpp: an
+// element-by-element index formula, OpenCV's cv::split / cv::merge for the layout changes,
+// and transforms/normalize.h's per-sample arithmetic for the normalize.
 #include "pipeline/collate.h"
 
 #include <gtest/gtest.h>
 
 #include <opencv2/core.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
+
+#include "transforms/normalize.h"
 
 namespace pipebench {
 namespace {
@@ -95,6 +100,102 @@ TEST(CollateHwcU8ToNchw, RejectsMismatchedShapes) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("image 1"), std::string::npos) << e.what();
   }
+}
+
+TEST(CollateHwcU8ToNhwc, IsTheImagesBackToBack) {
+  const int n = 3, h = 5, w = 9, c = 3;
+  std::vector<Image> images;
+  for (int i = 0; i < n; ++i) images.push_back(make_image(h, w, c, i + 4));
+  std::vector<const Image*> ptrs;
+  for (auto& im : images) ptrs.push_back(&im);
+  std::vector<uint8_t> nhwc(static_cast<size_t>(n) * c * h * w), nchw(nhwc.size());
+  collate_hwc_u8_to_nhwc(ptrs, nhwc.data());
+  collate_hwc_u8_to_nchw(ptrs, nchw.data());
+  for (int i = 0; i < n; ++i)
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        for (int ch = 0; ch < c; ++ch) {
+          const uint8_t want = images[i].row(y)[x * c + ch];
+          ASSERT_EQ(nhwc[((static_cast<size_t>(i) * h + y) * w + x) * c + ch], want);
+          ASSERT_EQ(nchw[((static_cast<size_t>(i) * c + ch) * h + y) * w + x], want);  // the transpose
+        }
+  Image bad = make_image(h, w + 1, c, 9);
+  ptrs.push_back(&bad);
+  EXPECT_THROW(collate_hwc_u8_to_nhwc(ptrs, nhwc.data()), std::invalid_argument);
+}
+
+TEST(CollateImageU8, OneSampleInEitherLayout) {
+  const Image img = make_image(6, 7, 3, 2);
+  std::vector<uint8_t> hwc(6 * 7 * 3), chw(hwc.size());
+  collate_image_u8(img, BatchLayout::kNHWC, hwc.data());
+  collate_image_u8(img, BatchLayout::kNCHW, chw.data());
+  EXPECT_EQ(std::memcmp(hwc.data(), img.ptr(), hwc.size()), 0);
+  cv::Mat m(6, 7, CV_8UC3, const_cast<uint8_t*>(img.ptr()));
+  std::vector<cv::Mat> planes;
+  cv::split(m, planes);
+  for (int ch = 0; ch < 3; ++ch)
+    EXPECT_EQ(std::memcmp(chw.data() + ch * 42, planes[ch].data, 42), 0) << "channel " << ch;
+  EXPECT_THROW(collate_image_u8(img, BatchLayout::kNHWC, nullptr), std::invalid_argument);
+  EXPECT_THROW(collate_image_u8(Image{}, BatchLayout::kNHWC, hwc.data()), std::invalid_argument);
+}
+
+TEST(CollateChwF32ToHwc, MatchesOpenCvMerge) {
+  const int c = 3, h = 4, w = 5;
+  std::vector<float> chw(c * h * w);
+  for (size_t k = 0; k < chw.size(); ++k) chw[k] = static_cast<float>(k) * 0.25f - 3.0f;
+  std::vector<float> hwc(chw.size(), -99.0f);
+  collate_chw_f32_to_hwc(chw.data(), c, h, w, hwc.data());
+  std::vector<cv::Mat> planes;
+  for (int ch = 0; ch < c; ++ch) planes.emplace_back(h, w, CV_32FC1, chw.data() + ch * h * w);
+  cv::Mat merged;
+  cv::merge(planes, merged);
+  ASSERT_TRUE(merged.isContinuous());
+  EXPECT_EQ(std::memcmp(hwc.data(), merged.data, hwc.size() * 4), 0);
+  EXPECT_THROW(collate_chw_f32_to_hwc(chw.data(), 0, h, w, hwc.data()), std::invalid_argument);
+}
+
+// The accelerator-side normalize's CPU reference gives the per-sample normalize's bits
+// (normalize_batch_nchw: the same table as the float32 pipeline's normalize), from either
+// layout, and the raw values without a normalize.
+TEST(NormalizeU8Batch, EqualsThePerSampleNormalizeFromEitherLayout) {
+  const int n = 2, c = 3, h = 16, w = 16;  // 512 values per channel: every q at least once
+  std::vector<Image> images;
+  for (int i = 0; i < n; ++i) images.push_back(make_image(h, w, c, i + 1));
+  std::vector<const Image*> ptrs = {&images[0], &images[1]};
+  std::vector<uint8_t> nchw(static_cast<size_t>(n) * c * h * w), nhwc(nchw.size());
+  collate_hwc_u8_to_nchw(ptrs, nchw.data());
+  collate_hwc_u8_to_nhwc(ptrs, nhwc.data());
+  const DeferredNormalize norm{kImageNetMean, kImageNetStd};
+  std::vector<float> want(nchw.size()), a(nchw.size()), b(nchw.size()), raw(nchw.size());
+  normalize_batch_nchw(nchw.data(), n, h, w, want.data(), kImageNetMean, kImageNetStd);
+  normalize_u8_batch(nchw.data(), BatchLayout::kNCHW, n, c, h, w, &norm, a.data());
+  normalize_u8_batch(nhwc.data(), BatchLayout::kNHWC, n, c, h, w, &norm, b.data());
+  EXPECT_EQ(std::memcmp(a.data(), want.data(), a.size() * 4), 0);
+  EXPECT_EQ(std::memcmp(b.data(), want.data(), b.size() * 4), 0);
+  // And the formula itself, in double, within float rounding.
+  for (size_t k = 0; k < a.size(); ++k) {
+    const size_t ch = k / (h * w) % c;
+    const double f = (nchw[k] / 255.0 - kImageNetMean[ch]) / kImageNetStd[ch];
+    ASSERT_NEAR(a[k], f, 1e-6) << k;
+  }
+  normalize_u8_batch(nhwc.data(), BatchLayout::kNHWC, n, c, h, w, nullptr, raw.data());
+  for (size_t k = 0; k < raw.size(); ++k) ASSERT_EQ(raw[k], static_cast<float>(nchw[k])) << k;
+}
+
+TEST(NormalizeU8Batch, RejectsBadArguments) {
+  std::vector<uint8_t> in(4 * 2 * 2);
+  std::vector<float> out(in.size());
+  const DeferredNormalize norm{kImageNetMean, kImageNetStd};
+  EXPECT_THROW(normalize_u8_batch(in.data(), BatchLayout::kNCHW, 1, 4, 2, 2, &norm, out.data()),
+               std::invalid_argument);  // normalize needs 3 channels
+  EXPECT_NO_THROW(normalize_u8_batch(in.data(), BatchLayout::kNCHW, 1, 4, 2, 2, nullptr, out.data()));
+  EXPECT_THROW(normalize_u8_batch(nullptr, BatchLayout::kNCHW, 1, 3, 2, 2, &norm, out.data()),
+               std::invalid_argument);
+  EXPECT_THROW(normalize_u8_batch(in.data(), BatchLayout::kNCHW, 1, 3, 0, 2, &norm, out.data()),
+               std::invalid_argument);
+  const DeferredNormalize zero{kImageNetMean, {1.0f, 0.0f, 1.0f}};
+  EXPECT_THROW(normalize_u8_batch(in.data(), BatchLayout::kNCHW, 1, 3, 2, 2, &zero, out.data()),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "datasets/synthetic.h"
+#include "tests/fault_decoders.h"
 #include "tests/test_data.h"
 #include "transforms/image_format.h"
 #include "transforms/jpeg_decode.h"
@@ -27,18 +28,10 @@ namespace {
 
 using Reason = DecodeError::Reason;
 
-enum class Backend { kTurbo, kTurboScaled, kRoi, kOpenCv };
-constexpr Backend kBackends[] = {Backend::kTurbo, Backend::kTurboScaled, Backend::kRoi,
-                                 Backend::kOpenCv};
-const char* backend_name(Backend b) {
-  switch (b) {
-    case Backend::kTurbo: return "turbo";
-    case Backend::kTurboScaled: return "turbo_scaled";
-    case Backend::kRoi: return "roi";
-    case Backend::kOpenCv: return "opencv";
-  }
-  return "?";
-}
+// The four backends of the decode fault tests (tests/fault_decoders.h).
+using fault::Backend;
+using fault::backend_name;
+using fault::kBackends;
 
 struct Decoders {
   explicit Decoders(DecodeOptions o = {}) : options(o), turbo(o), roi(o) {}

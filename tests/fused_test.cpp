@@ -9,34 +9,18 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
-#include <cstdlib>
-#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "datasets/synthetic.h"
+#include "tests/alloc_counter.h"
 #include "tests/test_data.h"
 #include "transforms/normalize.h"
 #include "transforms/pipeline.h"
 #include "transforms/recipes.h"
 #include "transforms/spec.h"
-
-// Counts heap allocations (the whole binary's; read around the calls under test). The
-// replacements pair malloc with free themselves, which GCC cannot see.
-static std::atomic<long> g_allocations{0};
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
 
 namespace pipebench {
 namespace {
@@ -246,9 +230,9 @@ TEST(Fused, NoHeapAllocationPerSampleOnceWarm) {
   };
   run_all(0);
   run_all(100);  // a second pass: every size seen, with other windows
-  const long before = g_allocations.load();
+  const long before = testing::allocation_count();
   run_all(200);
-  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_EQ(testing::allocation_count() - before, 0);
 }
 
 }  // namespace

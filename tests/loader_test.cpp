@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "datasets/file_io.h"
+#include "pipeline/collate.h"
 #include "pipeline/trace.h"
 #include "tests/test_data.h"
 
@@ -586,6 +587,225 @@ TEST_F(LoaderTest, PerOperatorTimersSplitTheTransformStage) {
   const int64_t transform = st.stage_ns[static_cast<int>(Stage::kTransform)];
   EXPECT_LE(sum, transform);
   EXPECT_GT(sum, transform / 2);
+}
+
+}  // namespace
+}  // namespace pipebench
+
+// --- collate dtype uint8 / layout NHWC ------------------------------------------------------
+
+namespace pipebench {
+namespace {
+
+// imagenet_train at 32 px with another collate dtype / layout (and optionally a batch list).
+std::shared_ptr<const Pipeline> collated(const std::string& dtype, const std::string& layout,
+                                         const std::vector<std::string>& batch_ops = {}) {
+  PipelineSpec spec = recipe_spec("imagenet_train", 32);
+  spec.collate_dtype = dtype;
+  spec.collate_layout = layout;
+  spec.name = "imagenet_train_" + dtype + "_" + layout;
+  for (const auto& b : batch_ops) spec.batch.push_back(parse_pipeline_spec("[" + b + "]", "test").batch.at(0));
+  return Pipeline::build(spec);
+}
+
+struct RawBatches {
+  std::vector<std::vector<uint8_t>> bytes;  // per batch, host_data() as it came
+  std::vector<std::vector<int64_t>> indices;
+  std::vector<std::vector<int32_t>> labels;
+  std::vector<int> sizes;
+  std::vector<int> epochs;
+};
+
+RawBatches drain_raw(Loader& loader) {
+  RawBatches r;
+  while (auto h = loader.next()) {
+    const Batch& b = **h;
+    const auto* p = static_cast<const uint8_t*>(b.host_data());
+    r.bytes.emplace_back(p, p + b.bytes());
+    r.indices.emplace_back(b.sample_indices.begin(), b.sample_indices.end());
+    r.labels.emplace_back(b.labels, b.labels + b.size);
+    r.sizes.push_back(b.size);
+    r.epochs.push_back(b.epoch);
+  }
+  return r;
+}
+
+RawBatches load(const std::filesystem::path& root, std::shared_ptr<const Pipeline> p, int workers) {
+  ImageFolder ds(root);
+  LoaderOptions o;
+  o.pipeline = std::move(p);
+  o.batch_size = 6;
+  o.workers = workers;
+  o.sampler.seed = 77;
+  o.sampler.shuffle = true;
+  o.epochs = 2;
+  Loader loader(ds, o);
+  return drain_raw(loader);
+}
+
+TEST_F(LoaderTest, Uint8BatchDescribesItself) {
+  ImageFolder ds(*root_);
+  LoaderOptions o = small_options();
+  o.pipeline = collated("uint8", "NHWC");
+  Loader loader(ds, o);
+  auto h = loader.next();
+  ASSERT_TRUE(h);
+  const Batch& b = **h;
+  EXPECT_EQ(b.format.dtype, SampleDtype::kUint8);
+  EXPECT_EQ(b.format.layout, BatchLayout::kNHWC);
+  EXPECT_EQ(b.data, nullptr);
+  ASSERT_NE(b.data_u8, nullptr);
+  EXPECT_EQ(b.host_data(), static_cast<const void*>(b.data_u8));
+  EXPECT_EQ(b.bytes(), 6u * 32 * 32 * 3);  // a quarter of float32's 6 x 3 x 32 x 32 x 4
+  ASSERT_NE(b.normalize, nullptr);
+  EXPECT_FLOAT_EQ(b.normalize->mean[0], 0.485f);
+  EXPECT_FLOAT_EQ(b.normalize->std[2], 0.225f);
+  // The plan says where normalize went.
+  EXPECT_NE(o.pipeline->plan_text().find("collate(uint8 NHWC; normalize after the copy)"), std::string::npos)
+      << o.pipeline->plan_text();
+}
+
+// The uint8 batch is the float32 batch before normalize: normalized by the formula (in
+// double, independent of both code paths) it gives the float32 pipeline's batch, within
+// float rounding (the fused resize + normalize is within 4.8e-7 of the formula).
+TEST_F(LoaderTest, Uint8BatchNormalizedIsTheFloatBatch) {
+  const RawBatches f = load(*root_, collated("float32", "NCHW"), 2);
+  const RawBatches u = load(*root_, collated("uint8", "NHWC"), 2);
+  ASSERT_EQ(f.sizes, u.sizes);
+  ASSERT_FALSE(f.sizes.empty());
+  const double mean[3] = {0.485, 0.456, 0.406}, stdv[3] = {0.229, 0.224, 0.225};
+  const int hw = 32 * 32;
+  double worst = 0, worst_ref = 0;
+  std::vector<float> via_reference;
+  const DeferredNormalize norm{{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
+  for (size_t b = 0; b < f.sizes.size(); ++b) {
+    EXPECT_EQ(f.indices[b], u.indices[b]);
+    const auto* fl = reinterpret_cast<const float*>(f.bytes[b].data());
+    const uint8_t* q = u.bytes[b].data();
+    for (int i = 0; i < f.sizes[b]; ++i)
+      for (int c = 0; c < 3; ++c)
+        for (int p = 0; p < hw; ++p) {
+          const double want = (q[(i * hw + p) * 3 + c] / 255.0 - mean[c]) / stdv[c];
+          worst = std::max(worst, std::abs(fl[(i * 3 + c) * hw + p] - want));
+        }
+    // And through normalize_u8_batch, the CPU reference of the accelerator's normalize.
+    via_reference.assign(f.bytes[b].size() / 4, 0.0f);
+    normalize_u8_batch(q, BatchLayout::kNHWC, f.sizes[b], 3, 32, 32, &norm, via_reference.data());
+    for (size_t k = 0; k < via_reference.size(); ++k)
+      worst_ref = std::max(worst_ref, static_cast<double>(std::abs(via_reference[k] - fl[k])));
+  }
+  EXPECT_LE(worst, 2e-6) << "max |float batch - formula(uint8 batch)|";
+  EXPECT_LE(worst_ref, 1e-6) << "max |float batch - normalize_u8_batch(uint8 batch)|";
+}
+
+// One element of a batch of n samples, C x H x W, in either layout.
+size_t at(BatchLayout l, int i, int c, int y, int x, int C, int H, int W) {
+  return l == BatchLayout::kNHWC ? ((static_cast<size_t>(i) * H + y) * W + x) * C + c
+                                 : ((static_cast<size_t>(i) * C + c) * H + y) * W + x;
+}
+
+template <typename T>
+void expect_transposes(const RawBatches& nchw, const RawBatches& nhwc) {
+  ASSERT_EQ(nchw.sizes, nhwc.sizes);
+  for (size_t b = 0; b < nchw.sizes.size(); ++b) {
+    ASSERT_EQ(nchw.bytes[b].size(), nhwc.bytes[b].size());
+    const auto* a = reinterpret_cast<const T*>(nchw.bytes[b].data());
+    const auto* h = reinterpret_cast<const T*>(nhwc.bytes[b].data());
+    for (int i = 0; i < nchw.sizes[b]; ++i)
+      for (int c = 0; c < 3; ++c)
+        for (int y = 0; y < 32; ++y)
+          for (int x = 0; x < 32; ++x)
+            ASSERT_EQ(a[at(BatchLayout::kNCHW, i, c, y, x, 3, 32, 32)],
+                      h[at(BatchLayout::kNHWC, i, c, y, x, 3, 32, 32)])
+                << "batch " << b << " sample " << i << " c " << c << " y " << y << " x " << x;
+  }
+}
+
+TEST_F(LoaderTest, NhwcAndNchwAreTransposesOfEachOther) {
+  expect_transposes<uint8_t>(load(*root_, collated("uint8", "NCHW"), 2), load(*root_, collated("uint8", "NHWC"), 2));
+  expect_transposes<float>(load(*root_, collated("float32", "NCHW"), 2),
+                           load(*root_, collated("float32", "NHWC"), 2));
+}
+
+TEST_F(LoaderTest, Uint8BatchesAreTheSameAtOneAndTwoWorkers) {
+  for (const char* layout : {"NHWC", "NCHW"}) {
+    const RawBatches one = load(*root_, collated("uint8", layout), 1);
+    const RawBatches two = load(*root_, collated("uint8", layout), 2);
+    ASSERT_EQ(one.sizes, two.sizes) << layout;
+    EXPECT_EQ(one.indices, two.indices) << layout;
+    EXPECT_EQ(one.labels, two.labels) << layout;
+    for (size_t b = 0; b < one.bytes.size(); ++b) EXPECT_EQ(one.bytes[b], two.bytes[b]) << layout << " batch " << b;
+  }
+}
+
+// Each slot of a uint8 batch is the pipeline's image run directly on the file (no graph,
+// no pool), in the batch's layout; collate is timed as its own stage.
+TEST_F(LoaderTest, Uint8BatchesMatchThePipelineRunDirectly) {
+  ImageFolder ds(*root_);
+  const auto p = collated("uint8", "NHWC");
+  const RawBatches r = load(*root_, p, 2);
+  PipelineWorkspace ws(*p);
+  std::vector<uint8_t> bytes;
+  const size_t sample = 32 * 32 * 3;
+  for (size_t b = 0; b < r.sizes.size(); b += 3) {
+    for (size_t i = 0; i < r.indices[b].size(); ++i) {
+      const auto index = static_cast<size_t>(r.indices[b][i]);
+      read_file(ds.sample(index).path, bytes);
+      Rng rng = Rng::for_sample(77, static_cast<uint64_t>(r.epochs[b]), index);
+      p->run(bytes, ds.sample(index).path.string(), rng, ws, nullptr);
+      const Image& img = ws.output_image();
+      ASSERT_EQ(img.size_bytes(), sample);
+      ASSERT_EQ(std::memcmp(r.bytes[b].data() + i * sample, img.ptr(), sample), 0)
+          << "batch " << b << " slot " << i << " sample " << index;
+    }
+  }
+  ImageFolder ds2(*root_);
+  LoaderOptions o = small_options();
+  o.pipeline = p;
+  Loader loader(ds2, o);
+  drain(loader);
+  EXPECT_GT(loader.stats().stage_ns[static_cast<int>(Stage::kCollate)], 0);
+}
+
+// run() with a buffer on a uint8 pipeline writes the image there in the layout's order
+// (what BM_Sample and other float-buffer callers get); a float32 one needs a buffer.
+TEST_F(LoaderTest, RunWritesUint8SamplesInTheirLayout) {
+  const auto nhwc = collated("uint8", "NHWC"), nchw = collated("uint8", "NCHW");
+  const auto f32 = build_recipe("imagenet_train", 32);
+  ImageFolder ds(*root_);
+  std::vector<uint8_t> bytes;
+  read_file(ds.sample(0).path, bytes);
+  std::vector<float> a(nhwc->output_floats(), -1.0f), b(nchw->output_floats(), -1.0f);
+  PipelineWorkspace wa(*nhwc), wb(*nchw), wf(*f32);
+  Rng r1(5), r2(5), r3(5);
+  nhwc->run(bytes, "x.jpg", r1, wa, a.data());
+  nchw->run(bytes, "x.jpg", r2, wb, b.data());
+  const Image& img = wa.output_image();
+  ASSERT_EQ(img.size_bytes(), 32u * 32 * 3);
+  const auto* pa = reinterpret_cast<const uint8_t*>(a.data());
+  const auto* pb = reinterpret_cast<const uint8_t*>(b.data());
+  EXPECT_EQ(std::memcmp(pa, img.ptr(), img.size_bytes()), 0);
+  for (int y = 0; y < 32; ++y)
+    for (int x = 0; x < 32; ++x)
+      for (int c = 0; c < 3; ++c) ASSERT_EQ(pb[(c * 32 + y) * 32 + x], img.row(y)[x * 3 + c]);
+  EXPECT_EQ(a[nhwc->output_floats() - 1], -1.0f);  // only output().bytes() written
+  EXPECT_THROW(f32->run(bytes, "x.jpg", r3, wf, nullptr), std::logic_error);
+}
+
+// label_smoothing only touches labels, so it runs on uint8 batches.
+TEST_F(LoaderTest, LabelSmoothingRunsOnUint8Batches) {
+  ImageFolder ds(*root_);
+  LoaderOptions o = small_options();
+  o.pipeline = collated("uint8", "NHWC", {"{label_smoothing: {smoothing: 0.2}}"});
+  Loader loader(ds, o);
+  auto h = loader.next();
+  ASSERT_TRUE(h);
+  const Batch& b = **h;
+  ASSERT_NE(b.soft_labels, nullptr);
+  ASSERT_EQ(b.num_classes, 4);
+  for (int i = 0; i < b.size; ++i)
+    for (int k = 0; k < 4; ++k)
+      EXPECT_FLOAT_EQ(b.soft_labels[i * 4 + k], k == b.labels[i] ? 0.8f + 0.05f : 0.05f);
 }
 
 }  // namespace

@@ -7,11 +7,9 @@
 // references are OpenCV itself and a float64 box filter written here.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,24 +17,11 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "tests/alloc_counter.h"
 #include "transforms/crop.h"
 #include "transforms/image.h"
 #include "transforms/resize.h"
 #include "transforms/rng.h"
-
-// Counts heap allocations (the whole test binary's; read around the calls under test). The
-// replacements pair malloc with free themselves, which GCC cannot see.
-static std::atomic<long> g_allocations{0};
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
 
 namespace pipebench {
 namespace {
@@ -309,9 +294,9 @@ TEST(Resize, NoAllocationOnceWarm) {
     r.to_image(src, CropWindow{0, 0, 100, 100}, 224, 224, CropWindow{0, 0, 224, 224}, false, f, out);
   }
   run_all(40);
-  const long before = g_allocations.load();
+  const long before = testing::allocation_count();
   run_all(40);
-  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_EQ(testing::allocation_count() - before, 0);
 }
 
 TEST(Resize, RejectsBadArguments) {

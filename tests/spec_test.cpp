@@ -87,6 +87,55 @@ TEST(Spec, BadSpecsNameLineColumnOperatorRangeAndValue) {
   expect_error("[center_crop, {normalize: {mean: [1, 2, 3}}]", "1:42", {"not valid YAML"});
 }
 
+// collate: {dtype: uint8} keeps samples uint8 until after the copy: float-only operators
+// are refused where they stand, with the collate's line; NHWC refuses cutmix's NCHW boxes.
+TEST(Spec, CollateUint8RefusesFloatOnlyOperators) {
+  const std::string head = "collate: {dtype: uint8, layout: NHWC}\ntransforms:\n  - center_crop\n";
+  expect_error(head + "  - normalize\n  - {random_erasing: {value: random}}\n", "5:6",
+               {"random_erasing", "float32 tensor", "collate: {dtype: uint8, layout: NHWC} (line 1)",
+                "float32"});
+  expect_error(head + "  - {random_erasing: {value: 0}}\n", "4:6", {"random_erasing", "(line 1)"});
+  expect_error(head + "  - {to_dtype: {scale: true}}\n  - normalize\n", "4:6", {"to_dtype", "uint8"});
+  expect_error(head + "  - convert_color_yuv\n", "4:5", {"convert_color_yuv"});
+  expect_error(head + "  - normalize\n  - normalize\n", "4:5",
+               {"normalize must end the per-sample operators", "normalize cannot follow it"});
+  expect_error(head + "  - normalize\nbatch:\n  - {mixup_cutmix: {mixup_alpha: 0.8}}\n", "6:6",
+               {"mixup_cutmix", "mixes the pixels", "uint8", "(line 1)"});
+  expect_error("{transforms: [center_crop, normalize], batch: [cutmix], collate: {layout: NHWC}}", "1:48",
+               {"cutmix", "NCHW", "layout: NHWC"});
+  // A uint8 chain must still end at a fixed size.
+  expect_error("{collate: {dtype: uint8}, transforms: [horizontal_flip]}", "1:40",
+               {"varies per sample", "uint8"});
+}
+
+TEST(Spec, CollateUint8AndNhwcBuildAndRoundTrip) {
+  const auto spec = parse_pipeline_spec(
+      "{name: u8, transforms: [random_resized_crop, horizontal_flip, normalize], "
+      "collate: {dtype: uint8, layout: NHWC}, batch: [label_smoothing]}", "x");
+  const auto p = Pipeline::build(spec, {}, {});
+  EXPECT_EQ(p->output().dtype, SampleDtype::kUint8);
+  EXPECT_EQ(p->output().layout, BatchLayout::kNHWC);
+  EXPECT_EQ(p->output().text(), "uint8 NHWC 224x224x3");
+  EXPECT_EQ(p->output().bytes(), 224u * 224 * 3);
+  ASSERT_TRUE(p->deferred_normalize().has_value());
+  EXPECT_FLOAT_EQ(p->deferred_normalize()->std[1], 0.224f);
+  // normalize is not a per-sample step any more.
+  EXPECT_EQ(p->step_labels(), (std::vector<std::string>{"random_resized_crop+horizontal_flip"}));
+  const std::string text = spec.to_yaml();
+  EXPECT_NE(text.find("collate: {dtype: uint8, layout: NHWC}"), std::string::npos) << text;
+  EXPECT_EQ(parse_pipeline_spec(text, "--pipeline").to_yaml(), text);
+  // Without normalize: the raw pixels, nothing deferred; float32 NHWC keeps its normalize.
+  const auto raw = Pipeline::build(parse_pipeline_spec("{transforms: [center_crop], collate: {dtype: uint8}}", "x"));
+  EXPECT_FALSE(raw->deferred_normalize().has_value());
+  EXPECT_EQ(raw->output().text(), "uint8 NCHW 3x224x224");
+  const auto f = Pipeline::build(parse_pipeline_spec("{transforms: [center_crop, normalize], collate: {layout: NHWC}}", "x"));
+  EXPECT_EQ(f->output().text(), "float32 NHWC 224x224x3");
+  EXPECT_FALSE(f->deferred_normalize().has_value());
+  EXPECT_EQ(f->output().bytes(), 224u * 224 * 3 * 4);
+  // The default is unchanged.
+  EXPECT_TRUE(Pipeline::build(recipe_spec("imagenet_train"))->output().in_place());
+}
+
 TEST(Spec, ShortAndLongFormsBuildTheSamePipeline) {
   const auto a = Pipeline::build(parse_pipeline_spec(
       "[decode, {random_resized_crop: {size: 176}}, horizontal_flip, normalize]", "--pipeline"));

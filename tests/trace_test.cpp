@@ -85,6 +85,28 @@ TEST(TraceRecorder, NamedTracksHoldSpansOfNoThread) {
   EXPECT_TRUE(named);
 }
 
+TEST(TraceRecorder, CountersAreCounterEventsWithTheirValues) {
+  TraceRecorder rec;
+  const int64_t t0 = now_ns();
+  rec.counter("cpu cores busy", t0 + 1'000'000, 1.5);
+  rec.counter("cpu cores busy", t0 + 51'000'000, 2.0);
+  auto file = testing::scratch_dir("trace-counters") / "t.json";
+  rec.write(file);
+  nlohmann::json doc;
+  std::ifstream(file) >> doc;
+  std::vector<double> values, ts;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "C") continue;
+    EXPECT_EQ(e["name"], "cpu cores busy");
+    values.push_back(e["args"]["value"].get<double>());
+    ts.push_back(e["ts"].get<double>());
+  }
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_EQ(values[0], 1.5);
+  EXPECT_EQ(values[1], 2.0);
+  EXPECT_NEAR(ts[1] - ts[0], 50000.0, 1e-6);  // us
+}
+
 TEST(TraceRecorder, NullRecorderSpanIsANoOp) {
   TraceSpan s(nullptr, "read", "stage", 1);
   SUCCEED();

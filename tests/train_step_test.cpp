@@ -6,11 +6,22 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <vector>
 
+#include "pipeline/collate.h"
 #include "pipeline/cuda.h"
+
+#ifdef PIPEBENCH_HAVE_CUDA
+#include <cuda_runtime.h>
+
+namespace pipebench::cuda_kernels {  // train_step_cuda.cu
+void normalize_u8(const uint8_t* in, float* out, int n, int c, int h, int w, bool nhwc,
+                  const float* mean3, const float* std3, float divisor, void* stream);
+}  // namespace pipebench::cuda_kernels
+#endif
 
 namespace pipebench {
 namespace {
@@ -73,6 +84,35 @@ TEST(EmulatedStep, RejectsBadArguments) {
   EXPECT_THROW(step->measure_compute_ms(1, -3, 2, 2, 1), std::invalid_argument);
 }
 
+// A uint8 batch (either layout, with or without its deferred normalize) is a valid input;
+// the emulated step reads none of it, so only the shape and pointer are checked.
+TEST(EmulatedStep, TakesUint8Batches) {
+  auto step = make_emulated_step(0.0);
+  std::vector<uint8_t> batch(2 * 3 * 4 * 4, 7);
+  const DeferredNormalize norm{{0.5f, 0.5f, 0.5f}, {0.25f, 0.25f, 0.25f}};
+  StepInput in;
+  in.data = batch.data();
+  in.n = 2, in.c = 3, in.h = 4, in.w = 4;
+  in.dtype = SampleDtype::kUint8;
+  in.layout = BatchLayout::kNHWC;
+  in.normalize = &norm;
+  EXPECT_EQ(in.bytes(), batch.size());
+  EXPECT_NO_THROW(step->step(in));
+  in.layout = BatchLayout::kNCHW;
+  in.normalize = nullptr;
+  EXPECT_NO_THROW(step->step(in));
+  in.normalize = &norm;
+  in.c = 1;  // a normalize of 3 channels on a 1-channel batch
+  EXPECT_THROW(step->step(in), std::invalid_argument);
+  in.c = 3;
+  in.dtype = SampleDtype::kFloat32;  // the normalize of a float32 batch ran on the CPU
+  EXPECT_THROW(step->step(in), std::invalid_argument);
+  in.dtype = SampleDtype::kUint8;
+  in.data = nullptr;
+  EXPECT_THROW(step->step(in), std::invalid_argument);
+  step->synchronize();
+}
+
 TEST(TrainStepFactory, ByName) {
   EXPECT_EQ(make_train_step("emulated", 1.0)->name(), "emulated");
   try {
@@ -110,6 +150,44 @@ TEST(CudaStep, RunsAndReportsFlops) {
   step->synchronize();
   EXPECT_GT(step->measure_compute_ms(n, c, h, w, 3), 0.0);
 }
+
+#ifdef PIPEBENCH_HAVE_CUDA
+// The device normalize of a uint8 batch equals its CPU reference (normalize_u8_batch) bit
+// for bit, from either layout and for raw values; and the cuda step takes uint8 batches.
+TEST(CudaStep, NormalizeKernelEqualsTheCpuReference) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: " << cuda_info().reason;
+  const int n = 3, c = 3, h = 9, w = 11;
+  const size_t count = static_cast<size_t>(n) * c * h * w;
+  std::vector<uint8_t> host(count);
+  for (size_t k = 0; k < count; ++k) host[k] = static_cast<uint8_t>(k * 37 + 11);
+  const DeferredNormalize norm{{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
+  DeviceBuffer in(count), out(count * 4);
+  copy_to_device(in.data(), host.data(), count, nullptr);
+  const float zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
+  for (BatchLayout layout : {BatchLayout::kNCHW, BatchLayout::kNHWC}) {
+    for (bool normalized : {true, false}) {
+      std::vector<float> want(count), got(count);
+      normalize_u8_batch(host.data(), layout, n, c, h, w, normalized ? &norm : nullptr, want.data());
+      cuda_kernels::normalize_u8(static_cast<const uint8_t*>(in.data()), static_cast<float*>(out.data()), n, c,
+                                 h, w, layout == BatchLayout::kNHWC, normalized ? norm.mean.data() : zero,
+                                 normalized ? norm.std.data() : one, normalized ? 255.0f : 1.0f, nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(got.data(), out.data(), count * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), count * 4), 0)
+          << layout_name(layout) << (normalized ? " normalized" : " raw");
+    }
+  }
+  auto step = make_cuda_step();
+  StepInput batch;
+  batch.data = host.data();
+  batch.n = n, batch.c = c, batch.h = h, batch.w = w;
+  batch.dtype = SampleDtype::kUint8;
+  batch.layout = BatchLayout::kNHWC;
+  batch.normalize = &norm;
+  for (int i = 0; i < 3; ++i) step->step(batch);
+  step->synchronize();
+}
+#endif
 
 }  // namespace
 }  // namespace pipebench

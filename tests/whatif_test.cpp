@@ -4,6 +4,7 @@
 // model data = CPU ms per sample x batch / min(workers, cores), step = max(data, compute),
 // AU = 100 x compute / step, images/s = batch x 1000 / step.
 #include "report/format.h"
+#include "report/peer.h"
 #include "report/report.h"
 #include "report/run.h"
 #include "report/trust.h"
@@ -13,6 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -441,6 +446,156 @@ TEST(Trust, CvTableOfTheStageCases) {
   EXPECT_EQ(to_json(r)["cv_pct"][1]["noisy"], true);
   // Without repetitions, no table.
   EXPECT_TRUE(report_of(run_doc(sweep_rows(25))).trust.cv.empty());
+}
+
+// --- presizing (presized:<N>) ---------------------------------------------------------------
+
+// BM_Sample/imagenet_train/presized:256 at `us_per_image`, with the counters pipebench writes.
+json presized(double us_per_image, bool counters = true) {
+  json r = sample("/presized:256", us_per_image);
+  if (counters) {
+    r["presize_shorter_side_px"] = 256;
+    r["presize_jpeg_quality"] = 90;
+  }
+  return r;
+}
+
+TEST(WhatIfPresize, PricedAsAFixWithItsKeptResolution) {
+  std::vector<json> rows = sweep_rows(25);
+  rows.push_back(presized(500));  // 0.5 ms per sample on the presized copy
+  const Report r = report_of(run_doc(rows));
+  const WhatIf& w = r.what_if;
+  const WhatIfRow& p = row_of(w, "presized:256");
+  EXPECT_EQ(p.kind, CandidateKind::kFix);
+  EXPECT_EQ(p.kept_shorter_side_px, 256);
+  EXPECT_EQ(p.jpeg_quality, 90);
+  EXPECT_EQ(p.workers, 2);
+  EXPECT_DOUBLE_EQ(p.data_ms, 16);                // 0.5 x 64 / 2
+  EXPECT_DOUBLE_EQ(p.step_ms, 25);                // max(16, 25)
+  EXPECT_DOUBLE_EQ(p.au_pct, 100);
+  EXPECT_DOUBLE_EQ(p.images_per_second, 2560);    // 64 x 1000 / 25
+  EXPECT_DOUBLE_EQ(p.saving_ms_per_sample, 0.5);  // 1.0 - 0.5
+  EXPECT_DOUBLE_EQ(p.saving_pct, 50);
+  EXPECT_EQ(p.workers_for_target, 2);             // ceil(0.9 x 0.5 x 64 / 25 = 1.152)
+  // decode:auto (0.8 ms) also needs 2 workers (1.84): on equal cores the fix that keeps
+  // the resolution wins over the cheaper presize.
+  EXPECT_EQ(w.recommendation.label, "decode:auto");
+
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("presize to 256 px"), std::string::npos) << text;
+  EXPECT_NE(text.find("kept resolution: shorter side 256 px"), std::string::npos) << text;
+  EXPECT_NE(text.find("JPEG quality 90"), std::string::npos) << text;
+  // A fix: listed before the operators' prices.
+  EXPECT_LT(text.find("presize to 256 px"), text.find("what each operator costs")) << text;
+
+  const json j = to_json(r);
+  bool found = false;
+  for (const auto& row : j["what_if"]["rows"]) {
+    if (row["candidate"] != "presized:256") continue;
+    found = true;
+    EXPECT_EQ(row["kind"], "fix");
+    EXPECT_EQ(row["kept_resolution"]["shorter_side_px"], 256);
+    EXPECT_EQ(row["kept_resolution"]["jpeg_quality"], 90);
+    EXPECT_DOUBLE_EQ(row["data_ms_per_batch"].get<double>(), 16);
+  }
+  EXPECT_TRUE(found) << j.dump(2);
+}
+
+TEST(WhatIfPresize, RecommendedWhenItNeedsFewerCores) {
+  std::vector<json> rows = sweep_rows(25);
+  rows.push_back(presized(300));  // 0.3 ms: ceil(0.9 x 0.3 x 64 / 25 = 0.69) = 1 worker
+  const Report r = report_of(run_doc(rows));
+  const Recommendation& rec = r.what_if.recommendation;
+  EXPECT_EQ(rec.kind, Recommendation::Kind::kReachesTarget);
+  EXPECT_EQ(rec.label, "presized:256");
+  EXPECT_EQ(rec.workers, 1);
+  EXPECT_EQ(rec.cores_needed, 1);  // decode:auto needs 2, workers alone 3
+  EXPECT_DOUBLE_EQ(rec.au_pct, 100);  // data 0.3 x 64 / 1 = 19.2 < 25
+  EXPECT_DOUBLE_EQ(rec.images_per_second, 2560);
+  EXPECT_NE(rec.text.find("shorter side of 256 px"), std::string::npos) << rec.text;
+  EXPECT_NE(rec.text.find("--shorter-side 256 --quality 90"), std::string::npos) << rec.text;
+  EXPECT_NE(rec.text.find("run 1 worker"), std::string::npos) << rec.text;
+}
+
+TEST(WhatIfPresize, TheSideFromTheLabelWhenTheCountersAreMissing) {
+  std::vector<json> rows = sweep_rows(25);
+  rows.push_back(presized(500, false));
+  const WhatIf w = report_of(run_doc(rows)).what_if;
+  const WhatIfRow& p = row_of(w, "presized:256");
+  EXPECT_EQ(p.kept_shorter_side_px, 256);
+  EXPECT_EQ(p.jpeg_quality, 0);
+}
+
+// --- your framework's loader (report/peer.h) ------------------------------------------------
+
+// A torch_peer.py result with `points` (num_workers, images/s), written where read_peer reads it.
+std::string peer_file(const std::string& name, const std::vector<std::pair<int, double>>& points) {
+  json results = json::array();
+  for (const auto& [w, ips] : points) results.push_back({{"num_workers", w}, {"images_per_second", ips}});
+  const json doc = {{"versions", {{"torch", "1.13.0"}, {"torchvision", "0.14.1"}}},
+                    {"batch_size", 64}, {"pin_memory_effective", false}, {"results", results},
+                    {"left_out", json::array({{{"operator", "mixup_cutmix"}, {"reason", "timm"}}})}};
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("whatif_test_" + std::to_string(::getpid()) + "_" + name + ".json")).string();
+  std::ofstream(path) << doc.dump();
+  return path;
+}
+
+TEST(WhatIfPeer, ARowAtTheTablesWorkerCountBesidePipebenchsLoader) {
+  const BenchRun run = parse_run(run_doc(sweep_rows(25)).dump());
+  Report r = build_report(run);
+  add_peer(r, run, read_peer(peer_file("eval", {{1, 1280}, {2, 2000}})));
+  const WhatIfRow& p = row_of(r.what_if, "your framework's loader");
+  EXPECT_EQ(p.kind, CandidateKind::kPeer);
+  EXPECT_EQ(p.workers, 2);                      // the table's evaluation count
+  EXPECT_DOUBLE_EQ(p.data_ms, 32);              // 64 x 1000 / 2000
+  EXPECT_DOUBLE_EQ(p.step_ms, 32);              // max(32, 25)
+  EXPECT_DOUBLE_EQ(p.au_pct, 78.125);           // 100 x 25 / 32
+  EXPECT_DOUBLE_EQ(p.images_per_second, 2000);
+  ASSERT_TRUE(r.what_if.peer.has_value());
+  // BM_Loader at 2 workers: items_per_second 64000 / 32 = 2000 (loader() above).
+  EXPECT_DOUBLE_EQ(r.what_if.peer->pipebench_images_per_second.value_or(0), 2000);
+  // Before the operators' prices, after the fixes; the advice does not change.
+  size_t peer_at = 0, price_at = 0;
+  for (size_t i = 0; i < r.what_if.rows.size(); ++i) {
+    if (r.what_if.rows[i].kind == CandidateKind::kPeer) peer_at = i;
+    if (r.what_if.rows[i].kind == CandidateKind::kPrice && price_at == 0) price_at = i;
+  }
+  EXPECT_EQ(peer_at + 1, price_at);
+  EXPECT_EQ(r.what_if.recommendation.label, "decode:auto");
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("your framework's loader"), std::string::npos) << text;
+  EXPECT_NE(text.find("2000 images/s (1.00x)"), std::string::npos) << text;
+  EXPECT_NE(text.find("mixup_cutmix (timm)"), std::string::npos) << text;
+  const json j = to_json(r);
+  EXPECT_EQ(j["what_if"]["peer_loader"]["num_workers"], 2);
+  for (const auto& row : j["what_if"]["rows"]) {
+    if (row["kind"] == "peer_loader") {
+      EXPECT_TRUE(row["cpu_ms_per_sample"].is_null());
+    }
+  }
+}
+
+TEST(WhatIfPeer, ItsFastestCountWithinTheCoresWhenTheTablesCountIsMissing) {
+  const BenchRun run = parse_run(run_doc(sweep_rows(25)).dump());
+  Report r = build_report(run);
+  add_peer(r, run, read_peer(peer_file("within", {{1, 500}, {4, 3000}})));  // 4 > 2 cores
+  const WhatIfRow& p = row_of(r.what_if, "your framework's loader");
+  EXPECT_EQ(p.workers, 1);
+  EXPECT_DOUBLE_EQ(p.data_ms, 128);           // 64 x 1000 / 500
+  EXPECT_DOUBLE_EQ(p.au_pct, 100.0 * 25 / 128);
+  EXPECT_DOUBLE_EQ(p.images_per_second, 500);
+}
+
+TEST(WhatIfPeer, ABadFileIsAnErrorNamingIt) {
+  const std::string empty = peer_file("empty", {});
+  try {
+    read_peer(empty);
+    FAIL() << "no error for a peer without results";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(empty), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_peer("/nonexistent/peer.json"), std::runtime_error);
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // worker that completed it.
 //
 // Data: the batch as the loader collated it,
-//   data         N x C x H x W float32 (NCHW), changed in place;
+//   data         N x C x H x W float32 (NCHW), or N x H x W x C for a float32 NHWC collate
+//                (mixup is layout-free; cutmix refuses NHWC), changed in place;
 //   labels       N int32 class indices, as read;
 //   soft_labels  N x num_classes float32, one-hot of `labels` when the first batch operator
 //                runs (the loader writes them), mixed and smoothed by the operators: what
@@ -29,7 +30,7 @@
 namespace pipebench {
 
 struct BatchData {
-  float* data = nullptr;  ///< size x channels x height x width float32, NCHW
+  float* data = nullptr;  ///< size x channels x height x width float32, NCHW (or NHWC, above)
   int size = 0, channels = 0, height = 0, width = 0;
   const int32_t* labels = nullptr;  ///< size class indices
   float* soft_labels = nullptr;     ///< size x num_classes float32

@@ -4,6 +4,7 @@
 #include "transforms/crop.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -68,13 +69,35 @@ Resampler& thread_resampler() {
 
 // torchvision _compute_resized_output_size for Resize(int): new_long = int(size * long /
 // short); the integer quotient equals the float one truncated for any realistic size.
+// A long side past INT_MAX (Resize(40000) of a 65000 x 1 image) is refused, not wrapped.
 void shorter_side_size(const Image& src, int size, int& out_h, int& out_w) {
+  const int shorter = std::min(src.width, src.height), longer = std::max(src.width, src.height);
+  const int64_t resized = static_cast<int64_t>(size) * longer / shorter;
+  if (resized > INT_MAX) {
+    throw std::invalid_argument("resize: the shorter side " + std::to_string(shorter) +
+                                " resized to " + std::to_string(size) + " makes the longer " +
+                                std::to_string(longer) + " " + std::to_string(resized) +
+                                " pixels, more than an image side can hold");
+  }
   if (src.width <= src.height) {
     out_w = size;
-    out_h = static_cast<int>(static_cast<int64_t>(size) * src.height / src.width);
+    out_h = static_cast<int>(resized);
   } else {
     out_h = size;
-    out_w = static_cast<int>(static_cast<int64_t>(size) * src.width / src.height);
+    out_w = static_cast<int>(resized);
+  }
+}
+
+// Whole resized images stay within kMaxResizePixels (crop.h).
+void check_resized_pixels(int out_height, int out_width, const char* what) {
+  const int64_t pixels = static_cast<int64_t>(out_height) * out_width;
+  if (pixels > kMaxResizePixels) {
+    throw std::invalid_argument(std::string(what) + ": the resized image would be " +
+                                shape_str(out_height, out_width) + " (H x W), " +
+                                std::to_string(pixels) + " pixels, above the limit of " +
+                                std::to_string(kMaxResizePixels) +
+                                " (crop it in the same step: resize + center_crop computes "
+                                "only the kept pixels)");
   }
 }
 
@@ -139,6 +162,7 @@ void check_resized_crop(const Image& src, const CropWindow& window, int out_heig
                                 shape_str(out_height, out_width) + " (H x W)");
   }
   if (&src == &out) throw std::invalid_argument("resized_crop: src and out must differ");
+  check_resized_pixels(out_height, out_width, "resized_crop");
 }
 
 // cv::resize of the window into out with OpenCV's `flag`, then the optional mirror.
@@ -215,6 +239,7 @@ void resize_shorter(const Image& src, int size, Image& out, Interpolation interp
   }
   int out_h, out_w;
   shorter_side_size(src, size, out_h, out_w);
+  check_resized_pixels(out_h, out_w, "resize_shorter");
   resized_crop(src, CropWindow{0, 0, src.width, src.height}, out_h, out_w, out, false,
                interpolation);
 }

@@ -6,9 +6,11 @@
 // and "area" on cv::resize. Everything runs on the calling thread: the first OpenCV call
 // switches OpenCV's own threading off process-wide (cv::setNumThreads(0)), since pipebench
 // parallelises across samples.
-// Errors: std::invalid_argument for sizes <= 0 or windows outside the image.
+// Errors: std::invalid_argument for sizes <= 0, windows outside the image, or a whole
+// resized image above kMaxResizePixels.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
 #include "transforms/image.h"
@@ -34,6 +36,14 @@ struct RandomResizedCropParams {
 /// decoder can use the window before any pixel is decoded.
 CropWindow random_resized_crop_window(int height, int width, Rng& rng,
                                       const RandomResizedCropParams& params = {});
+
+/// The most pixels resized_crop and resize_shorter may write as one image: the default of
+/// DecodeOptions::max_pixels (jpeg_decode.h), 100 million, as a resize should not make an
+/// image that pipebench would refuse to decode. Beyond it they throw std::invalid_argument
+/// naming the size (Resize(256) of a valid 65000 x 1 JPEG would be 256 x 16.6 million
+/// pixels, 12.8 GB). resize_shorter_center_crop(_to_chw) computes only the kept pixels and
+/// has no such limit: its memory follows the crop and the source, whatever the aspect ratio.
+inline constexpr int64_t kMaxResizePixels = 100'000'000;
 
 /// Crops `window` of src and resizes it to out_height x out_width: area averaging when
 /// neither side grows (OpenCV's INTER_AREA box filter, computed by a faster separable
@@ -89,9 +99,12 @@ CropWindow center_crop_window(int height, int width, int size);
 void center_crop(const Image& src, int size, Image& out);
 
 /// resize_shorter(src, resize_size) then center_crop(crop_size), the validation transform
-/// (torchvision Resize(256) + CenterCrop(224)), bit-identical to the two calls; when the
-/// resize shrinks, only the kept crop_size x crop_size pixels are computed. Throws
-/// std::invalid_argument for sizes <= 0 or a crop larger than the resized image.
+/// (torchvision Resize(256) + CenterCrop(224)), bit-identical to the two calls; whether the
+/// resize shrinks or enlarges, only the kept crop_size x crop_size pixels are computed, and
+/// its scratch holds the taps of those alone, so memory follows the crop and the source row
+/// (bytes), never the whole resized image (a 65000 x 1 source: about 1 MB, where the whole
+/// resize would be 12.8 GB). Throws std::invalid_argument for sizes <= 0 or a crop larger
+/// than the resized image.
 void resize_shorter_center_crop(const Image& src, int resize_size, int crop_size, Image& out);
 
 /// resize_shorter_center_crop's values written straight into float32 CHW (3 x crop_size x

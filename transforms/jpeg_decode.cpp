@@ -65,6 +65,7 @@ DecodeError::Reason reason_for_code(int code) {
     case JERR_NOTIMPL:
     case JERR_NOT_COMPILED:
     case JERR_ARITH_NOTIMPL:
+    case JERR_SOF_UNSUPPORTED:  // e.g. SOF3, lossless: not in libjpeg-turbo 2.1
     case JERR_EMPTY_IMAGE:
       return DecodeError::Reason::kUnsupported;
     case JERR_IMAGE_TOO_BIG:
@@ -77,7 +78,7 @@ DecodeError::Reason reason_for_code(int code) {
 constexpr int kClassifiedCodes[] = {
     JWRN_JPEG_EOF,       JERR_INPUT_EOF,          JERR_INPUT_EMPTY, JERR_NO_SOI,
     JERR_BAD_PRECISION,  JERR_CONVERSION_NOTIMPL, JERR_NOTIMPL,     JERR_NOT_COMPILED,
-    JERR_ARITH_NOTIMPL,  JERR_EMPTY_IMAGE,        JERR_IMAGE_TOO_BIG};
+    JERR_ARITH_NOTIMPL,  JERR_EMPTY_IMAGE,        JERR_IMAGE_TOO_BIG, JERR_SOF_UNSUPPORTED};
 
 const char* subsampling_name(const jpeg_decompress_struct& cinfo) {
   if (cinfo.num_components == 1) return "gray";
@@ -284,9 +285,14 @@ TurboHeader turbo_header(void*& handle, std::span<const uint8_t> jpeg, std::stri
   detail::check_signature(jpeg, file);
   TurboHeader h;
   int subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(static_cast<tjhandle>(handle), jpeg.data(),
-                          static_cast<unsigned long>(jpeg.size()), &h.width, &h.height,
-                          &subsamp, &colorspace) != 0) {
+  const bool read = tjDecompressHeader3(static_cast<tjhandle>(handle), jpeg.data(),
+                                        static_cast<unsigned long>(jpeg.size()), &h.width,
+                                        &h.height, &subsamp, &colorspace) == 0;
+  // It also returns 0, leaving the sizes unset, for a "tables-only" datastream, which is
+  // what a file cut before its SOF looks like (with the EOF warning ignored, as on a handle
+  // that has not decoded yet): then tjDecompress2 failed with "Invalid argument", called
+  // corrupt. The libjpeg reader below calls it truncated.
+  if (!read || h.width <= 0 || h.height <= 0) {
     tjhandle fresh = tjInitDecompress();
     if (!fresh)
       throw std::runtime_error(std::string("tjInitDecompress failed: ") +

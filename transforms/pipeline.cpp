@@ -71,7 +71,7 @@ std::shared_ptr<const Pipeline> Pipeline::build(const PipelineSpec& spec,
   p->decode_options_ = decode;
   OpBuildContext ctx;
   ctx.decode = decode;
-  for (const auto& o : spec.transforms) {
+  for (const auto& o : per_sample_ops(spec)) {  // less a normalize deferred past collate
     const OpSchema* schema = OpRegistry::instance().find(o.name);
     if (schema == nullptr || schema->stage == OpStage::kDecode)
       fail_at(o.mark, "'" + o.name + "' cannot be used here");
@@ -155,13 +155,7 @@ std::shared_ptr<const Pipeline> Pipeline::build(const PipelineSpec& spec,
     p->steps_.push_back(step);
     i += step.count;
   }
-  if (!shape.tensor || !shape.fixed()) {
-    const SpecMark m = spec.transforms.empty() ? spec.decode_mark : spec.transforms.back().mark;
-    fail_at(m, "the pipeline ends with a uint8 image; end it with normalize (or "
-               "convert_color_yuv) after a crop or resize to a fixed size, so that samples "
-               "collate into one float32 NCHW batch");
-  }
-  p->shape_ = shape;
+  p->finish_output(shape);  // checks the last shape against the collate dtype
   if (p->decode_ == Decode::kRoi) {
     p->step_labels_.push_back(p->roi_window_->name() + (p->roi_flip_ ? "+horizontal_flip" : "") +
                               (p->roi_normalize_ ? "+normalize" : ""));
@@ -231,8 +225,9 @@ std::string Pipeline::plan_text() const {
   }
   for (size_t i = decode_ == Decode::kRoi ? 1 : 0; i < step_labels_.size(); ++i)
     s += " -> " + step_labels_[i];
+  s += collate_plan_text();  // "" for float32 NCHW
   if (!batch_ops_.empty()) {
-    s += " => collate";
+    if (output_.in_place()) s += " => collate";
     for (const auto& b : batch_ops_) s += " -> " + b->name();
   }
   return s;
@@ -297,6 +292,7 @@ void Pipeline::run_step(const Step& step, SampleData& s, Rng& rng, PipelineWorks
 
 void Pipeline::run(std::span<const uint8_t> bytes, std::string_view file, Rng& rng,
                    PipelineWorkspace& ws, float* out, SampleTimes* times) const {
+  check_out(out);
   SampleData& s = ws.sample_;
   s.tensor = out;
   const int64_t t0 = times != nullptr ? now_ns() : 0;
@@ -356,6 +352,61 @@ void Pipeline::run(std::span<const uint8_t> bytes, std::string_view file, Rng& r
     times->decode_ns = t1 - t0;
     times->transform_ns = (laps != nullptr ? last : now_ns()) - t1;
   }
+  // A uint8 pipeline given a buffer: the image into it in the batch's layout (not timed
+  // as transform: it is the collate's copy).
+  if (out != nullptr && output_.dtype == SampleDtype::kUint8)
+    write_image_u8(s.image, output_.layout, reinterpret_cast<uint8_t*>(out));
+}
+
+// --- the output format (collate dtype / layout: pipeline_output.h) ----------------------
+
+std::span<const OpSpec> Pipeline::per_sample_ops(const PipelineSpec& spec) {
+  check_collate(spec);  // throws SpecError for an operator the dtype / layout cannot run
+  std::span<const OpSpec> ops(spec.transforms);
+  if (spec.collate_dtype == "uint8" && !ops.empty() && ops.back().name == "normalize")
+    return ops.first(ops.size() - 1);  // deferred: finish_output records it
+  return ops;
+}
+
+void Pipeline::finish_output(const DataShape& shape) {
+  const SpecMark& last = spec_.transforms.empty() ? spec_.decode_mark : spec_.transforms.back().mark;
+  output_.dtype = dtype_from_name(spec_.collate_dtype);
+  output_.layout = layout_from_name(spec_.collate_layout);
+  if (output_.dtype == SampleDtype::kFloat32 && (!shape.tensor || !shape.fixed())) {
+    fail_at(last, "the pipeline ends with a uint8 image; end it with normalize (or "
+                  "convert_color_yuv) after a crop or resize to a fixed size, so that samples "
+                  "collate into one float32 batch (or collate uint8: collate: {dtype: uint8})");
+  }
+  if (output_.dtype == SampleDtype::kUint8 && (shape.tensor || !shape.fixed())) {  // tensor: check_collate refuses
+    fail_at(last, "the pipeline ends with an image whose size varies per sample; with collate "
+                  "dtype uint8 the last operator must give a fixed size (a crop, or a resize "
+                  "to [h, w]) so that samples collate into one batch");
+  }
+  const bool deferred = output_.dtype == SampleDtype::kUint8 && !spec_.transforms.empty() &&
+                        spec_.transforms.back().name == "normalize";
+  if (deferred) {
+    if (shape.channels != 3)
+      fail_at(last, "normalize needs 3 channels, got " + std::to_string(shape.channels));
+    deferred_ = DeferredNormalize{float3(spec_.transforms.back().params.get_list("mean")),
+                                  float3(spec_.transforms.back().params.get_list("std"))};
+  }
+  shape_ = shape;
+  output_.channels = shape.channels;
+  output_.height = shape.height;
+  output_.width = shape.width;
+}
+
+std::string Pipeline::collate_plan_text() const {
+  if (output_.in_place()) return "";
+  std::string s = std::string(" => collate(") + dtype_name(output_.dtype) + " " + layout_name(output_.layout);
+  if (deferred_) s += "; normalize after the copy";
+  return s + ")";
+}
+
+void Pipeline::check_out(const float* out) const {
+  if (output_.dtype == SampleDtype::kFloat32 && out == nullptr)
+    throw std::logic_error(spec_.name + ": run(): out is null; a float32 pipeline writes " +
+                           std::to_string(output_floats()) + " floats there");
 }
 
 }  // namespace pipebench

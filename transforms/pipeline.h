@@ -22,10 +22,14 @@
 // at most with ImageNet's statistics: normalize_affine in normalize.h; tests/fused_test.cpp).
 // PlanOptions turns them off.
 //
-// Shapes: the output is C x H x W float32 (output_shape()); the spec must end with an
-// operator that writes the tensor (normalize, convert_color_yuv) at a fixed size. Batch
-// operators (mixup, cutmix, label smoothing: batch_op.h) run on the collated batch through
-// run_batch(), called by whoever collates (the loader).
+// Shapes: output() says what one sample is once collated (pipeline_output.h): by default
+// C x H x W float32, and the spec must end with an operator that writes the tensor
+// (normalize, convert_color_yuv) at a fixed size. With `collate: {dtype: uint8}` the chain
+// stops at a uint8 H x W x C image of a fixed size: a normalize ending the operators is not
+// run here but reported by deferred_normalize() (done after the copy to the accelerator),
+// and run() leaves the image in the workspace (output_image()) for collate to copy into the
+// batch in its layout. Batch operators (mixup, cutmix, label smoothing: batch_op.h) run on
+// the collated batch through run_batch(), called by whoever collates (the loader).
 //
 // Errors: build() throws SpecError (spec.h) naming the spec's source, line and column for a
 // chain that cannot run (ROI decode with no crop to fuse, normalize before the size is
@@ -37,6 +41,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -45,6 +50,7 @@
 #include "transforms/batch_op.h"
 #include "transforms/jpeg_decode.h"
 #include "transforms/operator.h"
+#include "transforms/pipeline_output.h"
 #include "transforms/resize.h"
 #include "transforms/spec.h"
 
@@ -75,6 +81,9 @@ struct PlanOptions {
 class PipelineWorkspace {
  public:
   explicit PipelineWorkspace(const Pipeline& pipeline);
+  /// After run() of a uint8 pipeline: the sample, H x W x C uint8 (output() gives its
+  /// shape). Valid until the next run() on this workspace.
+  const Image& output_image() const { return sample_.image; }
 
  private:
   friend class Pipeline;
@@ -95,11 +104,17 @@ class Pipeline {
   const std::string& name() const { return spec_.name; }
   const PipelineSpec& spec() const { return spec_; }
   const DecodeOptions& decode_options() const { return decode_options_; }
-  /// C, H, W of one float32 CHW sample.
+  /// C, H, W of one sample (whatever its dtype and layout).
   std::array<int, 3> output_shape() const { return {shape_.channels, shape_.height, shape_.width}; }
+  /// Elements of one sample, C * H * W: the floats run() writes for a float32 pipeline.
   size_t output_floats() const {
     return static_cast<size_t>(shape_.channels) * shape_.height * shape_.width;
   }
+  /// One sample as collated: the spec's collate dtype and layout, C, H, W.
+  const SampleFormat& output() const { return output_; }
+  /// The normalize left for after the copy (dtype uint8 and a normalize ending the
+  /// operators); nullopt otherwise: a uint8 batch without it holds the raw pixels.
+  const std::optional<DeferredNormalize>& deferred_normalize() const { return deferred_; }
   /// What runs, in order, e.g. "decode(full) -> random_resized_crop+horizontal_flip+normalize".
   std::string plan_text() const;
   /// The decode actually used: "full", "scaled" or "roi" (auto resolved).
@@ -120,8 +135,14 @@ class Pipeline {
   /// "PIPELINE: OPERATOR: reason" (a label outside [0, num_classes), say).
   void run_batch(BatchData& batch, Rng& rng, int64_t* op_ns = nullptr) const;
 
-  /// Decodes `bytes` (a JPEG; `file` names it in errors) and applies the operators,
-  /// writing output_floats() floats to `out`. Draws from rng only. Fills *times if given.
+  /// Decodes `bytes` (a JPEG; `file` names it in errors) and applies the operators. A
+  /// float32 pipeline writes output_floats() floats, C x H x W, to `out` (either layout:
+  /// collate transposes for NHWC). A uint8 pipeline leaves the image in ws.output_image()
+  /// and, when `out` is non-null, also writes it there as output().bytes() uint8 values in
+  /// output().layout's order (C x H x W or H x W x C; a buffer of output_floats() floats is
+  /// large enough; read it as uint8_t). Draws from rng only. Fills *times if given (that
+  /// last copy is in neither decode_ns nor transform_ns). Throws std::logic_error for a
+  /// float32 pipeline given a null `out`.
   void run(std::span<const uint8_t> bytes, std::string_view file, Rng& rng,
            PipelineWorkspace& ws, float* out, SampleTimes* times = nullptr) const;
 
@@ -139,6 +160,17 @@ class Pipeline {
   // Plans the step starting at operator i (its kind and operator count).
   Step plan_step(size_t i, const DataShape& in, const PlanOptions& plan) const;
   Pipeline() = default;
+  // The output format (collate dtype / layout), kept apart from the planner:
+  // the operators that run per sample (the spec's, less a normalize deferred to after the
+  // copy), after check_collate (spec.h; throws SpecError);
+  static std::span<const OpSpec> per_sample_ops(const PipelineSpec& spec);
+  // checks the chain's last shape against the collate dtype and sets shape_, output_ and
+  // deferred_ (throws SpecError for a chain that cannot collate);
+  void finish_output(const DataShape& shape);
+  // " => collate(uint8 NHWC) -> normalize after the copy" and the like; "" for float32 NCHW.
+  std::string collate_plan_text() const;
+  // run()'s check that a float32 pipeline has somewhere to write (std::logic_error).
+  void check_out(const float* out) const;
   void run_step(const Step& step, SampleData& s, Rng& rng, PipelineWorkspace& ws) const;
 
   PipelineSpec spec_;
@@ -156,6 +188,8 @@ class Pipeline {
   std::vector<Step> steps_;
   std::vector<std::string> step_labels_;
   DataShape shape_;
+  SampleFormat output_;
+  std::optional<DeferredNormalize> deferred_;
 };
 
 }  // namespace pipebench

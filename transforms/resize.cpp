@@ -115,7 +115,7 @@ void run_area(ResampleScratch& s, const Image& src, const CropWindow& win, int o
   const uint8_t** rows = grown(s.rows, static_cast<size_t>(Ky));
   const size_t x_src = static_cast<size_t>(win.x + p.c0) * C;
   for (int r = 0; r < keep.height; ++r) {
-    const int oy = keep.y + r;
+    const int oy = keep.y + r;  // the area tables hold the whole axis (first = 0)
     const int sy = win.y + s.ty.start[oy];
     for (int k = 0; k < Ky; ++k) rows[k] = src.row(sy + k) + x_src;
     vpass_area(rows, s.ty.weight.data() + static_cast<size_t>(oy) * Ky, Ky, n, t);
@@ -166,11 +166,11 @@ const T* ring_row(ResampleScratch& s, AlignedVector<T>& ring, const Image& src,
 // (ow * C values) and its integer rounding to the rest: redo those values of the kept row.
 void cubic_tail(const float* const* D, const int16_t* w, int ow, int C, const CropWindow& keep,
                 bool mirror, uint8_t* q) {
-  const int width = ow * C;
-  for (int x = width / 8 * 8; x < width; ++x) {
-    const int o = x / C - keep.x;
+  const int64_t width = static_cast<int64_t>(ow) * C;  // may pass INT_MAX (a huge upscale)
+  for (int64_t x = width / 8 * 8; x < width; ++x) {
+    const int64_t o = x / C - keep.x;
     if (o < 0 || o >= keep.width) continue;
-    const int i = (mirror ? keep.width - 1 - o : o) * C + x % C;
+    const int64_t i = (mirror ? keep.width - 1 - o : o) * C + x % C;
     q[i] = cubic_tail_value(D, w, static_cast<size_t>(i));
   }
 }
@@ -178,8 +178,10 @@ void cubic_tail(const float* const* D, const int16_t* w, int ow, int C, const Cr
 void run_fixed(ResampleScratch& s, const Image& src, const CropWindow& win, int oh, int ow,
                const CropWindow& keep, bool mirror, bool cubic, const RowSink& sink) {
   const int C = src.channels;
-  fixed_point_columns(win.width, ow, cubic, s.tx);
-  fixed_point_rows(win.height, oh, cubic, s.ty);
+  // Tables of the kept outputs only: an upscale's output may be far larger than the kept
+  // rectangle (Resize(256) of a 65000 x 1 image is 256 x 16.6 million).
+  fixed_point_columns(win.width, ow, keep.x, keep.x + keep.width, cubic, s.tx);
+  fixed_point_rows(win.height, oh, keep.y, keep.y + keep.height, cubic, s.ty);
   build_plan(s.tx, keep.x, keep.width, C, mirror, have_vbmi(), s.plan);
   const LanePlan& p = s.plan;
   grown(s.row, static_cast<size_t>(p.c1 - p.c0) * C + kPad);
@@ -193,9 +195,8 @@ void run_fixed(ResampleScratch& s, const Image& src, const CropWindow& win, int 
   for (int& tag : s.ring_tag) tag = -1;
   const int Ky = s.ty.taps;
   for (int r = 0; r < keep.height; ++r) {
-    const int oy = keep.y + r;
-    const int* rows = s.ty.rows.data() + static_cast<size_t>(oy) * Ky;
-    const int16_t* w = s.ty.fixed.data() + static_cast<size_t>(oy) * Ky;
+    const int* rows = s.ty.rows.data() + static_cast<size_t>(r) * Ky;  // row keep.y + r
+    const int16_t* w = s.ty.fixed.data() + static_cast<size_t>(r) * Ky;
     uint8_t* q = sink.row(r, s);
     if (cubic) {
       const float* D[4];
@@ -215,15 +216,19 @@ void run_fixed(ResampleScratch& s, const Image& src, const CropWindow& win, int 
 }
 
 // Sizes every buffer for the largest window of this source (the whole image) and this
-// output, so that the scratch grows only with the source image or the output size, never
-// with the window a sample draws.
+// output, so that the scratch grows only with the source image or the kept output, never
+// with the window a sample draws, nor with the whole output of an upscale: the area filter
+// (tables of the whole axis) runs only where the output is no larger than the window, and
+// linear / cubic hold the kept outputs' taps alone.
 void reserve(ResampleScratch& s, const Image& src, int oh, int ow, const CropWindow& keep) {
   const size_t C = static_cast<size_t>(src.channels);
   // Taps per output: at most ceil(source / output) + 1 for the box filter, 4 for cubic.
   const size_t kx = std::max<size_t>(5, static_cast<size_t>(src.width / ow) + 2);
   const size_t ky = std::max<size_t>(5, static_cast<size_t>(src.height / oh) + 2);
-  s.tx.weight.reserve(static_cast<size_t>(ow) * kx);
-  s.ty.weight.reserve(static_cast<size_t>(oh) * ky);
+  const int nx = ow <= src.width ? ow : keep.width;
+  const int ny = oh <= src.height ? oh : keep.height;
+  s.tx.weight.reserve(static_cast<size_t>(nx) * kx);
+  s.ty.weight.reserve(static_cast<size_t>(ny) * ky);
   const size_t blocks = (static_cast<size_t>(keep.width) * C + kLanes - 1) / kLanes;
   s.plan.weight.reserve(blocks * kx * kLanes);
   grown(s.row, static_cast<size_t>(src.width) * C + kPad);

@@ -43,11 +43,13 @@ int16_t fixed_weight(float c) {
 // sx = floor(fx), fx -= sx; linear weights (1 - fx, fx), with fx = 0 and sx clamped when
 // sx < 0 or sx >= src - 1 on the horizontal axis only; cubic weights interpolateCubic(fx);
 // each saturate_cast<short>(c * 2048). Taps at sx + k (linear) or sx - 1 + k (cubic),
-// clamped to [0, src - 1] (replicated borders). Writes K positions and weights per output.
-void fixed_point_taps(int src, int dst, bool cubic, bool horizontal, int* pos, int16_t* w) {
+// clamped to [0, src - 1] (replicated borders). Writes K positions and weights per output
+// d of first .. last - 1, at (d - first) * K.
+void fixed_point_taps(int src, int dst, int first, int last, bool cubic, bool horizontal,
+                      int* pos, int16_t* w) {
   const double scale = 1.0 / (static_cast<double>(dst) / src);
   const int K = cubic ? 4 : 2;
-  for (int d = 0; d < dst; ++d) {
+  for (int d = first; d < last; ++d) {
     float fx = static_cast<float>((d + 0.5) * scale - 0.5);
     int sx = static_cast<int>(fx);  // floor, without a libm call on baseline x86-64
     if (static_cast<float>(sx) > fx) --sx;
@@ -61,10 +63,11 @@ void fixed_point_taps(int src, int dst, bool cubic, bool horizontal, int* pos, i
       c[0] = 1.f - fx;
       c[1] = fx;
     }
-    const int first = cubic ? sx - 1 : sx;
+    const int tap0 = cubic ? sx - 1 : sx;
+    const size_t i = static_cast<size_t>(d - first) * K;
     for (int k = 0; k < K; ++k) {
-      pos[d * K + k] = std::clamp(first + k, 0, src - 1);
-      w[d * K + k] = fixed_weight(c[k]);
+      pos[i + k] = std::clamp(tap0 + k, 0, src - 1);
+      w[i + k] = fixed_weight(c[k]);
     }
   }
 }
@@ -77,7 +80,7 @@ void build_byte_plan(const AxisTaps& t, int keep_x, int width, bool mirror, Lane
   std::fill(p.bindex.end() - 128, p.bindex.end(), 0);
   std::fill(p.bweight.end() - 64, p.bweight.end(), 0);
   for (int o = 0; o < width; ++o) {
-    const int d = keep_x + (mirror ? width - 1 - o : o);
+    const int d = keep_x + (mirror ? width - 1 - o : o) - t.first;
     const int16_t* w = t.wint.data() + static_cast<size_t>(d) * K;
     for (int c = 0; c < C; ++c) {
       const int lane = o * C + c;
@@ -109,7 +112,7 @@ void fill_float_tables(const AxisTaps& t, int keep_x, int width, bool mirror, La
   int32_t* index = p.index.data();
   float* table = p.weight.data();
   for (int o = 0; o < width; ++o) {
-    const int d = keep_x + (mirror ? width - 1 - o : o);
+    const int d = keep_x + (mirror ? width - 1 - o : o) - t.first;
     const float* w = weights + static_cast<size_t>(d) * taps;
     for (int c = 0; c < C; ++c) {
       const int lane = o * C + c;
@@ -129,7 +132,7 @@ void fill_float_tables(const AxisTaps& t, int keep_x, int width, bool mirror, La
 // pipebench's earlier area_taps (the bits of every area resize depend on it); the middle
 // weights, all 1 / cell, are computed once per output.
 void area_taps(int src, int dst, AxisTaps& t) {
-  if (t.holds(1, src, dst)) return;
+  if (t.holds(1, src, dst, 0, dst)) return;
   const double scale = static_cast<double>(src) / dst;
   const float middle = static_cast<float>(1.0 / scale);  // 1 / cell wherever cell == scale
   t.footprint.resize(dst);
@@ -173,17 +176,18 @@ void area_taps(int src, int dst, AxisTaps& t) {
 // integer sums are exact, so merging changes nothing). The weights are OpenCV's integers,
 // as floats (the float pass's sums, below 2^24, are then OpenCV's integer sums exactly) and
 // as int16 (wint, for the byte pass).
-void fixed_point_columns(int src, int dst, bool cubic, AxisTaps& t) {
-  if (t.holds(cubic ? 3 : 2, src, dst)) return;
+void fixed_point_columns(int src, int dst, int first, int last, bool cubic, AxisTaps& t) {
+  if (t.holds(cubic ? 3 : 2, src, dst, first, last)) return;
   const int K = cubic ? 4 : 2;
-  t.rows.resize(static_cast<size_t>(dst) * K);
-  t.fixed.resize(static_cast<size_t>(dst) * K);
-  fixed_point_taps(src, dst, cubic, true, t.rows.data(), t.fixed.data());
+  const int n = last - first;
+  t.rows.resize(static_cast<size_t>(n) * K);
+  t.fixed.resize(static_cast<size_t>(n) * K);
+  fixed_point_taps(src, dst, first, last, cubic, true, t.rows.data(), t.fixed.data());
   t.taps = std::min(K, src);
-  t.start.resize(dst);
-  t.weight.assign(static_cast<size_t>(dst) * t.taps, 0.0f);
-  t.wint.assign(static_cast<size_t>(dst) * t.taps, 0);
-  for (int d = 0; d < dst; ++d) {
+  t.start.resize(n);
+  t.weight.assign(static_cast<size_t>(n) * t.taps, 0.0f);
+  t.wint.assign(static_cast<size_t>(n) * t.taps, 0);
+  for (int d = 0; d < n; ++d) {
     const int* p = t.rows.data() + static_cast<size_t>(d) * K;
     const int16_t* w = t.fixed.data() + static_cast<size_t>(d) * K;
     const int st = std::clamp(p[0], 0, src - t.taps);
@@ -198,12 +202,12 @@ void fixed_point_columns(int src, int dst, bool cubic, AxisTaps& t) {
 }
 
 // Vertical axis of linear / cubic in the row form (OpenCV blends replicated rows one by one).
-void fixed_point_rows(int src, int dst, bool cubic, AxisTaps& t) {
-  if (t.holds(cubic ? 5 : 4, src, dst)) return;
+void fixed_point_rows(int src, int dst, int first, int last, bool cubic, AxisTaps& t) {
+  if (t.holds(cubic ? 5 : 4, src, dst, first, last)) return;
   t.taps = cubic ? 4 : 2;
-  t.rows.resize(static_cast<size_t>(dst) * t.taps);
-  t.fixed.resize(static_cast<size_t>(dst) * t.taps);
-  fixed_point_taps(src, dst, cubic, false, t.rows.data(), t.fixed.data());
+  t.rows.resize(static_cast<size_t>(last - first) * t.taps);
+  t.fixed.resize(static_cast<size_t>(last - first) * t.taps);
+  fixed_point_taps(src, dst, first, last, cubic, false, t.rows.data(), t.fixed.data());
 }
 
 void build_plan(const AxisTaps& t, int keep_x, int width, int C, bool mirror, bool want_bytes,
@@ -221,16 +225,16 @@ void build_plan(const AxisTaps& t, int keep_x, int width, int C, bool mirror, bo
   p.blocks = (p.lanes + kLanes - 1) / kLanes;
   p.c0 = INT_MAX;
   p.c1 = 0;
+  const int* start = t.start.data() + (keep_x - t.first);
   for (int o = 0; o < width; ++o) {
-    p.c0 = std::min(p.c0, t.start[keep_x + o]);
-    p.c1 = std::max(p.c1, t.start[keep_x + o] + K);
+    p.c0 = std::min(p.c0, start[o]);
+    p.c1 = std::max(p.c1, start[o] + K);
   }
   p.base.resize(p.blocks);
   p.reach.resize(p.blocks);
   p.pos.resize(p.lanes);
   for (int o = 0; o < width; ++o) {
-    const int d = keep_x + (mirror ? width - 1 - o : o);
-    const int first = (t.start[d] - p.c0) * C;
+    const int first = (start[mirror ? width - 1 - o : o] - p.c0) * C;
     for (int c = 0; c < C; ++c) p.pos[o * C + c] = first + c;
   }
   for (int b = 0; b < p.blocks; ++b) {

@@ -40,15 +40,19 @@ using AlignedVector = std::vector<T, CacheLineAllocator<T>>;
 constexpr int kLanes = 16;  // values per block of the horizontal pass
 constexpr int kPad = 64;    // floats (or bytes) readable past a row's end
 
+// The tables hold the outputs first .. last - 1 only (index i = d - first): the whole axis
+// for the area filter (a downscale, so no more entries than source pixels), the kept ones
+// for linear / cubic, whose upscales may be hundreds of times the source (a 65000 x 1 image
+// resized to 256 rows is 16.6 million columns: tables of the whole axis took 0.7 GB).
 struct AxisTaps {
   int taps = 0;               // K
-  std::vector<int> start;     // contiguous form: output d reads [start[d], start[d] + K)
-  std::vector<float> weight;  // [d * K + k]
-  std::vector<int> rows;      // row form (vertical axis of linear / cubic): [d * K + k]
-  std::vector<int16_t> fixed; // row form: OpenCV's fixed-point weights, [d * K + k]
+  std::vector<int> start;     // contiguous form: output d reads [start[i], start[i] + K)
+  std::vector<float> weight;  // [i * K + k]
+  std::vector<int> rows;      // row form (vertical axis of linear / cubic): [i * K + k]
+  std::vector<int16_t> fixed; // row form: OpenCV's fixed-point weights, [i * K + k]
   std::vector<int16_t> wint;  // contiguous form of linear / cubic: the weights as int16
   // What the tables hold (kind 0: none yet), so that a repeated call reuses them.
-  int kind = 0, src = 0, dst = 0;
+  int kind = 0, src = 0, dst = 0, first = 0, last = 0;
   // area_taps' scratch: per output its first tap, count and (left, middle, right) weights.
   struct Footprint {
     int first, count;
@@ -56,9 +60,9 @@ struct AxisTaps {
     bool has_left, has_right;
   };
   std::vector<Footprint> footprint;
-  bool holds(int k, int s, int d) {
-    if (kind == k && src == s && dst == d) return true;
-    kind = k, src = s, dst = d;
+  bool holds(int k, int s, int d, int f, int l) {
+    if (kind == k && src == s && dst == d && first == f && last == l) return true;
+    kind = k, src = s, dst = d, first = f, last = l;
     return false;
   }
 };
@@ -98,13 +102,14 @@ inline long round_even(float v) {
 /// OpenCV's computeResizeAreaTab for one axis, padded to K taps per output (contiguous
 /// form); pipebench's earlier area weights, bit for bit. Reuses t when it holds (src, dst).
 void area_taps(int src, int dst, AxisTaps& t);
-/// OpenCV 4.6's INTER_LINEAR (K = 2) / INTER_CUBIC (K = 4) taps for 8-bit images: the
+/// OpenCV 4.6's INTER_LINEAR (K = 2) / INTER_CUBIC (K = 4) taps for 8-bit images, of the
+/// outputs first .. last - 1 only (each output's taps depend on its own index alone): the
 /// horizontal axis in the contiguous form, replicated borders merged, weights as integer
 /// floats and int16 (wint); the vertical axis in the row form (rows, fixed).
-void fixed_point_columns(int src, int dst, bool cubic, AxisTaps& t);
-void fixed_point_rows(int src, int dst, bool cubic, AxisTaps& t);
-/// The lane tables of the kept outputs keep_x .. keep_x + width - 1 (mirrored: in reverse),
-/// C channels; want_bytes: the byte form too (linear / cubic: t holds wint, K <= 4), and then
+void fixed_point_columns(int src, int dst, int first, int last, bool cubic, AxisTaps& t);
+void fixed_point_rows(int src, int dst, int first, int last, bool cubic, AxisTaps& t);
+/// The lane tables of the kept outputs keep_x .. keep_x + width - 1 (mirrored: in reverse;
+/// t must hold them), C channels; want_bytes: the byte form too (linear / cubic: t holds wint, K <= 4), and then
 /// not the float tables when every block fits the byte form. Reuses p when it holds them.
 void build_plan(const AxisTaps& t, int keep_x, int width, int C, bool mirror, bool want_bytes,
                 LanePlan& p);

@@ -269,6 +269,7 @@ void parse_batch(const YAML::Node& list, const std::string& source, int default_
 }
 
 void parse_collate(const YAML::Node& n, const std::string& source, PipelineSpec& spec) {
+  spec.collate_mark = mark_of(n, source);
   if (!n.IsMap()) fail(mark_of(n, source), "collate must be {dtype: ..., layout: ...}, got " + shown(n));
   for (const auto& kv : n) {
     const std::string key = kv.first.Scalar();
@@ -276,18 +277,25 @@ void parse_collate(const YAML::Node& n, const std::string& source, PipelineSpec&
     const SpecMark m = mark_of(kv.second, source);
     if (key == "dtype") {
       if (v != "float32" && v != "uint8") fail(m, "collate: dtype must be one of float32, uint8, got " + shown(kv.second));
-      if (v == "uint8")
-        fail(m, "collate: dtype uint8 is not implemented yet in the loader (float32 is)");
       spec.collate_dtype = v;
     } else if (key == "layout") {
       if (v != "NCHW" && v != "NHWC") fail(m, "collate: layout must be one of NCHW, NHWC, got " + shown(kv.second));
-      if (v == "NHWC") fail(m, "collate: layout NHWC is not implemented yet in the loader (NCHW is)");
       spec.collate_layout = v;
     } else {
       fail(mark_of(kv.first, source), "collate: unknown parameter '" + key + "'; its parameters: dtype, layout");
     }
   }
 }
+
+// "collate: {dtype: uint8, layout: NHWC} (line 7)", for the combination errors.
+std::string collate_text(const PipelineSpec& spec) {
+  std::string s = "collate: {dtype: " + spec.collate_dtype + ", layout: " + spec.collate_layout + "}";
+  if (spec.collate_mark.line > 0) s += " (line " + std::to_string(spec.collate_mark.line) + ")";
+  return s;
+}
+
+// Batch operators that only touch the labels; the others mix pixels of float32 NCHW batches.
+bool labels_only(const std::string& batch_op) { return batch_op == "label_smoothing"; }
 
 void emit_value(YAML::Emitter& e, const ParamValue& v) {
   std::visit([&](const auto& x) {
@@ -346,6 +354,42 @@ double OpParams::get_float(const std::string& name) const {
   return std::get<double>(v);
 }
 
+void check_collate(const PipelineSpec& spec) {
+  if (spec.collate_dtype == "uint8") {
+    for (size_t i = 0; i < spec.transforms.size(); ++i) {
+      const OpSpec& op = spec.transforms[i];
+      const OpSchema* schema = OpRegistry::instance().find(op.name);
+      if (schema == nullptr || schema->stage != OpStage::kTensor || op.name == "normalize") continue;
+      fail(op.mark, op.name + " needs the float32 tensor, but " + collate_text(spec) +
+                        " keeps samples as uint8 images on the CPU: only a normalize ending the "
+                        "per-sample operators runs after the copy to the accelerator. Use "
+                        "collate dtype float32, or remove " + op.name);
+    }
+    for (size_t i = 0; i + 1 < spec.transforms.size(); ++i) {
+      const OpSpec& op = spec.transforms[i];
+      if (op.name != "normalize") continue;
+      fail(op.mark, "normalize must end the per-sample operators with " + collate_text(spec) +
+                        ": it runs after the copy to the accelerator, so " +
+                        spec.transforms[i + 1].name + " cannot follow it. Move it last, or use "
+                        "collate dtype float32");
+    }
+    for (const OpSpec& op : spec.batch) {
+      if (labels_only(op.name)) continue;
+      fail(op.mark, op.name + " mixes the pixels of float32 batches, but " + collate_text(spec) +
+                        " gives uint8 batches, normalized only after the copy; pipebench does not "
+                        "mix uint8 pixels (timm's FastCollateMixup does, rounding). Use collate "
+                        "dtype float32, or remove " + op.name);
+    }
+  }
+  if (spec.collate_layout == "NHWC") {
+    for (const OpSpec& op : spec.batch) {
+      if (op.name != "cutmix" && op.name != "mixup_cutmix") continue;
+      fail(op.mark, op.name + " cuts its boxes out of NCHW batches, but " + collate_text(spec) +
+                        " collates NHWC. Use layout NCHW, or mixup");
+    }
+  }
+}
+
 PipelineSpec parse_pipeline_spec(const std::string& text, const std::string& source,
                                  int default_size) {
   PipelineSpec spec;
@@ -391,6 +435,7 @@ PipelineSpec parse_pipeline_spec(const std::string& text, const std::string& sou
   }
   if (spec.transforms.empty() && spec.batch.empty() && spec.decode_mark.line == 0)
     throw SpecError(source, 0, 0, "the spec has no operator");
+  check_collate(spec);
   return spec;
 }
 

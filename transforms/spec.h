@@ -75,8 +75,9 @@ struct PipelineSpec {
   std::string decode_mode = "full";  ///< full | scaled | roi | auto
   SpecMark decode_mark;
   std::vector<OpSpec> transforms;    ///< per-sample operators, in order
-  std::string collate_dtype = "float32";
-  std::string collate_layout = "NCHW";
+  std::string collate_dtype = "float32";  ///< float32 | uint8 (transforms/pipeline_output.h)
+  std::string collate_layout = "NCHW";    ///< NCHW | NHWC
+  SpecMark collate_mark;                  ///< where `collate:` stands; line 0 without one
   std::vector<OpSpec> batch;         ///< batch operators (transforms/batch_op.h), in order
   /// Faster variants of this pipeline (shipped recipes) and the stage each one speeds up:
   /// what pipebench-report compares it with when that stage dominates.
@@ -95,6 +96,18 @@ PipelineSpec parse_pipeline_spec(const std::string& text, const std::string& sou
 /// parse_pipeline_spec on a file's contents; the name defaults to the file's stem. Throws
 /// SpecError naming the file when it cannot be read.
 PipelineSpec load_pipeline_spec(const std::filesystem::path& file, int default_size = 224);
+
+/// Checks that the operators can run with the spec's collate dtype and layout
+/// (transforms/pipeline_output.h); parse_pipeline_spec and Pipeline::build call it. Throws
+/// SpecError at the offending operator, naming the collate's line and the way out, for:
+///   dtype uint8   a tensor-stage operator (to_dtype, convert_color_yuv, scale,
+///                 random_erasing, a normalize followed by another operator): they need the
+///                 float32 tensor, which a uint8 batch has only after the copy; a normalize
+///                 that ends the operators is allowed (it moves after the copy);
+///                 a batch operator that mixes pixels (mixup, cutmix, mixup_cutmix):
+///                 pipebench mixes float32 batches only (label_smoothing, labels only, runs);
+///   layout NHWC   cutmix, mixup_cutmix (their boxes are cut from NCHW batches).
+void check_collate(const PipelineSpec& spec);
 
 /// --pipeline=VALUE: a file when VALUE names one (or ends in .yaml / .yml), else inline
 /// YAML. Throws SpecError.

@@ -27,6 +27,45 @@ COUNTERS = {
 }
 
 
+def check_per_image(run, ctx, rows):
+    """bench/per_image.h: every round case that ran has a cost for each image of its round,
+    and the round cases visited the same images (so their ratios compare like with like)."""
+    problems = []
+    per = run.get("per_image")
+    images = int(ctx.get("dataset_images", "0"))
+    if images > 5000:
+        return [] if per is None else ["per_image written for a dataset over 5000 images"]
+    if per is None:
+        return ["no per_image section"]
+    if per.get("images") != images or len(per.get("files", [])) != images:
+        problems.append(f"per_image: {per.get('images')} images, {len(per.get('files', []))} files, "
+                        f"context says {images}")
+    cases = per.get("cases", {})
+    indices = {}
+    for r in rows:
+        case = r.get("run_name", r["name"]).split("/real_time")[0]
+        if not case.startswith(("BM_Read/", "BM_Decode/", "BM_Sample/")) or r.get("error_occurred"):
+            continue
+        if "/presized:" in case:
+            continue  # measured on the presized copy, whose indices are its own
+        entry = cases.get(case)
+        if entry is None:
+            problems.append(f"per_image has no case {case}")
+            continue
+        n = len(entry["index"])
+        want = r.get("images_per_round")
+        skipped = ctx.get("skipped_files_total", "0") != "0"  # bad files leave the round
+        if not (n == len(entry["us"]) == len(entry["visits"]) and
+                (0 < n <= want if skipped else n == want)):
+            problems.append(f"per_image {case}: {n} indices for a round of {r.get('images_per_round')}")
+        if any(u <= 0 for u in entry["us"]) or any(v <= 0 for v in entry["visits"]):
+            problems.append(f"per_image {case}: a cost or visit count <= 0")
+        indices[case] = entry["index"]
+    if len({tuple(v) for v in indices.values()}) > 1:
+        problems.append("per_image: the round cases visited different images")
+    return problems
+
+
 def main(argv):
     problems = []
     with open(argv[1]) as f:
@@ -59,6 +98,7 @@ def main(argv):
             bound = max(r["data_ms"], r["compute_ms"])
             if abs(bound - r["bound_ms"]) > 1e-6 * max(1.0, bound):
                 problems.append(f"{r['name']}: bound_ms {r['bound_ms']} != max(data, compute) {bound}")
+    problems += check_per_image(run, ctx, rows)
     if len(argv) > 2:
         with open(argv[2]) as f:
             trace = json.load(f)

@@ -69,6 +69,32 @@ class PipebenchFlags(unittest.TestCase):
         self.expect_exit2("--data=" + self.data, "--batch=0", mentions="--batch")
         self.expect_exit2("--data=" + self.data, "--compute-ms=-3", mentions="--compute-ms")
         self.expect_exit2("--data=" + self.data, "--baseline=tpu", mentions="--baseline")
+        self.expect_exit2("--data=" + self.data, "--workers=1,x", mentions="--workers")
+        self.expect_exit2("--data=" + self.data, "--workers=0", mentions="--workers")
+        self.expect_exit2("--data=" + self.data, "--workers=auto", "--cpu-budget=0",
+                          mentions="--cpu-budget")
+        self.expect_exit2("--data=" + self.data, "--workers=1,2", "--cpu-budget=2",
+                          mentions="--cpu-budget")
+
+    def test_workers_auto_stays_within_the_budget_and_records_its_search(self):
+        # The search on the real loader: with a budget of 1 core it may try only 1 worker,
+        # and the loader and end-to-end cases run at that count alone.
+        out = os.path.join(self.tmp.name, "auto.json")
+        r = run(ARGS.pipebench, "--data=" + self.data, "--workers=auto", "--cpu-budget=1",
+                "--batch=2", "--steps=2", "--size=32", "--presize=off",
+                "--benchmark_filter=BM_(Loader|EndToEnd)/", "--benchmark_min_time=0.01",
+                "--benchmark_out=" + out, "--benchmark_out_format=json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--workers=auto", r.stderr)
+        with open(out) as f:
+            run_json = json.load(f)
+        ctx = run_json["context"]
+        self.assertEqual(ctx["workers_auto_budget_cores"], "1")
+        self.assertEqual(ctx["workers_auto_chosen"], "1")
+        self.assertTrue(ctx["workers_auto_search"].startswith("tried 1 ("), ctx["workers_auto_search"])
+        names = [b["name"] for b in run_json["benchmarks"]]
+        self.assertTrue(names)
+        self.assertTrue(all("/workers:1/" in n for n in names), names)
 
     def test_readme_flag_table_is_the_generated_one(self):
         # One flag table drives parsing, --help and README.md: README's copy must be current.
@@ -129,7 +155,9 @@ class Pipelines(unittest.TestCase):
         names = {b["run_name"].split("/workers")[0] for b in doc["benchmarks"]}
         # The what-if candidates of the run's pipeline come with it.
         self.assertIn("BM_Sample/mine/without:horizontal_flip", names)
-        names = {n for n in names if "/without:" not in n and "/decode:" not in n}
+        self.assertTrue(any("/presized:" in n for n in names), names)
+        names = {n for n in names
+                 if "/without:" not in n and "/decode:" not in n and "/presized:" not in n}
         self.assertEqual(names, {"BM_Sample/mine", "BM_Loader/mine"})
         ctx = doc["context"]
         self.assertEqual(ctx["recipe"], "mine")

@@ -174,6 +174,31 @@ class PlotCliTest(unittest.TestCase):
         self.assertIn("no BM_Loader or BM_EndToEnd", err)
         self.assert_png(out)
 
+    def test_whatif_panel_from_the_report(self):
+        import plot  # the rows and the capacity line come from the report's numbers
+        report = {"what_if": {"batch_size": 64, "compute_ms_per_batch": 25.0,
+                              "evaluated_at_workers": 2,
+                              "rows": [{"candidate": "today", "kind": "today", "images_per_second": 1500.0},
+                                       {"candidate": "workers", "kind": "workers", "workers": 4,
+                                        "images_per_second": 2560.0},
+                                       {"candidate": "decode:auto", "kind": "decode",
+                                        "images_per_second": 1900.0}]}}
+        rows, capacity = plot.whatif_rows(report)
+        self.assertEqual([r[0] for r in rows], ["today", "workers (4)", "decode:auto"])
+        self.assertEqual([r[1] for r in rows], [1500.0, 2560.0, 1900.0])
+        self.assertAlmostEqual(capacity, 64 * 1000.0 / 25.0)
+        self.assertEqual(plot.whatif_rows({}), ([], None))
+        cases, ctx = pipeline_cases(workers=(1, 2))
+        run = self.write("run.json", make_run(cases, reps=1, context=ctx))
+        rep = self.write("report.json", report)
+        out = os.path.join(self.dir, "run.png")
+        rc, _, err = self.plot(run, out, "--report", rep)
+        self.assertEqual(rc, 0, err)
+        self.assert_png(out)
+        import matplotlib.image
+        self.assertGreaterEqual(matplotlib.image.imread(out).shape[1], 2000)  # three panels
+        self.assert_bad([run, out, "--report", self.write("r.json", "{")], "not a pipebench-report")
+
     def assert_bad(self, args, needle):
         rc, _, err = self.plot(*args)
         self.assertEqual(rc, 2, err)

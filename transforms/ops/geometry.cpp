@@ -100,10 +100,18 @@ CropWindow CenterCropOp::window(int height, int width, Rng&) const {
 
 void CenterCropOp::crop(Image& src, Image& tmp, Image& out) const {
   if (src.height < size_ || src.width < size_) {
-    // torchvision pads with 0 to the crop size, the extra pixel (odd difference) right/bottom.
-    const int dw = std::max(0, size_ - src.width), dh = std::max(0, size_ - src.height);
-    pad(src, dw / 2, dh / 2, (dw + 1) / 2, (dh + 1) / 2, 0, tmp);
-    std::swap(src, tmp);
+    // torchvision pads with 0 to the crop size (the extra pixel of an odd difference
+    // right/bottom), then takes the centre. On a side longer than the crop that centre is
+    // the original's centre window, so cut it first and pad only what is missing: memory
+    // stays bounded by the output (a 65000 x 1 image under a 224 crop is 224 x 224, not a
+    // padded 65000 x 224 first).
+    const CropWindow c = center_crop_window(std::max(src.height, size_), std::max(src.width, size_), size_);
+    const int kw = std::min(src.width, size_), kh = std::min(src.height, size_);
+    tmp.resize(kh, kw, src.channels);
+    for (int y = 0; y < kh; ++y)
+      std::memcpy(tmp.row(y), src.row(c.y + y) + static_cast<size_t>(c.x) * src.channels, tmp.row_bytes());
+    const int dw = size_ - kw, dh = size_ - kh;
+    pad(tmp, dw / 2, dh / 2, (dw + 1) / 2, (dh + 1) / 2, 0, src);  // src is no longer needed
   }
   if (src.height == size_ && src.width == size_) {
     std::swap(src, out);

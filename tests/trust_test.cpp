@@ -1,0 +1,58 @@
+// The report's notes from the system metrics (report/trust.h): saturated cores and a warm
+// run, on hand-built runs whose answer is known.
+#include "report/trust.h"
+
+#include <gtest/gtest.h>
+
+namespace pipebench::report {
+namespace {
+
+BenchRun run_with(std::map<std::string, std::map<std::string, double>> cases) {
+  BenchRun r;
+  for (auto& [name, values] : cases) r.cases[name] = CaseMeans{std::move(values), 1};
+  return r;
+}
+
+bool has(const Trust& t, TrustWarning::Kind k) {
+  for (const auto& w : t.warnings)
+    if (w.kind == k) return true;
+  return false;
+}
+
+const std::string kE1 = "BM_EndToEnd/p/emulated/workers:1", kE2 = "BM_EndToEnd/p/emulated/workers:2";
+const std::string kL1 = "BM_Loader/p/workers:1", kL2 = "BM_Loader/p/workers:2";
+
+TEST(TrustSystemMetrics, SaturatedCoresWhenTheLargestCountIsDataBoundOnBusyCores) {
+  const auto trust = [&](double busy_cores, double data2) {
+    const BenchRun r = run_with({{kE1, {{"data_ms", 60}, {"compute_ms", 25}, {"cpu_busy_cores_mean", 1.0}}},
+                                 {kE2, {{"data_ms", data2}, {"compute_ms", 25}, {"cpu_busy_cores_mean", busy_cores}}}});
+    return check_trust(r, SweepCases{{}, {{1, kE1}, {2, kE2}}}, 64, 2.0, std::nullopt);
+  };
+  const Trust saturated = trust(1.97, 31);
+  ASSERT_TRUE(has(saturated, TrustWarning::Kind::kSaturatedCores));
+  EXPECT_NE(saturated.warnings.back().text.find("2 workers kept 1.97 of 2 cores busy"), std::string::npos)
+      << saturated.warnings.back().text;
+  EXPECT_FALSE(has(trust(1.5, 31), TrustWarning::Kind::kSaturatedCores)) << "cores were free";
+  EXPECT_FALSE(has(trust(1.97, 20), TrustWarning::Kind::kSaturatedCores)) << "compute-bound and faster";
+  // Without the counter (an older run) nothing is said.
+  const BenchRun old = run_with({{kE2, {{"data_ms", 31}, {"compute_ms", 25}}}});
+  EXPECT_FALSE(has(check_trust(old, SweepCases{{}, {{2, kE2}}}, 64, 2.0, std::nullopt),
+                   TrustWarning::Kind::kSaturatedCores));
+}
+
+TEST(TrustSystemMetrics, WarmRunOnlyWhenEveryLoaderReadNothingFromStorage) {
+  const auto trust = [&](double read1, double read2) {
+    const BenchRun r = run_with({{kL1, {{"data_ms", 60}, {"process_read_mib_per_s", read1}}},
+                                 {kL2, {{"data_ms", 31}, {"process_read_mib_per_s", read2}}}});
+    return check_trust(r, SweepCases{{{1, kL1}, {2, kL2}}, {}}, 64, 2.0, std::nullopt);
+  };
+  EXPECT_TRUE(has(trust(0, 0), TrustWarning::Kind::kWarmRun));
+  EXPECT_FALSE(has(trust(0, 3.5), TrustWarning::Kind::kWarmRun));
+  const BenchRun unknown = run_with({{kL1, {{"data_ms", 60}}}});
+  EXPECT_FALSE(has(check_trust(unknown, SweepCases{{{1, kL1}}, {}}, 64, 2.0, std::nullopt),
+                   TrustWarning::Kind::kWarmRun));
+  EXPECT_STREQ(kind_name(TrustWarning::Kind::kWarmRun), "warm_run");
+}
+
+}  // namespace
+}  // namespace pipebench::report
