@@ -26,6 +26,7 @@
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "bench/what_if_candidates.h"
 #include "bench/image_round.h"
 #include "datasets/presize_cache.h"
 #include "pipeline/stage_timers.h"
@@ -219,54 +220,6 @@ void BM_SamplePresized(benchmark::State& state, BenchContext& ctx,
   });
   state.counters["presize_shorter_side_px"] = copy->shorter_side();
   state.counters["presize_jpeg_quality"] = copy->quality();
-}
-
-// The what-if candidates (issue 8): the run's pipeline with one change each, measured
-// beside it so that pipebench-report can say what each change saves:
-//   decode:auto          the same spec with the ROI / DCT-scaled decode planner, when the
-//                        spec asks for another decode and the planner would change it;
-//   without:<op>[#k]     the spec without that one operator (per-sample or batch), when
-//                        the rest still builds: what the operator costs (it changes what
-//                        the model sees, so it is a price, not a fix);
-//   presized:<N>         the same spec on a copy of the data presized to shorter side N
-//                        (--presize; registered by register_sample_benchmarks).
-std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> what_if_candidates(
-    const Pipeline& p) {
-  std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> out;
-  const PipelineSpec& spec = p.spec();
-  const auto add = [&](const std::string& label, const PipelineSpec& changed) {
-    try {
-      out.emplace_back(label, Pipeline::build(changed, p.decode_options()));
-    } catch (const std::invalid_argument&) {  // the rest does not build without it
-    }
-  };
-  if (spec.decode_mode != "auto" && spec.decode_mode != "roi") {
-    PipelineSpec s = spec;
-    s.decode_mode = "auto";
-    try {
-      auto c = Pipeline::build(s, p.decode_options());
-      if (c->decode_plan() != p.decode_plan()) out.emplace_back("decode:auto", c);
-    } catch (const std::invalid_argument&) {
-    }
-  }
-  std::map<std::string, int> seen;
-  const auto label_of = [&](const std::string& op) {
-    const int k = ++seen[op];
-    std::string label = "without:" + op;
-    if (k > 1) label += '#' + std::to_string(k);  // appended: GCC 12's -Wrestrict misfires on "#" + s
-    return label;
-  };
-  for (size_t i = 0; i < spec.transforms.size(); ++i) {
-    PipelineSpec s = spec;
-    s.transforms.erase(s.transforms.begin() + static_cast<std::ptrdiff_t>(i));
-    add(label_of(spec.transforms[i].name), s);
-  }
-  for (size_t i = 0; i < spec.batch.size(); ++i) {
-    PipelineSpec s = spec;
-    s.batch.erase(s.batch.begin() + static_cast<std::ptrdiff_t>(i));
-    add(label_of(spec.batch[i].name), s);
-  }
-  return out;
 }
 
 }  // namespace

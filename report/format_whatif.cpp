@@ -161,6 +161,14 @@ void append_what_if_text(std::string& out, const Report& r) {
   workers_text(out, w, !r.verdict.sweep.empty());
   appendf(out, "Recommendation: %s\n", w.recommendation.text.c_str());
   if (w.check) check_text(out, *w.check);
+  for (const auto& f : w.fix_checks) {
+    const PredictionCheck& c = f.check;
+    appendf(out, "Check (the %s fix ran for real, end to end at %d workers): step predicted %.2f ms, "
+            "measured %.2f ms (prediction error %+.1f %%); AU predicted %.1f %%, measured %.1f %%.%s\n",
+            f.label.c_str(), c.workers, c.predicted_step_ms, c.measured_step_ms, c.error_pct,
+            c.predicted_au_pct, c.measured_au_pct,
+            c.over_tolerance() ? " Off by more than the 5 % tolerance: trust the measured step." : "");
+  }
 }
 
 void append_trust_text(std::string& out, const Report& r) {
@@ -233,6 +241,15 @@ void add_what_if_json(json& j, const Report& r) {
                   {"over_tolerance", c.over_tolerance()}};
   } else {
     j["check"] = nullptr;
+  }
+  j["fix_checks"] = json::array();
+  for (const auto& f : w.fix_checks) {
+    const PredictionCheck& c = f.check;
+    j["fix_checks"].push_back({{"candidate", f.label}, {"workers", c.workers},
+                               {"predicted_step_ms", c.predicted_step_ms}, {"measured_step_ms", c.measured_step_ms},
+                               {"predicted_au_pct", c.predicted_au_pct}, {"measured_au_pct", c.measured_au_pct},
+                               {"prediction_error_pct", c.error_pct}, {"tolerance_pct", kCheckTolerancePct},
+                               {"over_tolerance", c.over_tolerance()}});
   }
   j["trust_warnings"] = json::array();
   for (const auto& warning : r.trust.warnings)

@@ -71,6 +71,33 @@ void read_candidates(const BenchRun& run, const std::string& base, bool us_per_i
   }
 }
 
+// The fixes that also ran end to end: BM_EndToEnd/<pipeline>/<label>/<baseline>/workers:<w>,
+// read from its counters (workers included), not from its name.
+void read_fix_points(const BenchRun& run, const std::string& pipeline, WhatIfInputs& in) {
+  for (const auto& f : in.fixes) {
+    const std::string prefix = "BM_EndToEnd/" + pipeline + "/" + f.label + "/";
+    for (auto it = run.cases.lower_bound(prefix); it != run.cases.end(); ++it) {
+      if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+      const auto& v = it->second.values;
+      const auto get = [&](const char* k) -> std::optional<double> {
+        const auto x = v.find(k);
+        return x == v.end() ? std::nullopt : std::optional<double>(x->second);
+      };
+      const auto workers = get("workers"), data = get("data_ms"), compute = get("compute_ms"),
+                 step = get("step_ms"), au = get("au_pct");
+      if (!workers || !data || !compute || !step || !au || !(*step > 0)) continue;
+      SweepPoint p;
+      p.workers = static_cast<int>(std::lround(*workers));
+      p.bound.data_ms = *data;
+      p.bound.compute_ms = *compute;
+      p.bound.step_ms = *step;
+      p.bound.au_pct = *au;
+      in.fix_points[f.label] = p;
+      break;
+    }
+  }
+}
+
 // Today's per-sample CPU: BM_Sample (its thread CPU, else its wall time), else the loader
 // at its fewest workers (the workers' thread CPU per sample).
 void read_today(const BenchRun& run, const std::string& pipeline,
@@ -341,6 +368,7 @@ WhatIfInputs what_if_inputs(const BenchRun& run, const std::string& pipeline, in
             [](const SweepPoint& a, const SweepPoint& b) { return a.workers < b.workers; });
   in.compute_ms = compute_ms_of(run, in.sweep);
   read_today(run, pipeline, loaders, in);
+  read_fix_points(run, pipeline, in);
   if (in.note.empty() && !(in.compute_ms > 0))
     in.note = "no training step time: neither a BM_EndToEnd case nor compute_ms in the context";
   return in;
@@ -364,6 +392,22 @@ WhatIf build_what_if(const WhatIfInputs& in) {
   for (const auto& p : in.prices) w.rows.push_back(price(CandidateKind::kPrice, p, w.eval_workers, in.cores, in));
   w.recommendation = recommend(in, w);
   w.check = check(in, w);
+  for (const auto& f : in.fixes) {
+    const auto point = in.fix_points.find(f.label);
+    if (point == in.fix_points.end()) continue;
+    const SweepPoint& p = point->second;
+    FixCheck fc;
+    fc.label = f.label;
+    PredictionCheck& c = fc.check;
+    c.workers = p.workers;
+    c.predicted_step_ms = std::max(predicted_data_ms(f.cpu_ms, in.batch, p.workers, in.cores),
+                                   p.bound.compute_ms);
+    c.predicted_au_pct = 100.0 * p.bound.compute_ms / c.predicted_step_ms;
+    c.measured_step_ms = p.bound.step_ms;
+    c.measured_au_pct = p.bound.au_pct;
+    c.error_pct = 100.0 * (c.predicted_step_ms - c.measured_step_ms) / c.measured_step_ms;
+    w.fix_checks.push_back(fc);
+  }
   // Advice from a model that this very run contradicts must say so.
   if (w.check && w.check->over_tolerance() &&
       w.recommendation.kind != Recommendation::Kind::kComputeBoundAlready) {

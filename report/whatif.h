@@ -29,6 +29,9 @@
 //                changes the resolution the model sees: the row states the one kept;
 //   price        BM_Sample/<pipeline>/without:<op>[#k]: the spec without one operator.
 //                It changes what the model sees: what the operator costs, never a fix.
+// The check: the workers fix is the sweep itself (measured AU against the model at that
+// count); a fix that also ran end to end (BM_EndToEnd/<pipeline>/decode:auto/...) is
+// checked the same way with its own per-sample cost (WhatIf::fix_checks).
 // Per-sample CPU ms: BM_Sample's us_per_image / 1000 (thread CPU), for today and every
 // candidate alike; a run older than that counter: 1000 / items_per_second (one thread's wall
 // time) for all; no BM_Sample: the loader's sample_cpu_ms at its fewest workers (today and
@@ -76,6 +79,9 @@ struct WhatIfInputs {
   std::string cost_source;        ///< which counter the costs come from, in words
   std::vector<SampleCost> fixes;   ///< decode:<mode> and presized:<N> candidates
   std::vector<SampleCost> prices;  ///< without:<op> candidates
+  /// Fixes run end to end, BM_EndToEnd/<pipeline>/<label>/<baseline>/workers:<w>, by
+  /// label: the point's counters (workers, data_ms, compute_ms, step_ms, au_pct).
+  std::map<std::string, SweepPoint> fix_points;
   std::string note;               ///< why `today` or compute_ms is missing, if it is
 };
 
@@ -144,6 +150,14 @@ struct PeerSummary {
   std::vector<std::string> approximated;  ///< "op (reason)"
 };
 
+/// A fix applied for real (bench: BM_EndToEnd/<pipeline>/<label>/...): its predicted step
+/// (the model with the fix's CPU per sample, at the point's workers and compute time)
+/// against the measured loop.
+struct FixCheck {
+  std::string label;
+  PredictionCheck check;   ///< at_workers_candidate false; workers = the point's
+};
+
 struct WhatIf {
   int batch = 0;
   double compute_ms = 0, cores = 0;
@@ -153,6 +167,7 @@ struct WhatIf {
   std::vector<WhatIfRow> rows;   ///< today, workers, fixes, prices (in that order)
   Recommendation recommendation;
   std::optional<PredictionCheck> check;
+  std::vector<FixCheck> fix_checks;  ///< fixes that ran end to end
   std::optional<PeerSummary> peer;  ///< with pipebench-report --peer
   std::string note;              ///< non-empty when there is no table, and why
 

@@ -361,6 +361,34 @@ TEST(Recommendation, SaysTheBestWhenNothingReachesTheTargetOnTheCores) {
   EXPECT_EQ(to_json(r)["recommendation"]["kind"], "short_of_target");
 }
 
+TEST(FixCheck, TheDecodeFixRunEndToEndIsSetAgainstItsPrediction) {
+  // decode:auto costs 0.8 ms per sample: at 2 workers on 2 cores the model says data =
+  // 0.8 x 64 / 2 = 25.6 ms against a 20 ms step, so step 25.6 ms and AU 78.1 %. The run
+  // measured 27 ms (the fix's own end-to-end case): error (25.6 - 27) / 27 = -5.19 %.
+  std::vector<json> rows = sweep_rows(20);
+  rows.push_back(row("BM_EndToEnd/imagenet_train/decode:auto/emulated/workers:2/iterations:30/real_time",
+                     {{"workers", 2}, {"data_ms", 25.9}, {"compute_ms", 20.0}, {"step_ms", 27.0},
+                      {"au_pct", 100.0 * 20 / 27}, {"batch_size", 64}}));
+  const Report r = report_of(run_doc(rows));
+  ASSERT_EQ(r.what_if.fix_checks.size(), 1u);
+  const FixCheck& f = r.what_if.fix_checks[0];
+  EXPECT_EQ(f.label, "decode:auto");
+  EXPECT_EQ(f.check.workers, 2);
+  EXPECT_NEAR(f.check.predicted_step_ms, 25.6, 1e-9);
+  EXPECT_NEAR(f.check.predicted_au_pct, 100.0 * 20 / 25.6, 1e-9);
+  EXPECT_NEAR(f.check.measured_step_ms, 27.0, 1e-9);
+  EXPECT_NEAR(f.check.error_pct, 100.0 * (25.6 - 27) / 27, 1e-9);
+  EXPECT_TRUE(f.check.over_tolerance());
+  // The fix's end-to-end case is not a point of the sweep.
+  EXPECT_EQ(r.verdict.sweep.size(), 2u);
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("Check (the decode:auto fix ran for real, end to end at 2 workers): step "
+                      "predicted 25.60 ms, measured 27.00 ms"), std::string::npos) << text;
+  EXPECT_EQ(to_json(r)["fix_checks"][0]["candidate"], "decode:auto");
+  // Without that case there is nothing to check.
+  EXPECT_TRUE(report_of(run_doc(sweep_rows(20))).what_if.fix_checks.empty());
+}
+
 // --- trust ----------------------------------------------------------------------------------
 
 TEST(Trust, PhysicalFloorFiresOnADoctoredRowOnly) {

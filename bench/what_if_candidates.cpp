@@ -1,0 +1,51 @@
+#include "bench/what_if_candidates.h"
+
+#include <cstddef>
+#include <map>
+#include <stdexcept>
+
+#include "transforms/spec.h"
+
+namespace pipebench::bench {
+
+std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> what_if_candidates(
+    const Pipeline& p) {
+  std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> out;
+  const PipelineSpec& spec = p.spec();
+  const auto add = [&](const std::string& label, const PipelineSpec& changed) {
+    try {
+      out.emplace_back(label, Pipeline::build(changed, p.decode_options()));
+    } catch (const std::invalid_argument&) {  // the rest does not build without it
+    }
+  };
+  if (spec.decode_mode != "auto" && spec.decode_mode != "roi") {
+    PipelineSpec s = spec;
+    s.decode_mode = "auto";
+    try {
+      auto c = Pipeline::build(s, p.decode_options());
+      if (c->decode_plan() != p.decode_plan()) out.emplace_back("decode:auto", c);
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  std::map<std::string, int> seen;
+  const auto label_of = [&](const std::string& op) {
+    const int k = ++seen[op];
+    std::string label = "without:" + op;
+    if (k > 1) label += '#' + std::to_string(k);  // appended: GCC 12's -Wrestrict misfires on "#" + s
+    return label;
+  };
+  for (size_t i = 0; i < spec.transforms.size(); ++i) {
+    PipelineSpec s = spec;
+    s.transforms.erase(s.transforms.begin() + static_cast<std::ptrdiff_t>(i));
+    add(label_of(spec.transforms[i].name), s);
+  }
+  for (size_t i = 0; i < spec.batch.size(); ++i) {
+    PipelineSpec s = spec;
+    s.batch.erase(s.batch.begin() + static_cast<std::ptrdiff_t>(i));
+    add(label_of(spec.batch[i].name), s);
+  }
+  return out;
+}
+
+
+}  // namespace pipebench::bench

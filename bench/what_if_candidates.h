@@ -1,0 +1,27 @@
+// The what-if candidates of a pipeline (issue 8), measured beside it as
+// BM_Sample/<pipeline>/<label> so that pipebench-report can price each change; the first
+// fix is also run end to end (BM_EndToEnd/<pipeline>/<label>/<baseline>/workers:<w>) so
+// that the report can check its prediction against the real loop.
+// Labels:
+//   decode:auto          the same spec with the ROI / DCT-scaled decode planner, when the
+//                        spec asks for another decode and the planner would change it;
+//   without:<op>[#k]     the spec without that one operator (per-sample or batch), when
+//                        the rest still builds: what the operator costs (it changes what
+//                        the model sees, so it is a price, not a fix);
+//   presized:<N>         the same spec on a copy of the data presized to shorter side N
+//                        (--presize; registered by register_sample_benchmarks).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "transforms/pipeline.h"
+
+namespace pipebench::bench {
+
+/// (label, pipeline) for each candidate of `p` that builds, fixes (decode:) first.
+std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> what_if_candidates(const Pipeline& p);
+
+}  // namespace pipebench::bench
