@@ -15,7 +15,14 @@
 // tbb::task_arena of `workers` concurrency); at most prefetch_depth_batches batches are in
 // flight (being filled, or ready and not yet released by the consumer), so memory is
 // bounded whatever the dataset size. Batch buffers come from a pool (pinned when
-// memory == kPinned) and are reused.
+// memory == kPinned) and are reused. Peak RSS growth of a loader is about
+//   prefetch_depth_batches x batch bytes (batch_size x C x H x W x 4 for float32, x 1 for
+//   uint8, + 12 B per sample; + batch_size x classes x 4 with batch operators; allocated
+//   and touched at construction)
+//   + workers x decoder scratch (about the decoded source H x W x 3 + the file's bytes + the
+//   operators' uint8 intermediates)
+//   + the dataset's bytes when it is cached in memory;
+// tests/resource_test.cpp checks it within a margin.
 //
 // Determinism: sample i of epoch e uses Rng::for_sample(sampler.seed, e, i), so one seed
 // gives bit-identical batches at any worker count.

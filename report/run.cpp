@@ -20,22 +20,46 @@ bool is_setting_suffix(const std::string& part) {
   return std::regex_match(part, setting);
 }
 
+// A field of a row that must have one type when present: a wrong type is a clear
+// ReportError naming the row and the field, never nlohmann's type_error escaping
+// parse_run (found by tests/fuzz/fuzz_report_json, tests/fuzz/regressions/README.md).
+std::string string_field(const json& row, size_t index, const char* key, const std::string& fallback) {
+  const auto it = row.find(key);
+  if (it == row.end()) return fallback;
+  if (!it->is_string())
+    throw ReportError("benchmarks[" + std::to_string(index) + "]: \"" + key + "\" is " +
+                      it->type_name() + ", expected a string");
+  return it->get<std::string>();
+}
+
+bool bool_field(const json& row, size_t index, const char* key) {
+  const auto it = row.find(key);
+  if (it == row.end()) return false;
+  if (!it->is_boolean())
+    throw ReportError("benchmarks[" + std::to_string(index) + "]: \"" + key + "\" is " +
+                      it->type_name() + ", expected true or false");
+  return it->get<bool>();
+}
+
 // An aggregate row as written, apart from the means (it would count twice there).
-void add_aggregate(BenchRun& run, const std::string& name, const json& row) {
-  const std::string stat = row.value("aggregate_name", "");
+void add_aggregate(BenchRun& run, const std::string& name, const json& row, size_t index) {
+  const std::string stat = string_field(row, index, "aggregate_name", "");
   if (stat.empty()) return;
   auto& fields = run.aggregates[name][stat];
   for (const auto& [field, v] : row.items())
     if (v.is_number()) fields[field] = v.get<double>();
 }
 
-void add_row(BenchRun& run, const json& row, std::map<std::string, std::map<std::string, int>>& counts) {
+void add_row(BenchRun& run, const json& row, size_t index,
+             std::map<std::string, std::map<std::string, int>>& counts) {
   if (!row.is_object()) return;
-  if (row.value("error_occurred", false)) return;                 // zeros, not times
-  const std::string name = row.value("run_name", row.value("name", ""));
+  if (bool_field(row, index, "error_occurred")) return;  // zeros, not times
+  const std::string name =
+      string_field(row, index, "run_name", string_field(row, index, "name", ""));
   if (name.empty()) return;
-  if (row.value("run_type", "iteration") != "iteration") {
-    if (row.value("run_type", "") == "aggregate") add_aggregate(run, name, row);
+  const std::string run_type = string_field(row, index, "run_type", "iteration");
+  if (run_type != "iteration") {
+    if (run_type == "aggregate") add_aggregate(run, name, row, index);
     return;
   }
   CaseMeans& c = run.cases[name];
@@ -111,7 +135,8 @@ BenchRun load_run(const json& doc) {
     throw ReportError("not a Google Benchmark JSON file (no \"benchmarks\" array)");
   BenchRun run;
   std::map<std::string, std::map<std::string, int>> counts;
-  for (const auto& row : doc["benchmarks"]) add_row(run, row, counts);
+  const json& rows = doc["benchmarks"];
+  for (size_t i = 0; i < rows.size(); ++i) add_row(run, rows[i], i, counts);
   for (auto& [name, c] : run.cases)
     for (auto& [field, sum] : c.values) sum /= counts[name][field];
   if (doc.contains("context") && doc["context"].is_object()) {

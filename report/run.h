@@ -72,7 +72,8 @@ struct BenchRun {
 };
 
 /// Reads a parsed document. Throws ReportError when it is not an object with a
-/// "benchmarks" array.
+/// "benchmarks" array, or a row's name / run_name / run_type / aggregate_name is not a
+/// string or its error_occurred not a boolean (naming the row and the field).
 BenchRun load_run(const nlohmann::json& doc);
 
 /// Parses JSON text, then load_run. Throws ReportError ("not valid JSON: ...").

@@ -10,16 +10,25 @@
 #   ./scripts/setup.sh --history    also chromium (Debian 12's package, about 100 MB), the
 #                                   headless browser tests/scripts/history_test.py renders
 #                                   scripts/history.py's page in; it skips that without it
-# The options combine (./scripts/setup.sh --reference --history).
+#   ./scripts/setup.sh --sanitize   also what scripts/sanitize.sh and scripts/fuzz.sh need
+#                                   beyond the build packages: clang-14 and libFuzzer's
+#                                   runtime (libclang-rt-14-dev) for the fuzz harnesses,
+#                                   dpkg-dev (dpkg-source, to unpack Debian's onetbb source
+#                                   for the TSan-built oneTBB) and debian-archive-keyring
+#                                   (apt-get verifies that source with it); GCC's ASan,
+#                                   UBSan and TSan runtimes come with g++. CI passes it.
+# The options combine (./scripts/setup.sh --reference --history --sanitize).
 set -euo pipefail
 
 reference=0
 history=0
+sanitize=0
 for arg in "$@"; do
   case "$arg" in
     --reference) reference=1 ;;
     --history) history=1 ;;
-    *) echo "setup: unknown option $arg (expected --reference or --history)" >&2; exit 2 ;;
+    --sanitize) sanitize=1 ;;
+    *) echo "setup: unknown option $arg (expected --reference, --history or --sanitize)" >&2; exit 2 ;;
   esac
 done
 
@@ -45,6 +54,10 @@ fi
 if [ "$history" -eq 1 ]; then
   # a real browser for the history page's test (headless: no display needed)
   packages+=(chromium)
+fi
+if [ "$sanitize" -eq 1 ]; then
+  # libFuzzer (clang only), and Debian's onetbb source unpacked for the TSan-built oneTBB
+  packages+=(clang-14 libclang-rt-14-dev dpkg-dev debian-archive-keyring)
 fi
 
 missing=()

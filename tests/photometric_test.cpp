@@ -15,6 +15,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/test_data.h"
@@ -465,6 +466,26 @@ TEST(Photometric, SharpnessBlendsWithTheSmoothedImage) {
   const Image small = test_image(3, 3);
   EXPECT_TRUE(same_pixels(applied(small, [&](Image& i) { adjust_sharpness(i, 0.0f, scratch); }),
                           ref_sharpness(small, 0.0)));
+}
+
+// Regression (tests/fuzz/regressions/fuzz_recipe/sharpness_pointer_overflow.jpg): the
+// interior smoothing read the left neighbour as up[j - 3] with an unsigned j, so at the
+// first interior pixel of every row the index wrapped to 2^64 - 3 and the pointer
+// addition overflowed. It gave the right pixels by accident, so this test passed on it:
+// clang's UBSan (the fuzz build, which replays that input) reports the overflow, GCC 12's
+// (the asan preset) does not. This test keeps the behaviour of the fix: the fuzz input's
+// 40 x 16 and the narrowest interiors (one and two pixels wide) against the reference.
+TEST(Photometric, SharpnessFirstInteriorPixelOfEveryRow) {
+  Image scratch;
+  for (auto [h, w] : {std::pair{16, 40}, std::pair{3, 3}, std::pair{5, 4}, std::pair{4, 3}}) {
+    const Image in = test_image(h, w, 11);
+    for (double f : {0.0, 2.0}) {
+      const float ff = static_cast<float>(f);
+      EXPECT_TRUE(same_pixels(applied(in, [&](Image& i) { adjust_sharpness(i, ff, scratch); }),
+                              ref_sharpness(in, ff)))
+          << h << " x " << w << ", factor " << f;
+    }
+  }
 }
 
 // Blur is within 1 level, not exact: torch's 2-D float32 convolution and OpenCV's separable

@@ -13,6 +13,7 @@
 
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pipebench::report {
@@ -146,6 +147,38 @@ TEST(LoadRun, RejectsWhatIsNotARun) {
   EXPECT_THROW(parse_run(R"({"benchmarks": 3})"), ReportError);
   EXPECT_THROW(parse_run("[1, 2]"), ReportError);
   EXPECT_THROW(read_run("/nonexistent/pipebench/run.json"), ReportError);
+}
+
+// A row field of the wrong type is a ReportError naming the row and the field, never
+// nlohmann's type_error escaping parse_run (pipebench-report died with "terminate called";
+// the first input is tests/fuzz/regressions/fuzz_report_json/run_type_not_a_string.json).
+TEST(LoadRun, AWrongTypedRowFieldIsAReportErrorNamingIt) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"benchmarks":[{"name":"BM_X","run_name":"BM_X","run_type":500.0,"real_time":1.0}]})",
+       "\"run_type\""},
+      {R"({"benchmarks":[{"name":7,"real_time":1.0}]})", "\"name\""},
+      {R"({"benchmarks":[{"name":"BM_X","run_name":["BM_X"],"real_time":1.0}]})", "\"run_name\""},
+      {R"({"benchmarks":[{"name":"BM_X","real_time":1.0},)"
+       R"({"name":"BM_X_mean","run_name":"BM_X","run_type":"aggregate","aggregate_name":{}}]})",
+       "benchmarks[1]: \"aggregate_name\""},
+      {R"({"benchmarks":[{"name":"BM_X","error_occurred":"yes","real_time":1.0}]})",
+       "\"error_occurred\""},
+  };
+  for (const auto& [text, field] : cases) {
+    try {
+      parse_run(text);
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const ReportError& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos)
+          << "the error \"" << e.what() << "\" does not name " << field;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not a ReportError for " << text << ": " << e.what();
+    }
+  }
+  // The right types still load: the fallbacks are unchanged.
+  const BenchRun ok = parse_run(R"({"benchmarks":[{"name":"BM_X","error_occurred":false,"real_time":2.0}]})");
+  ASSERT_EQ(ok.cases.count("BM_X"), 1u);
+  EXPECT_DOUBLE_EQ(ok.cases.at("BM_X").values.at("real_time"), 2.0);
 }
 
 // --- the sweep ---------------------------------------------------------------------------

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -309,9 +310,13 @@ PB_VECTOR_CLONES void channel_min_max(const uint8_t* p, size_t n, uint8_t* lo, u
 // centre. n / 13 is never a half (2n is even, 13 odd), and its nearest halves are 1/26
 // away, far beyond float32 error, so torch's float conv + round is exactly this integer.
 PB_VECTOR_CLONES void smooth_row(const uint8_t* up, const uint8_t* mid, const uint8_t* down,
-                                 uint8_t* out, size_t bytes) {
+                                 uint8_t* out, ptrdiff_t bytes) {
   // bytes: the row minus one pixel at each end; every pointer starts at the second pixel.
-  for (size_t j = 0; j < bytes; ++j) {
+  // The index is signed: with a size_t j, j - 3 wraps to 2^64 - 3 at j < 3 and the pointer
+  // addition overflows (undefined behaviour that happened to work; UBSan's pointer-overflow
+  // check found it, tests/fuzz/regressions/README.md). Signed, up[j - 3] is up - 3 + j, the
+  // pixel to the left, inside the row.
+  for (ptrdiff_t j = 0; j < bytes; ++j) {
     // n <= 13 * 255, so 2n + 13 fits 16 bits (and a 16-bit division by a constant vectorises).
     const uint16_t n2 = static_cast<uint16_t>(
         2 * (up[j - 3] + up[j] + up[j + 3] + mid[j - 3] + 5 * mid[j] + mid[j + 3] + down[j - 3] +
@@ -684,7 +689,8 @@ void adjust_sharpness(Image& img, double factor, Image& scratch) {
     const uint8_t* mid = img.row(y);
     std::copy(mid, mid + 3, out);
     std::copy(mid + row - 3, mid + row, out + row - 3);
-    smooth_row(img.row(y - 1) + 3, mid + 3, img.row(y + 1) + 3, out + 3, row - 6);
+    smooth_row(img.row(y - 1) + 3, mid + 3, img.row(y + 1) + 3, out + 3,
+               static_cast<ptrdiff_t>(row) - 6);
   }
   // _blend over the whole image, the border included (ratio * x + (1 - ratio) * x can
   // truncate to x - 1, as in torchvision).

@@ -9,7 +9,9 @@
 // them: GCC bug 105593, silenced for that header only).
 #if defined(__GNUC__) && defined(__x86_64__)
 #pragma GCC diagnostic push
+#if !defined(__clang__)  // clang has no such warning and would warn about the pragma
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 #define PB_X86_AVX512 1
@@ -195,7 +197,7 @@ PB_AVX512 inline __attribute__((always_inline)) __m512 block_sum(const float* ro
   }
   const __m512 r2 = _mm512_loadu_ps(v + 32), r3 = _mm512_loadu_ps(v + 48);
   const __m512i bit5 = _mm512_set1_epi32(32);
-  const auto pick = [&](__m512i i) {
+  const auto pick = [&](__m512i i) PB_AVX512 {  // clang does not pass the target on to lambdas
     return _mm512_mask_blend_ps(_mm512_test_epi32_mask(i, bit5), _mm512_permutex2var_ps(r0, i, r1),
                                 _mm512_permutex2var_ps(r2, i, r3));
   };
