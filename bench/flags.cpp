@@ -80,6 +80,22 @@ std::vector<FlagSpec> make_table() {
                      },
                      "LIST|auto"));
                }});
+  t.push_back({"callback", "SPEC", "checkpoint:mib=16,every=10",
+               "a training extra run after each step, repeatable: log, metric or checkpoint, "
+               "options every=N, sync|async, mib=X (pipeline/callbacks.h); the loop runs with the "
+               "set as given and with its callbacks async, a pair at one worker count",
+               [](CLI::App& app, RawFlags& raw, const std::string& option, const std::string& help) {
+                 return app.add_option(option, raw.callbacks, help)->check(CLI::Validator(
+                     [](std::string& v) -> std::string {
+                       try {
+                         parse_callback(v);
+                         return "";
+                       } catch (const std::invalid_argument& e) {
+                         return e.what();
+                       }
+                     },
+                     "SPEC"));
+               }});
   t.push_back({"cpu-budget", "N", "every core", "cores --workers=auto may use (its largest count)",
                with_check(bind_to(&RawFlags::cpu_budget), CLI::Range(1, 1024))});
   t.push_back({"compute-ms", "X", "25 per 64 images", "emulated training step per batch, ms",
@@ -236,6 +252,9 @@ BenchConfig parse_flags(int argc, char** argv) {
     if (!raw.workers.empty()) c.workers = parse_worker_list(raw.workers);
   }
   if (c.workers.empty() && !c.workers_auto) c.workers = default_workers();
+  for (const auto& text : raw.callbacks.empty() ? std::vector<std::string>{kDefaultCallbacks}
+                                                : raw.callbacks)
+    c.callbacks.push_back(parse_callback(text));
   c.on_error = raw.on_error == "skip" ? OnError::kSkip : OnError::kStop;
   if (!raw.drop_last.empty()) c.drop_last = raw.drop_last == "true";
   c.pipeline = resolve_pipeline(raw, c.size);

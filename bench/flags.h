@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pipeline/loader.h"
+#include "pipeline/callbacks.h"
 #include "transforms/pipeline.h"
 
 namespace CLI {
@@ -36,6 +37,9 @@ struct BenchConfig {
                                                   ///< empty with workers_auto until chosen
   bool workers_auto = false;                      ///< --workers=auto (bench/worker_auto.h)
   int cpu_budget = 0;                             ///< --cpu-budget, cores (auto only)
+  /// --callback (repeatable): training extras run end to end as a sync/async pair
+  /// (bench/end_to_end_bench.cpp); without the flag, the default pair's set.
+  std::vector<CallbackSpec> callbacks;
   double compute_ms = 25.0;                       ///< emulated step per batch, ms
   std::string baseline;                           ///< "emulated" or "cuda"
   std::filesystem::path trace;                    ///< Chrome trace output, empty = none
@@ -64,6 +68,10 @@ void check_writable(const char* flag, const std::filesystem::path& path);
 /// records the value used (min_time_s); --benchmark_min_time=0.5 gives Google Benchmark's.
 inline constexpr const char* kDefaultMinTime = "0.2";
 
+/// The training extra of the default run's sync/async pair (issue 10): a 16 MiB checkpoint
+/// every 10 steps, small enough for a CI disk, large enough to show on a 25 ms step.
+inline constexpr const char* kDefaultCallbacks = "checkpoint:mib=16,every=10";
+
 /// What --quick changes: the flags it sets when the user did not (Google Benchmark's
 /// included), and the line that says what it left out.
 struct QuickPlan {
@@ -86,6 +94,7 @@ struct RawFlags {
   std::string drop_last;      ///< "", "true" or "false"
   std::string workers;        ///< --workers as given: "auto", "1,2,4" or empty
   int cpu_budget = 0;         ///< --cpu-budget, 0 when not given
+  std::vector<std::string> callbacks;  ///< --callback values as given
 };
 
 /// One flag: its name (without "--"), the placeholder of its value, the default as the

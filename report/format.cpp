@@ -127,6 +127,7 @@ std::string format_text(const Report& r) {
     appendf(out, "Note: the run's pipeline_spec does not parse here, so its faster variants are "
             "not compared: %s\n", r.spec_note.c_str());
   append_what_if_text(out, r);
+  append_extras_text(out, r.extras);
   findings(out, r);
   append_trust_text(out, r);
   return out;
@@ -173,6 +174,7 @@ json to_json(const Report& r) {
                                {"sample_ms", opt(r.casestudy_ms)},
                                {"sample_shifts_ms", opt(r.casestudy_shifts_ms)}};
   add_what_if_json(j, r);
+  j["training_extras"] = extras_json(r.extras);
   return j;
 }
 

@@ -60,6 +60,8 @@ Cases find_sweep(const BenchRun& run, const std::string& recipe) {
   Cases out;
   for (const auto& [name, c] : run.cases) {
     std::smatch m;
+    // The training-extras pair (callbacks_ms) runs the loop with callbacks: not a sweep point.
+    if (c.values.count("callbacks_ms")) continue;
     if (std::regex_match(name, m, e2e)) {
       SweepPoint p;
       p.workers = std::stoi(m[1]);
@@ -177,6 +179,7 @@ Report build_report(const BenchRun& run) {
       what_if_inputs(run, r.recipe, r.batch, r.cores_available, cases.sweep, loaders);
   r.what_if = build_what_if(inputs);
   r.trust = check_trust(run, cases.names, r.batch, r.cores_available, inputs.today);
+  r.extras = training_extras(run, r.recipe);
 
   r.alternatives = variants_from_context(run, r);
   r.verdict = make_verdict(std::move(cases.sweep), per_sample_ms, r.batch, std::move(stages),

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "pipeline/bound.h"
+#include "report/extras.h"
 #include "report/run.h"
 #include "report/trust.h"
 #include "report/whatif.h"
@@ -76,6 +77,8 @@ struct Report {
   WhatIf what_if;
   /// Warnings about the run's own numbers, and the CV table.
   Trust trust;
+  /// The loop with training extras (callbacks), and what async saved.
+  Extras extras;
 
   /// The run is data-bound: it has a sweep, and no swept worker count keeps the
   /// accelerator busy. Only then does shortening a stage shorten the step.

@@ -111,6 +111,8 @@ def extract(data):
     compute_ms, batch_sizes, train_compute_ms = [], [], []
     for name, f in cases.items():
         m = _END_TO_END.match(name)
+        if m and "callbacks_ms" in f:
+            continue  # the training-extras pair: the loop with callbacks, not a sweep point
         if m:
             recipe, baseline, w = m.group(1), m.group(2), int(m.group(3))
             w = int(round(f.get("workers", w)))

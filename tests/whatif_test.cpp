@@ -389,6 +389,35 @@ TEST(FixCheck, TheDecodeFixRunEndToEndIsSetAgainstItsPrediction) {
   EXPECT_TRUE(report_of(run_doc(sweep_rows(20))).what_if.fix_checks.empty());
 }
 
+TEST(TrainingExtras, ShareCostliestAndTheMeasuredAsyncSaving) {
+  const auto extras_row = [](const std::string& set, bool async, double step, double cb_ms) {
+    return row("BM_EndToEnd/imagenet_train/emulated/workers:2/callbacks:" + set + "/iterations:30/real_time",
+               {{"workers", 2}, {"data_ms", 32.0}, {"compute_ms", 25.0}, {"step_ms", step},
+                {"au_pct", 100.0 * 25 / step}, {"stall_pct", 100.0 - 100.0 * 25 / step},
+                {"batch_size", 64}, {"callbacks_ms", cb_ms}, {"callbacks_pct", 100 * cb_ms / step},
+                {"callbacks_async", async ? 1 : 0}, {"callback:" + set + "_ms", cb_ms}});
+  };
+  std::vector<json> rows = sweep_rows(25);
+  rows.push_back(extras_row("checkpoint-sync", false, 40.0, 9.0));
+  rows.push_back(extras_row("checkpoint-async", true, 33.0, 0.2));
+  const Report r = report_of(run_doc(rows));
+  // Not sweep points: the sweep is still 1 and 2 workers from sweep_rows.
+  ASSERT_EQ(r.verdict.sweep.size(), 2u);
+  EXPECT_NEAR(r.verdict.sweep[1].bound.step_ms, 32.4, 1e-9);
+  ASSERT_EQ(r.extras.cases.size(), 2u);
+  EXPECT_EQ(r.extras.costliest, "checkpoint-sync");
+  EXPECT_NEAR(r.extras.costliest_ms, 9.0, 1e-12);
+  ASSERT_TRUE(r.extras.async_saving_ms.has_value());
+  EXPECT_NEAR(*r.extras.async_saving_ms, 7.0, 1e-12);
+  EXPECT_NEAR(*r.extras.async_saving_pct, 17.5, 1e-12);
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("callbacks:checkpoint-sync: step 40.00 ms; 22.5 % in callbacks (9.00 ms), AU 62.5 %"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("saved 7.00 ms per step (17.5 % of the step)"), std::string::npos) << text;
+  EXPECT_EQ(to_json(r)["training_extras"]["costliest"], "checkpoint-sync");
+  EXPECT_TRUE(report_of(run_doc(sweep_rows(25))).extras.empty());
+}
+
 // --- trust ----------------------------------------------------------------------------------
 
 TEST(Trust, PhysicalFloorFiresOnADoctoredRowOnly) {

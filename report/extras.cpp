@@ -1,0 +1,90 @@
+#include "report/extras.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "report/appendf.h"
+
+namespace pipebench::report {
+
+Extras training_extras(const BenchRun& run, const std::string& pipeline) {
+  Extras e;
+  const std::string prefix = "BM_EndToEnd/" + pipeline + "/";
+  for (auto it = run.cases.lower_bound(prefix); it != run.cases.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    const auto& v = it->second.values;
+    const auto get = [&](const std::string& k) {
+      const auto x = v.find(k);
+      return x == v.end() ? std::optional<double>() : std::optional<double>(x->second);
+    };
+    const auto cb = get("callbacks_ms"), step = get("step_ms"), au = get("au_pct"), w = get("workers");
+    if (!cb || !step || !au || !w) continue;
+    ExtrasCase c;
+    c.name = strip_case_suffixes(it->first);
+    c.workers = static_cast<int>(std::lround(*w));
+    c.async = get("callbacks_async").value_or(0) > 0.5;
+    c.step_ms = *step;
+    c.au_pct = *au;
+    c.stall_pct = get("stall_pct").value_or(100 - *au);
+    c.callbacks_ms = *cb;
+    c.callbacks_pct = get("callbacks_pct").value_or(*step > 0 ? 100 * *cb / *step : 0);
+    for (const auto& [key, value] : v) {
+      const std::string head = "callback:", tail = "_ms";
+      if (key.rfind(head, 0) == 0 && key.size() > head.size() + tail.size() &&
+          key.compare(key.size() - tail.size(), tail.size(), tail) == 0)
+        c.per_callback.emplace_back(key.substr(head.size(), key.size() - head.size() - tail.size()), value);
+    }
+    e.cases.push_back(std::move(c));
+  }
+  const ExtrasCase* sync = nullptr;
+  for (const auto& c : e.cases)
+    if (!c.async && (!sync || c.callbacks_ms > sync->callbacks_ms)) sync = &c;
+  if (sync) {
+    for (const auto& [label, ms] : sync->per_callback)
+      if (ms > e.costliest_ms) {
+        e.costliest = label;
+        e.costliest_ms = ms;
+      }
+    for (const auto& c : e.cases)
+      if (c.async && c.workers == sync->workers && sync->step_ms > 0) {
+        e.async_saving_ms = sync->step_ms - c.step_ms;
+        e.async_saving_pct = 100 * *e.async_saving_ms / sync->step_ms;
+      }
+  }
+  return e;
+}
+
+void append_extras_text(std::string& out, const Extras& e) {
+  if (e.empty()) return;
+  appendf(out, "\nTraining extras (callbacks on the loop's thread, per step):\n");
+  for (const auto& c : e.cases)
+    appendf(out, "  %s: step %.2f ms; %.1f %% in callbacks (%.2f ms), AU %.1f %%, stall %.1f %%\n",
+            c.name.c_str(), c.step_ms, c.callbacks_pct, c.callbacks_ms, c.au_pct, c.stall_pct);
+  if (!e.costliest.empty())
+    appendf(out, "  Costliest callback: %s, %.2f ms per step on the loop's thread.\n",
+            e.costliest.c_str(), e.costliest_ms);
+  if (e.async_saving_ms)
+    appendf(out, "  Made async, the callbacks %s %.2f ms per step (%.1f %% of the step), measured "
+            "in this run.\n", *e.async_saving_ms >= 0 ? "saved" : "cost",
+            std::abs(*e.async_saving_ms), std::abs(*e.async_saving_pct));
+}
+
+nlohmann::json extras_json(const Extras& e) {
+  nlohmann::json j = nlohmann::json::object();
+  j["cases"] = nlohmann::json::array();
+  for (const auto& c : e.cases) {
+    nlohmann::json per = nlohmann::json::object();
+    for (const auto& [label, ms] : c.per_callback) per[label + "_ms"] = ms;
+    j["cases"].push_back({{"case", c.name}, {"workers", c.workers}, {"async", c.async},
+                          {"step_ms", c.step_ms}, {"au_pct", c.au_pct}, {"stall_pct", c.stall_pct},
+                          {"callbacks_ms", c.callbacks_ms}, {"callbacks_pct", c.callbacks_pct},
+                          {"per_callback", per}});
+  }
+  j["costliest"] = e.costliest.empty() ? nlohmann::json() : nlohmann::json(e.costliest);
+  j["costliest_ms_per_step"] = e.costliest_ms;
+  j["async_saving_ms_per_step"] = e.async_saving_ms ? nlohmann::json(*e.async_saving_ms) : nlohmann::json();
+  j["async_saving_pct"] = e.async_saving_pct ? nlohmann::json(*e.async_saving_pct) : nlohmann::json();
+  return j;
+}
+
+}  // namespace pipebench::report

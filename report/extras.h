@@ -1,0 +1,48 @@
+// Training extras in the report (issue 10): the loop run with callbacks
+// (bench: BM_EndToEnd/<pipeline>/<baseline>/workers:<w>/callbacks:<set>, found by their
+// callbacks_ms counter), answering the design notes' questions for each: how much of the
+// step the loop's thread spent in callbacks (callbacks_pct = 100 x callbacks_ms / step_ms),
+// how much the accelerator computed (au_pct) and how much it waited (stall_pct); which
+// callback costs most (callback:<label>_ms of the case with sync callbacks), and what
+// running them async saved, measured: step_ms of the sync case minus that of the async one
+// at the same worker count.
+// A sync callback on the host can overlap the accelerator's step (the step is submitted
+// first), so its time shows in step_ms only where the loop could not hide it: the saving
+// is the measured difference, not the callback's own time.
+// Nothing here throws; a run without such cases gives an empty Extras.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/run.h"
+
+namespace pipebench::report {
+
+struct ExtrasCase {
+  std::string name;        ///< without Google Benchmark's suffixes
+  int workers = 0;
+  bool async = false;      ///< every callback of the set async (callbacks_async)
+  double step_ms = 0, au_pct = 0, stall_pct = 0;
+  double callbacks_ms = 0, callbacks_pct = 0;      ///< on the loop's thread, per step
+  std::vector<std::pair<std::string, double>> per_callback;  ///< label -> ms per step
+};
+
+struct Extras {
+  std::vector<ExtrasCase> cases;
+  std::string costliest;            ///< label of the sync case's costliest callback
+  double costliest_ms = 0;          ///< its ms per step
+  std::optional<double> async_saving_ms;   ///< sync step_ms - async step_ms, same workers
+  std::optional<double> async_saving_pct;  ///< of the sync step
+  bool empty() const { return cases.empty(); }
+};
+
+Extras training_extras(const BenchRun& run, const std::string& pipeline);
+void append_extras_text(std::string& out, const Extras& e);
+nlohmann::json extras_json(const Extras& e);
+
+}  // namespace pipebench::report
