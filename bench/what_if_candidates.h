@@ -5,6 +5,9 @@
 // Labels:
 //   decode:auto          the same spec with the ROI / DCT-scaled decode planner, when the
 //                        spec asks for another decode and the planner would change it;
+//   collate:uint8        the same spec collated as uint8, its trailing normalize moved
+//                        after the H2D copy (where the spec allows it): the CPU saving is
+//                        measured; the accelerator's share is not (labelled estimated);
 //   without:<op>[#k]     the spec without that one operator (per-sample or batch), when
 //                        the rest still builds: what the operator costs (it changes what
 //                        the model sees, so it is a price, not a fix);

@@ -65,7 +65,7 @@ void read_candidates(const BenchRun& run, const std::string& base, bool us_per_i
   for (const auto& [label, name] : labels) {
     auto ms = sample_cpu_ms(run, name, us_per_image);
     if (!ms) continue;
-    if (label.rfind("decode:", 0) == 0) in.fixes.push_back({label, name, *ms});
+    if (label.rfind("decode:", 0) == 0 || label.rfind("collate:", 0) == 0) in.fixes.push_back({label, name, *ms});
     else if (label.rfind("presized:", 0) == 0) in.fixes.push_back(presized_cost(run, label, name, *ms));
     else if (label.rfind("without:", 0) == 0) in.prices.push_back({label, name, *ms});
   }

@@ -27,6 +27,8 @@
 //                with every shorter side reduced to N px (pipebench-data presize; the
 //                case's presize_shorter_side_px and presize_jpeg_quality counters). It
 //                changes the resolution the model sees: the row states the one kept;
+//                BM_Sample/<pipeline>/collate:uint8: uint8 batches, normalize after the
+//                copy; its accelerator-side cost is estimated, not measured (no GPU);
 //   price        BM_Sample/<pipeline>/without:<op>[#k]: the spec without one operator.
 //                It changes what the model sees: what the operator costs, never a fix.
 // The check: the workers fix is the sweep itself (measured AU against the model at that

@@ -389,6 +389,19 @@ TEST(FixCheck, TheDecodeFixRunEndToEndIsSetAgainstItsPrediction) {
   EXPECT_TRUE(report_of(run_doc(sweep_rows(20))).what_if.fix_checks.empty());
 }
 
+TEST(WhatIfTable, TheUint8HandOffIsAFixWhoseAcceleratorShareIsLabelledEstimated) {
+  std::vector<json> rows = sweep_rows(25);
+  rows.push_back(sample("/collate:uint8", 940));
+  const Report r = report_of(run_doc(rows));
+  const WhatIfRow& u8 = row_of(r.what_if, "collate:uint8");
+  EXPECT_EQ(u8.kind, CandidateKind::kFix);
+  EXPECT_NEAR(u8.cpu_ms_per_sample, 0.94, 1e-12);
+  EXPECT_NEAR(u8.saving_ms_per_sample, 0.06, 1e-12);
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("(collate:uint8: batches of uint8"), std::string::npos) << text;
+  EXPECT_NE(text.find("is estimated, not measured without a GPU"), std::string::npos) << text;
+}
+
 TEST(TrainingExtras, ShareCostliestAndTheMeasuredAsyncSaving) {
   const auto extras_row = [](const std::string& set, bool async, double step, double cb_ms) {
     return row("BM_EndToEnd/imagenet_train/emulated/workers:2/callbacks:" + set + "/iterations:30/real_time",

@@ -57,12 +57,21 @@ std::string param_range_text(const ParamSchema& p) {
   if (p.type == ParamType::kString) {
     if (p.choices.empty()) return "any text";
     std::string s = "one of ";
-    for (size_t i = 0; i < p.choices.size(); ++i) s += (i ? ", " : "") + p.choices[i];
+    for (size_t i = 0; i < p.choices.size(); ++i) {
+      if (i) s += ", ";
+      s += p.choices[i];
+    }
     return s;
   }
   const bool lo = p.min > -1e299, hi = p.max < 1e299;
   if (!lo && !hi) return "any";
-  return "[" + (lo ? number(p.min) : "-inf") + ", " + (hi ? number(p.max) : "inf") + "]";
+  // Appended piece by piece: GCC 12's -Wrestrict misfires on "[" + std::string.
+  std::string s = "[";
+  s += lo ? number(p.min) : "-inf";
+  s += ", ";
+  s += hi ? number(p.max) : "inf";
+  s += "]";
+  return s;
 }
 
 const OpRegistry& OpRegistry::instance() {
