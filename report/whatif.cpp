@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 
 namespace pipebench::report {
@@ -92,8 +93,7 @@ void read_fix_points(const BenchRun& run, const std::string& pipeline, WhatIfInp
       p.bound.compute_ms = *compute;
       p.bound.step_ms = *step;
       p.bound.au_pct = *au;
-      in.fix_points[f.label] = p;
-      break;
+      in.fix_points[f.label][p.workers] = p;
     }
   }
 }
@@ -393,9 +393,15 @@ WhatIf build_what_if(const WhatIfInputs& in) {
   w.recommendation = recommend(in, w);
   w.check = check(in, w);
   for (const auto& f : in.fixes) {
-    const auto point = in.fix_points.find(f.label);
-    if (point == in.fix_points.end()) continue;
-    const SweepPoint& p = point->second;
+    const auto points = in.fix_points.find(f.label);
+    if (points == in.fix_points.end() || points->second.empty()) continue;
+    const auto& by_workers = points->second;
+    const bool recommended = w.recommendation.label == f.label;
+    auto at = by_workers.end();
+    if (recommended) at = by_workers.find(w.recommendation.workers);
+    if (at == by_workers.end()) at = by_workers.find(w.eval_workers);
+    if (at == by_workers.end()) at = std::prev(by_workers.end());
+    const SweepPoint& p = at->second;
     FixCheck fc;
     fc.label = f.label;
     PredictionCheck& c = fc.check;

@@ -82,8 +82,9 @@ struct WhatIfInputs {
   std::vector<SampleCost> fixes;   ///< decode:<mode> and presized:<N> candidates
   std::vector<SampleCost> prices;  ///< without:<op> candidates
   /// Fixes run end to end, BM_EndToEnd/<pipeline>/<label>/<baseline>/workers:<w>, by
-  /// label: the point's counters (workers, data_ms, compute_ms, step_ms, au_pct).
-  std::map<std::string, SweepPoint> fix_points;
+  /// label, then by workers: the points' counters (workers, data_ms, compute_ms, step_ms,
+  /// au_pct).
+  std::map<std::string, std::map<int, SweepPoint>> fix_points;
   std::string note;               ///< why `today` or compute_ms is missing, if it is
 };
 
@@ -154,7 +155,9 @@ struct PeerSummary {
 
 /// A fix applied for real (bench: BM_EndToEnd/<pipeline>/<label>/...): its predicted step
 /// (the model with the fix's CPU per sample, at the point's workers and compute time)
-/// against the measured loop.
+/// against the measured loop; at the recommended worker count when the fix is the
+/// recommendation and that count ran, else at the table's count (WhatIf::eval_workers),
+/// else at the largest count that ran.
 struct FixCheck {
   std::string label;
   PredictionCheck check;   ///< at_workers_candidate false; workers = the point's

@@ -389,6 +389,31 @@ TEST(FixCheck, TheDecodeFixRunEndToEndIsSetAgainstItsPrediction) {
   EXPECT_TRUE(report_of(run_doc(sweep_rows(20))).what_if.fix_checks.empty());
 }
 
+TEST(FixCheck, AtTheRecommendedWorkerCountWhenThatRan) {
+  // decode:auto at 0.3 ms per sample reaches AU 90 % with 1 worker (0.3 x 64 = 19.2 ms
+  // against a 25 ms step) while today needs 3 (more than the 2 cores): the recommendation
+  // is decode:auto at 1 worker, and the check uses the fix's 1-worker case.
+  std::vector<json> rows = {sample("", 1000), sample("/decode:auto", 300),
+                            end_to_end(1, 64, 25, 64.5), end_to_end(2, 32, 25, 32.4),
+                            loader(1, 64), loader(2, 32)};
+  for (int w : {1, 2})
+    rows.push_back(row("BM_EndToEnd/imagenet_train/decode:auto/emulated/workers:" + std::to_string(w) +
+                           "/iterations:30/real_time",
+                       {{"workers", w}, {"data_ms", 19.2 / w}, {"compute_ms", 25.0},
+                        {"step_ms", w == 1 ? 25.6 : 25.2}, {"au_pct", w == 1 ? 97.66 : 99.2},
+                        {"batch_size", 64}}));
+  const Report r = report_of(run_doc(rows));
+  ASSERT_EQ(r.what_if.recommendation.label, "decode:auto");
+  ASSERT_EQ(r.what_if.recommendation.workers, 1);
+  ASSERT_EQ(r.what_if.fix_checks.size(), 1u);
+  const PredictionCheck& c = r.what_if.fix_checks[0].check;
+  EXPECT_EQ(c.workers, 1);
+  EXPECT_NEAR(c.predicted_step_ms, 25.0, 1e-9);  // max(0.3 x 64 / 1, 25)
+  EXPECT_NEAR(c.measured_step_ms, 25.6, 1e-9);
+  EXPECT_NEAR(c.error_pct, 100.0 * (25.0 - 25.6) / 25.6, 1e-9);
+  EXPECT_FALSE(c.over_tolerance());
+}
+
 TEST(WhatIfTable, TheUint8HandOffIsAFixWhoseAcceleratorShareIsLabelledEstimated) {
   std::vector<json> rows = sweep_rows(25);
   rows.push_back(sample("/collate:uint8", 940));
