@@ -57,7 +57,7 @@ void MachineLoad::finish() {
   const double ours = static_cast<double>(process_cpu_ns() - ours_ns0_);
   // /proc/stat counts in clock ticks (10 ms): short runs read a little high or low.
   other_cpu_cores = wall > 0 ? std::max(0.0, (all - ours) / wall) : 0.0;
-  busy = other_cpu_cores > kBusyCores || load_average_start > cores / 2;
+  busy = other_cpu_cores > kBusyCores || load_average_start > cores;
 }
 
 std::string MachineLoad::warning() const {

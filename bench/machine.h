@@ -5,7 +5,10 @@
 //     wall clock at the start of the run and at its end: the CPU that *other* processes
 //     used meanwhile, in cores, is (busy - ours) / wall. A run is flagged busy when others
 //     used more than kBusyCores on average, or the 1-minute load average at the start
-//     exceeded half the cores this process may use.
+//     exceeded the cores this process may use (issue 14 item 8). The load average trails by
+//     a minute, so half the cores flagged runs started right after a build on an idle
+//     machine (others using 0.01 cores); what others used during the run is the direct
+//     measure.
 //   - cores_available(): the CPUs this process may run on (sched_getaffinity), capped by a
 //     cgroup v2 CPU quota (cpu.max) when one is set.
 //   - the malloc policy (fix_malloc_policy()): glibc's default returns large freed blocks

@@ -14,7 +14,7 @@
 //                   cores were free (memory bandwidth, shared caches, hyperthreads sharing
 //                   a core, a busy machine).
 //   busy machine    the context's busy_machine is "true" (bench/machine.h: other processes
-//                   used more than 0.25 cores, or the load average exceeded half the cores).
+//                   used more than 0.25 cores, or the load average exceeded the cores).
 //   saturated cores the run's largest-worker loader or end-to-end case kept at least
 //                   kSaturatedPct of the machine's cores busy (cpu_busy_cores_mean, all
 //                   processes, from the system sampler) while data-bound or at most as
