@@ -23,7 +23,6 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <thread>
 
 #include <cmath>
 
@@ -31,6 +30,7 @@
 
 #include "bench/benchmarks.h"
 #include "bench/loader_util.h"
+#include "bench/machine.h"
 #include "pipeline/callbacks.h"
 #include "bench/what_if_candidates.h"
 #include "pipeline/bound.h"
@@ -205,7 +205,8 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
   // DCT-scaled decode planner, end to end at every swept count within the cores (the
   // table prices fixes at the largest; the recommendation may ask for fewer), so
   // pipebench-report can set its predicted step against the measured one.
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // The cores the run may use (affinity, cgroup quota), as the report's table counts them.
+  const int cores = std::max(1, static_cast<int>(cores_available()));
   int at = 0;
   for (int w : c.workers)
     if (w <= cores) at = std::max(at, w);

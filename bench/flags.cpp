@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "bench/machine.h"
 #include "pipeline/cuda.h"
 #include "transforms/recipes.h"
 #include "transforms/spec.h"
@@ -96,7 +97,8 @@ std::vector<FlagSpec> make_table() {
                      },
                      "SPEC"));
                }});
-  t.push_back({"cpu-budget", "N", "every core", "cores --workers=auto may use (its largest count)",
+  t.push_back({"cpu-budget", "N", "the cores available", "cores --workers=auto may use (its largest "
+               "count; default: the CPUs this process may run on, capped by a cgroup CPU quota)",
                with_check(bind_to(&RawFlags::cpu_budget), CLI::Range(1, 1024))});
   t.push_back({"compute-ms", "X", "25 per 64 images", "emulated training step per batch, ms",
                bind_to(&RawFlags::compute_ms)});
@@ -245,8 +247,7 @@ BenchConfig parse_flags(int argc, char** argv) {
   }
   if (raw.workers == "auto") {
     c.workers_auto = true;
-    c.cpu_budget = raw.cpu_budget > 0 ? raw.cpu_budget
-                                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    c.cpu_budget = raw.cpu_budget > 0 ? raw.cpu_budget : std::max(1, static_cast<int>(cores_available()));
   } else {
     if (raw.cpu_budget > 0) throw std::invalid_argument("--cpu-budget applies to --workers=auto only");
     if (!raw.workers.empty()) c.workers = parse_worker_list(raw.workers);

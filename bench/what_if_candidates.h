@@ -1,7 +1,8 @@
 // The what-if candidates of a pipeline (issue 8), measured beside it as
-// BM_Sample/<pipeline>/<label> so that pipebench-report can price each change; the first
-// fix is also run end to end (BM_EndToEnd/<pipeline>/<label>/<baseline>/workers:<w>) so
-// that the report can check its prediction against the real loop.
+// BM_Sample/<pipeline>/<label> so that pipebench-report can price each change; the decode
+// fix is also run end to end (BM_EndToEnd/<pipeline>/decode:auto/<baseline>/workers:<w>,
+// bench/end_to_end_bench.cpp) so that the report can check its prediction against the
+// real loop.
 // Labels:
 //   decode:auto          the same spec with the ROI / DCT-scaled decode planner, when the
 //                        spec asks for another decode and the planner would change it;

@@ -1,6 +1,6 @@
 // --workers=auto: the worker count chosen before the cases are registered, by the search of
 // pipeline/worker_search.h against the run's own loader, dataset and training step, within
-// --cpu-budget cores (default: every core of the machine).
+// --cpu-budget cores (default: the cores available to this process, bench/machine.h).
 //
 // What it measures: a 1-worker probe (warm-up, then 5 batches) gives the per-sample CPU
 // cost (the workers' thread CPU per sample, ms); the training step's compute_ms comes from

@@ -105,15 +105,8 @@ void write_file(const std::filesystem::path& path, const uint8_t* data, size_t s
   }
   Fd f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
   if (f.fd < 0) fail(path, "cannot create", errno);
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t n = ::write(f.fd, data + done, size - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail(path, "write failed", errno);
-    }
-    done += static_cast<size_t>(n);
-  }
+  if (!write_all(f.fd, std::string_view(reinterpret_cast<const char*>(data), size)))
+    fail(path, "write failed", errno);
   const int fd = f.fd;
   f.fd = -1;
   if (::close(fd) != 0) fail(path, "close failed", errno);

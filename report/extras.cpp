@@ -13,10 +13,7 @@ Extras training_extras(const BenchRun& run, const std::string& pipeline) {
   for (auto it = run.cases.lower_bound(prefix); it != run.cases.end(); ++it) {
     if (it->first.compare(0, prefix.size(), prefix) != 0) break;
     const auto& v = it->second.values;
-    const auto get = [&](const std::string& k) {
-      const auto x = v.find(k);
-      return x == v.end() ? std::optional<double>() : std::optional<double>(x->second);
-    };
+    const auto get = [&](const std::string& field) { return run.value(it->first, field); };
     const auto cb = get("callbacks_ms"), step = get("step_ms"), au = get("au_pct"), w = get("workers");
     if (!cb || !step || !au || !w) continue;
     ExtrasCase c;

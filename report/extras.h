@@ -41,8 +41,13 @@ struct Extras {
   bool empty() const { return cases.empty(); }
 };
 
+/// The training-extras cases of `pipeline` in `run` (empty when it has none).
 Extras training_extras(const BenchRun& run, const std::string& pipeline);
+/// The "Training extras" section of pipebench-report's text (nothing when empty): per case
+/// step ms, % of the step in callbacks (and their ms), AU % and stall %; the costliest
+/// callback (ms per step); the async saving (ms per step and % of the sync step).
 void append_extras_text(std::string& out, const Extras& e);
+/// The same as the report's "training_extras" JSON, units in every key (_ms, _pct).
 nlohmann::json extras_json(const Extras& e);
 
 }  // namespace pipebench::report

@@ -79,11 +79,7 @@ void read_fix_points(const BenchRun& run, const std::string& pipeline, WhatIfInp
     const std::string prefix = "BM_EndToEnd/" + pipeline + "/" + f.label + "/";
     for (auto it = run.cases.lower_bound(prefix); it != run.cases.end(); ++it) {
       if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-      const auto& v = it->second.values;
-      const auto get = [&](const char* k) -> std::optional<double> {
-        const auto x = v.find(k);
-        return x == v.end() ? std::nullopt : std::optional<double>(x->second);
-      };
+      const auto get = [&](const char* field) { return run.value(it->first, field); };
       const auto workers = get("workers"), data = get("data_ms"), compute = get("compute_ms"),
                  step = get("step_ms"), au = get("au_pct");
       if (!workers || !data || !compute || !step || !au || !(*step > 0)) continue;

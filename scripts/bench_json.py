@@ -20,6 +20,7 @@ or s). Counters (items_per_second = images/s, au_pct, step_ms ...) are plain num
 import json
 import math
 import os
+import re
 
 TIME_UNIT_TO_NS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
 
@@ -32,6 +33,15 @@ CONTEXT_KEYS = ("dataset_fingerprint", "batch_size", "crop_size", "pipeline_spec
 
 class BadInput(Exception):
     """Input a script refuses; the message names the file and the reason."""
+
+
+def case_filter(pattern, option):
+    """`pattern` compiled as a Python regular expression of case names; BadInput naming
+    `option` (e.g. "--filter") when it does not compile."""
+    try:
+        return re.compile(pattern)
+    except re.error as e:
+        raise BadInput(f"{option} {pattern!r} is not a valid regular expression ({e})") from e
 
 
 def is_number(v):

@@ -45,14 +45,13 @@ from /usr/share/benchmark (libbenchmark-tools) or $PIPEBENCH_GBENCH_DIR.
 import argparse
 import math
 import os
-import re
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # Re-exported: plot.py and the tests import these names from here.
-from bench_json import (BadInput, busy_flag, case_name, context, context_mismatches,  # noqa: E402,F401
-                        is_aggregate, iterations_by_case, load_run, select, time_ns,
+from bench_json import (BadInput, busy_flag, case_filter, case_name, context,  # noqa: E402,F401
+                        context_mismatches, is_aggregate, iterations_by_case, load_run, select, time_ns,
                         TIME_UNIT_TO_NS)
 
 EXIT_OK = 0
@@ -165,6 +164,14 @@ def number_option(text, option, lo, hi, lo_open=False):
     return v
 
 
+def gate_thresholds(threshold, max_cv, alpha, threshold_option):
+    """The gate's numbers from their option texts: (threshold %, max CV % (the threshold
+    when None), alpha); BadInput naming the option that is out of range."""
+    threshold = number_option(threshold, threshold_option, 0.0, 1e6)
+    max_cv = threshold if max_cv is None else number_option(max_cv, "--max-cv", 0.0, 1e6)
+    return threshold, max_cv, number_option(alpha, "--alpha", 0.0, 1.0, lo_open=True)
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="compare.sh",
@@ -193,14 +200,9 @@ def parse_args(argv):
     parser.add_argument("--no-color", action="store_true", help="table without ANSI colors")
     args = parser.parse_args(argv)
 
-    args.max_regression = number_option(args.max_regression, "--max-regression", 0.0, 1e6)
-    args.max_cv = (args.max_regression if args.max_cv is None
-                   else number_option(args.max_cv, "--max-cv", 0.0, 1e6))
-    args.alpha = number_option(args.alpha, "--alpha", 0.0, 1.0, lo_open=True)
-    try:
-        args.regex = re.compile(args.filter)
-    except re.error as e:
-        raise BadInput(f"--filter {args.filter!r} is not a valid regular expression ({e})") from e
+    args.max_regression, args.max_cv, args.alpha = gate_thresholds(
+        args.max_regression, args.max_cv, args.alpha, "--max-regression")
+    args.regex = case_filter(args.filter, "--filter")
     return args
 
 

@@ -37,12 +37,12 @@ case with any of the three counters, bad option), one `export: error:` line on s
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_json import BadInput, context, is_number, iterations_by_case, load_run  # noqa: E402
+from bench_json import (BadInput, case_filter, context, is_number,  # noqa: E402
+                        iterations_by_case, load_run)
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -124,10 +124,7 @@ def parse_args(argv):
     ap.add_argument("--cases", default=".", metavar="REGEX",
                     help="only cases whose name matches (Python re.search; default: all)")
     args = ap.parse_args(argv)
-    try:
-        args.regex = re.compile(args.cases)
-    except re.error as e:
-        raise BadInput(f"--cases {args.cases!r} is not a valid regular expression ({e})") from e
+    args.regex = case_filter(args.cases, "--cases")
     return args
 
 

@@ -44,9 +44,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_json import (BadInput, busy_flag, context, context_mismatches,  # noqa: E402
-                        iterations_by_case, is_number, load_run, time_ns)
-from compare_gate import gated_field, import_gbench, judge, number_option  # noqa: E402
+from bench_json import (BadInput, busy_flag, case_filter, context,  # noqa: E402
+                        context_mismatches, iterations_by_case, is_number, load_run, time_ns)
+from compare_gate import gate_thresholds, gated_field, import_gbench, judge  # noqa: E402
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -236,14 +236,9 @@ def parse_args(argv):
     ap.add_argument("--title", default="pipebench history", help="page title")
     ap.add_argument("--no-png", action="store_true", help="write only the HTML page")
     opts = ap.parse_args(argv)
-    opts.threshold = number_option(opts.threshold, "--threshold", 0.0, 1e6)
-    opts.max_cv = (opts.threshold if opts.max_cv is None
-                   else number_option(opts.max_cv, "--max-cv", 0.0, 1e6))
-    opts.alpha = number_option(opts.alpha, "--alpha", 0.0, 1.0, lo_open=True)
-    try:
-        opts.regex = re.compile(opts.cases)
-    except re.error as e:
-        raise BadInput(f"--cases {opts.cases!r} is not a valid regular expression ({e})") from e
+    opts.threshold, opts.max_cv, opts.alpha = gate_thresholds(
+        opts.threshold, opts.max_cv, opts.alpha, "--threshold")
+    opts.regex = case_filter(opts.cases, "--cases")
     return opts
 
 

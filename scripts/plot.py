@@ -161,7 +161,7 @@ def extract(data):
     if srecipe is not None:
         stages = {s: samples[srecipe][s] for s in STAGES if s in samples[srecipe]}
         if stages:
-            sample_stages = (f"BM_Sample\n1 thread, no loader", stages)
+            sample_stages = ("BM_Sample\n1 thread, no loader", stages)
     return {"sweeps": sweeps, "loader": loader, "compute_ips": compute_ips,
             "compute_ms": step_ms, "batch_size": batch, "loader_stages": loader_stages,
             "sample_stages": sample_stages, "errored": errored, "context": ctx,

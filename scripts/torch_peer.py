@@ -250,9 +250,9 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="write the JSON here (default stdout)")
     a = ap.parse_args()
-    try:
-        import torch  # noqa: F401
-        import torchvision  # noqa: F401
+    try:  # imported here, so that a machine without torch gets the skip message
+        import torch
+        import torchvision
     except ImportError as e:
         print(f"torch_peer: skipped: {sys.executable} has no torch/torchvision ({e}); on Debian: "
               "apt install python3-torch python3-torchvision", file=sys.stderr)
@@ -274,8 +274,6 @@ def main():
     batch = a.batch or int(float(ctx.get("batch_size", 64)))
     name, decode, ops, batch_ops = load_spec(spec, a.size)
 
-    import torch
-    import torchvision
     try:
         transform, left_out, approximated = build_transform(ops)
     except (TypeError, ValueError, KeyError) as e:

@@ -105,7 +105,10 @@ TEST(Callbacks, EachRunsAtItsStepsAndDoesItsWork) {
     }
     EXPECT_EQ(lines, 5);
     EXPECT_EQ(std::filesystem::file_size(dir / "checkpoint-2.bin"), (1u << 20) / 4);
-    for (double ms : r.thread_ms()) EXPECT_GE(ms, 0.0);
+    // The sync log's appends and fsyncs took time on this thread; the async checkpoint's
+    // cost here is only the enqueue.
+    EXPECT_GT(r.thread_ms()[0], 0.0);
+    EXPECT_EQ(r.thread_ms().size(), 3u);
   }
   EXPECT_TRUE(std::filesystem::is_empty(tmp.dir)) << "the runner removes its folder";
 }

@@ -6,8 +6,6 @@
 // error recovery leaves no state behind).
 #include <gtest/gtest.h>
 
-#include <cstdio>  // jpeglib.h needs FILE
-#include <jpeglib.h>
 #include <turbojpeg.h>
 
 #include <algorithm>
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "tests/fault_decoders.h"
+#include "tests/libjpeg_encode.h"
 #include "tests/test_data.h"
 #include "transforms/jpeg_decode.h"
 
@@ -183,30 +182,10 @@ TEST(DecodeBadInput, RandomBytesOverwrittenNeverCrash) {
 // A CMYK JPEG (libjpeg API, jpeg_set_colorspace(JCS_CMYK), Adobe marker) from known CMYK
 // pixels; the expected RGB is the Adobe (inverted) convention R = C*K/255, etc.
 std::vector<uint8_t> make_cmyk_jpeg(const std::vector<uint8_t>& cmyk, int w, int h) {
-  jpeg_compress_struct cinfo;
-  jpeg_error_mgr jerr;
-  cinfo.err = jpeg_std_error(&jerr);  // valid input: the default exit() is never reached
-  jpeg_create_compress(&cinfo);
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&cinfo, &buffer, &size);
-  cinfo.image_width = w;
-  cinfo.image_height = h;
-  cinfo.input_components = 4;
-  cinfo.in_color_space = JCS_CMYK;
-  jpeg_set_defaults(&cinfo);
-  jpeg_set_colorspace(&cinfo, JCS_CMYK);
-  jpeg_set_quality(&cinfo, 95, TRUE);
-  jpeg_start_compress(&cinfo, TRUE);
-  while (cinfo.next_scanline < cinfo.image_height) {
-    JSAMPROW row = const_cast<uint8_t*>(cmyk.data()) + cinfo.next_scanline * w * 4;
-    jpeg_write_scanlines(&cinfo, &row, 1);
-  }
-  jpeg_finish_compress(&cinfo);
-  std::vector<uint8_t> out(buffer, buffer + size);
-  jpeg_destroy_compress(&cinfo);
-  free(buffer);
-  return out;
+  testing::LibjpegOptions o;
+  o.cmyk = true;
+  o.quality = 95;
+  return testing::encode_libjpeg(cmyk, w, h, o);
 }
 
 // The same pixels as a YCCK JPEG, which is what TurboJPEG makes from TJPF_CMYK.

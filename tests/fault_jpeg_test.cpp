@@ -16,10 +16,6 @@
 //                                  IMREAD_IGNORE_ORIENTATION for this)
 #include <gtest/gtest.h>
 
-#include <csetjmp>
-#include <cstdio>  // jpeglib.h needs FILE
-#include <jpeglib.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +24,7 @@
 #include <vector>
 
 #include "tests/fault_decoders.h"
+#include "tests/libjpeg_encode.h"
 #include "tests/test_data.h"
 #include "transforms/image_format.h"
 #include "transforms/jpeg_decode.h"
@@ -36,21 +33,8 @@ namespace pipebench {
 namespace {
 
 using namespace fault;
-
-// ---- A libjpeg encoder with the options TurboJPEG's API does not offer -------------------
-
-struct LibjpegOptions {
-  int h_samp = 2, v_samp = 2;  // luma sampling factors (chroma 1 x 1): 4:2:0 = 2 x 2,
-                               // 4:4:0 = 1 x 2, 4:1:1 = 4 x 1, 4:4:4 = 1 x 1
-  int restart_interval = 0;    // MCUs between restart markers (0: none)
-  bool arithmetic = false;
-  bool progressive = false;
-};
-
-struct EncodeError {
-  jpeg_error_mgr mgr;
-  std::jmp_buf jump;
-};
+using testing::encode_libjpeg;
+using testing::LibjpegOptions;
 
 // Smooth photo-like content (gradients, waves), so that subsampled chroma stays close.
 std::vector<uint8_t> test_rgb(int w, int h) {
@@ -65,47 +49,6 @@ std::vector<uint8_t> test_rgb(int w, int h) {
   return rgb;
 }
 
-// Empty when libjpeg refuses the options (e.g. arithmetic coding not compiled in).
-std::vector<uint8_t> encode_libjpeg(const std::vector<uint8_t>& rgb, int w, int h,
-                                    const LibjpegOptions& o) {
-  jpeg_compress_struct cinfo;
-  EncodeError err;
-  cinfo.err = jpeg_std_error(&err.mgr);
-  err.mgr.error_exit = [](j_common_ptr c) {
-    std::longjmp(reinterpret_cast<EncodeError*>(c->err)->jump, 1);
-  };
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  jpeg_create_compress(&cinfo);
-  if (setjmp(err.jump)) {
-    jpeg_destroy_compress(&cinfo);
-    free(buffer);
-    return {};
-  }
-  jpeg_mem_dest(&cinfo, &buffer, &size);
-  cinfo.image_width = w;
-  cinfo.image_height = h;
-  cinfo.input_components = 3;
-  cinfo.in_color_space = JCS_RGB;
-  jpeg_set_defaults(&cinfo);
-  jpeg_set_quality(&cinfo, 92, TRUE);
-  cinfo.comp_info[0].h_samp_factor = o.h_samp;
-  cinfo.comp_info[0].v_samp_factor = o.v_samp;
-  for (int c = 1; c < 3; ++c) cinfo.comp_info[c].h_samp_factor = cinfo.comp_info[c].v_samp_factor = 1;
-  cinfo.restart_interval = static_cast<unsigned>(o.restart_interval);
-  cinfo.arith_code = o.arithmetic ? TRUE : FALSE;
-  if (o.progressive) jpeg_simple_progression(&cinfo);
-  jpeg_start_compress(&cinfo, TRUE);
-  while (cinfo.next_scanline < cinfo.image_height) {
-    JSAMPROW row = const_cast<uint8_t*>(rgb.data()) + static_cast<size_t>(cinfo.next_scanline) * w * 3;
-    jpeg_write_scanlines(&cinfo, &row, 1);
-  }
-  jpeg_finish_compress(&cinfo);
-  std::vector<uint8_t> out(buffer, buffer + size);
-  jpeg_destroy_compress(&cinfo);
-  free(buffer);
-  return out;
-}
 
 // Every marker's offset in file order, the ones between and after scans included (entropy
 // data: 0xFF is followed by 0x00 (stuffing), 0xD0-0xD7 (restart) or 0xFF (fill) inside a scan).

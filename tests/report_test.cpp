@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/report_rows.h"
+
 #include <nlohmann/json.hpp>
 
 #include <sstream>
@@ -21,13 +23,8 @@ namespace {
 
 using nlohmann::json;
 
-// One iteration row of case `name` with the given numeric fields.
-json row(const std::string& name, json fields) {
-  fields["name"] = name;
-  fields["run_name"] = name;
-  fields["run_type"] = "iteration";
-  return fields;
-}
+using testing::report_of;
+using testing::row;
 
 json end_to_end(int workers, double data_ms, double compute_ms, double step_ms, int batch = 64) {
   return row("BM_EndToEnd/imagenet_train/emulated/workers:" + std::to_string(workers) +
@@ -71,7 +68,6 @@ std::vector<json> data_bound_rows() {
           sample("imagenet_train", 1000), sample("imagenet_train_roi", 1250)};
 }
 
-Report report_of(const json& doc) { return build_report(parse_run(doc.dump())); }
 
 // --- loading a run ----------------------------------------------------------------------
 

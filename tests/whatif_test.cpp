@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/report_rows.h"
+
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -26,12 +28,8 @@ namespace {
 
 using nlohmann::json;
 
-json row(const std::string& name, json fields) {
-  fields["name"] = name;
-  fields["run_name"] = name;
-  fields["run_type"] = "iteration";
-  return fields;
-}
+using testing::report_of;
+using testing::row;
 
 json end_to_end(int workers, double data_ms, double compute_ms, double step_ms, double sample_cpu_ms = 1.0) {
   return row("BM_EndToEnd/imagenet_train/emulated/workers:" + std::to_string(workers) +
@@ -80,7 +78,6 @@ std::vector<json> sweep_rows(double compute_ms) {
   return rows;
 }
 
-Report report_of(const json& doc) { return build_report(parse_run(doc.dump())); }
 
 const WhatIfRow& row_of(const WhatIf& w, const std::string& label) {
   for (const auto& r : w.rows)

@@ -6,17 +6,8 @@
 // eight two-register permutes pick within each 32-entry eighth by the index's low
 // 5 bits, three levels of blends choose among them by bits 5, 6 and 7. Same values as the
 // scalar loop (it copies table entries), at about a third of its time.
-#if defined(__GNUC__) && defined(__x86_64__)
-#pragma GCC diagnostic push
-#if !defined(__clang__)  // clang has no such warning and would warn about the pragma
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#define PB_NORMALIZE_AVX512 1
-#endif
-
 #include "transforms/normalize.h"
+#include "transforms/x86_avx512.h"
 
 #include <cmath>
 #include <cstring>
@@ -69,14 +60,8 @@ void lookup_scalar(const uint8_t* __restrict in, size_t stride, size_t n,
   for (size_t i = 0; i < n; ++i) out[i] = table[in[i * stride]];
 }
 
-#if defined(PB_NORMALIZE_AVX512)
-#define PB_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
-
-bool have_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f") &&
-                          __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-  return yes && resample_simd();  // the tests' switch (resize.h)
-}
+#if defined(PB_X86_AVX512)
+bool have_avx512() { return detail::cpu_has_avx512() && resample_simd(); }  // the tests' switch (resize.h)
 
 struct Table16 {
   __m512 t[16];  // entries 16 r .. 16 r + 15
@@ -131,14 +116,14 @@ PB_AVX512 void lookup_plane_avx512(const uint8_t* in, size_t n, const float* tab
 #endif
 
 void lookup_hwc(const uint8_t* in, int c, size_t n, const float* table, float* out) {
-#if defined(PB_NORMALIZE_AVX512)
+#if defined(PB_X86_AVX512)
   if (have_avx512()) return lookup_hwc_avx512(in, c, n, table, out);
 #endif
   lookup_scalar(in + c, 3, n, table, out);
 }
 
 void lookup_plane(const uint8_t* in, size_t n, const float* table, float* out) {
-#if defined(PB_NORMALIZE_AVX512)
+#if defined(PB_X86_AVX512)
   if (have_avx512()) return lookup_plane_avx512(in, n, table, out);
 #endif
   lookup_scalar(in, 1, n, table, out);

@@ -1,30 +1,10 @@
 // The resampling engine's passes (resize_kernels.h).
 //
-// fp-contract=off comes before the other headers, so that every function of this file
-// (the standard library's inline ones too) is compiled with it: GCC would otherwise fuse
-// the multiplies and adds into FMAs in the AVX-512 kernels and change the bits, and it
-// refuses to inline functions compiled with other options. The intrinsics' header comes
-// before it (its always-inline functions take the caller's options; compiled under the
-// pragma, GCC 12 warns about its own _mm512_undefined_* idiom; so does it after inlining
-// them: GCC bug 105593, silenced for that header only).
-#if defined(__GNUC__) && defined(__x86_64__)
-#pragma GCC diagnostic push
-#if !defined(__clang__)  // clang has no such warning and would warn about the pragma
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#define PB_X86_AVX512 1
-#define PB_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-#endif
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")
-#elif defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
-
+// No fused multiply-adds: transforms/CMakeLists.txt compiles this file with
+// -ffp-contract=off, so the AVX-512 kernels give the scalar loops' bits (a fused
+// multiply-add rounds once where the scalar code rounds twice).
 #include "transforms/resize_kernels.h"
+#include "transforms/x86_avx512.h"
 
 #include <algorithm>
 #include <atomic>
@@ -141,11 +121,7 @@ void emit_chw_scalar(const uint8_t* q, int n, const ChannelAffine& a, float* r, 
 
 #if defined(PB_X86_AVX512)
 
-bool have_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  return yes && g_simd.load(std::memory_order_relaxed);
-}
+bool have_avx512() { return cpu_has_avx512() && g_simd.load(std::memory_order_relaxed); }
 
 PB_AVX512 inline __mmask16 tail_mask(int n) {
   return n >= kLanes ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);

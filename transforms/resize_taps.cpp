@@ -1,11 +1,7 @@
 // The resampling engine's tap tables (resize_taps.h).
-// fp-contract=off: OpenCV computes its cubic coefficients in plain float operations, and so
-// must this file, whatever the target (a fused multiply-add would change a weight).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")
-#elif defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
+// OpenCV computes its cubic coefficients in plain float operations, and so must this file,
+// whatever the target: transforms/CMakeLists.txt compiles it with -ffp-contract=off (a
+// fused multiply-add would change a weight).
 
 #include "transforms/resize_taps.h"
 
