@@ -12,7 +12,7 @@ std::string bad_file_message(const std::string& path, const std::string& reason)
 
 }  // namespace
 
-BadFiles::BadFiles(const ImageFolder& dataset, OnError policy)
+BadFiles::BadFiles(const SampleSource& dataset, OnError policy)
     : dataset_(dataset), policy_(policy), bad_(std::make_unique<std::atomic<bool>[]>(dataset.size())) {}
 
 void BadFiles::add(const std::string& entry) {
@@ -27,7 +27,7 @@ void BadFiles::fail_case(benchmark::State& state, const std::string& message) {
 }
 
 bool BadFiles::on_bad_file(benchmark::State& state, size_t index, const std::string& reason) {
-  const std::string message = bad_file_message(dataset_.sample(index).path.native(), reason);
+  const std::string message = bad_file_message(dataset_.name(index), reason);
   if (policy_ == OnError::kStop) {
     fail_case(state, message + " (--on-error=skip passes over bad files)");
     return false;

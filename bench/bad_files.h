@@ -22,7 +22,7 @@ namespace pipebench::bench {
 class BadFiles {
  public:
   /// `dataset` must outlive this object.
-  BadFiles(const ImageFolder& dataset, OnError policy);
+  BadFiles(const SampleSource& dataset, OnError policy);
 
   /// Ends a case with state.SkipWithError(message) and counts it: pipebench exits 3 after
   /// a run in which any case errored (its results are still written).
@@ -44,7 +44,7 @@ class BadFiles {
  private:
   void add(const std::string& entry);
 
-  const ImageFolder& dataset_;
+  const SampleSource& dataset_;
   OnError policy_;
   std::atomic<int> errored_cases_{0};
   std::unique_ptr<std::atomic<bool>[]> bad_;  // a flag per dataset index

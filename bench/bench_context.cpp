@@ -4,36 +4,45 @@
 #include <string>
 
 #include "bench/image_round.h"
+#include "bench/machine.h"
+#include "datasets/open_dataset.h"
 #include "transforms/jpeg_decode.h"
 
 namespace pipebench::bench {
 namespace {
 
 // The dataset must hold at least one image that decodes; stops at the first that does.
-void check_decodable(const ImageFolder& ds, const std::filesystem::path& root) {
+void check_decodable(const SampleSource& ds, const std::filesystem::path& root) {
   TurboDecoder decoder;
   Image img;
   std::vector<uint8_t> bytes;
   std::string last_error;
   for (size_t i = 0; i < ds.size(); ++i) {
     try {
-      ds.read(i, bytes);
-      decoder.decode(bytes, ds.sample(i).path.string(), img);
+      decoder.decode(ds.bytes(i, bytes), ds.name(i), img);
       return;
     } catch (const std::exception& e) {
       last_error = e.what();
     }
   }
   throw DatasetError(root.string() + ": no readable image among " + std::to_string(ds.size()) +
-                     " files (last error: " + last_error + ")");
+                     " samples (last error: " + last_error + ")");
+}
+
+// The dataset at `path`: WebDataset shards or an ImageFolder tree.
+std::unique_ptr<SampleSource> open_source(const std::filesystem::path& path, OnError on_error) {
+  return open_dataset(path, /*skip_bad=*/on_error == OnError::kSkip);
 }
 
 }  // namespace
 
 BenchContext::BenchContext(BenchConfig config) : config_(std::move(config)) {
-  disk_ = std::make_unique<ImageFolder>(config_.data);
+  disk_ = open_source(config_.data, config_.on_error);
+  if (config_.read_throttle_mib_s > 0)
+    throttle_ = std::make_shared<ReadThrottle>(config_.read_throttle_mib_s);
   check_decodable(*disk_, config_.data);
   bad_ = std::make_unique<BadFiles>(*disk_, config_.on_error);
+  if (config_.shard_size > 0 && folder() != nullptr) packed_ = std::make_shared<PackedCopy>(config_.shard_size);
   if (!config_.trace.empty()) trace_ = std::make_unique<TraceRecorder>();
   round_ = round_indices(disk_->size(), static_cast<size_t>(config_.round));
   per_image_ = std::make_unique<PerImageCosts>(disk_->size());
@@ -42,33 +51,51 @@ BenchContext::BenchContext(BenchConfig config) : config_(std::move(config)) {
 std::vector<std::string> BenchContext::relative_files() const {
   std::vector<std::string> out;
   out.reserve(disk_->size());
+  const ImageFolder* files = folder();
   for (size_t i = 0; i < disk_->size(); ++i)
-    out.push_back(disk_->sample(i).path.lexically_relative(disk_->root()).generic_string());
+    out.push_back(files ? files->sample(i).path.lexically_relative(files->root()).generic_string()
+                        : disk_->name(i));
   return out;
 }
 
-const ImageFolder& BenchContext::memory() {
+const SampleSource& BenchContext::memory() {
   std::call_once(memory_once_, [this] {
-    memory_ = std::make_unique<ImageFolder>(config_.data);
+    memory_ = open_source(config_.data, config_.on_error);
     memory_->cache_in_memory();
   });
   return *memory_;
+}
+
+const StoredSource& BenchContext::stored(CacheMode mode, bool throttled) {
+  std::lock_guard lock(stored_mu_);
+  auto& s = stored_[{mode, throttled && throttle_}];
+  if (!s) s = std::make_unique<StoredSource>(*disk_, StorageOptions{mode, throttled ? throttle_ : nullptr});
+  return *s;
 }
 
 const std::vector<Image>& BenchContext::decoded_images(size_t count) {
   std::lock_guard lock(decoded_mu_);
   const auto& ds = memory();
   TurboDecoder decoder;
+  std::vector<uint8_t> scratch;  // unused: the memory copy hands out views
   for (size_t i = decoded_.size(); i < std::min(count, ds.size()); ++i) {
     Image img;
     try {
-      decoder.decode(ds.cached(i), ds.sample(i).path.string(), img);
+      decoder.decode(ds.bytes(i, scratch), ds.name(i), img);
     } catch (const std::exception&) {
       continue;  // a bad file is the bad-input tests' business; skip it here
     }
     decoded_.push_back(std::move(img));
   }
   return decoded_;
+}
+
+int BenchContext::table_workers() const {
+  const int cores = std::max(1, static_cast<int>(cores_available()));
+  int at = 0;
+  for (int w : config_.workers)
+    if (w <= cores) at = std::max(at, w);
+  return at;
 }
 
 bool BenchContext::drop_last() const {

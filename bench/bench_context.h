@@ -7,14 +7,17 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "bench/bad_files.h"
 #include "bench/flags.h"
+#include "bench/packed_copy.h"
 #include "bench/per_image.h"
 #include "datasets/image_folder.h"
+#include "datasets/storage.h"
 #include "pipeline/trace.h"
 #include "transforms/image.h"
 
@@ -31,10 +34,21 @@ class BenchContext {
   /// (bench/worker_auto.h); before any case is registered.
   void set_worker_sweep(std::vector<int> workers) { config_.workers = std::move(workers); }
 
-  /// The dataset as files on disk (the read, sample and loader cases).
-  const ImageFolder& disk() const { return *disk_; }
-  /// The same files, bytes cached in memory on first use (decode and transform cases).
-  const ImageFolder& memory();
+  /// The dataset as stored (ImageFolder files or WebDataset shards: --data), read from
+  /// storage on every access (the read and sample cases).
+  const SampleSource& disk() const { return *disk_; }
+  /// The dataset as an ImageFolder tree, or nullptr for shards (what needs files: presize).
+  const ImageFolder* folder() const { return dynamic_cast<const ImageFolder*>(disk_.get()); }
+  /// The same samples, bytes cached in memory on first use (decode and transform cases).
+  const SampleSource& memory();
+  /// The dataset read with a cache mode and the run's --read-throttle-mib-s (one link for
+  /// the whole process): what the loader and end-to-end cases read. Made on first use;
+  /// a cold one drops every file's pages then (datasets/storage.h).
+  const StoredSource& stored(CacheMode mode, bool throttled = true);
+  /// stored(--cache): the loader and end-to-end sweep's storage.
+  const StoredSource& loader_source() { return stored(config_.cache); }
+  /// The process's read throttle, or null without --read-throttle-mib-s.
+  const std::shared_ptr<ReadThrottle>& throttle() const { return throttle_; }
   /// Up to `count` decoded images of the dataset (full resolution, RGB uint8 HWC), made
   /// once; files that do not decode are left out.
   const std::vector<Image>& decoded_images(size_t count = 32);
@@ -42,6 +56,17 @@ class BenchContext {
   /// The loader's drop_last: --drop-last if given, else true unless the dataset is smaller
   /// than one batch (then each epoch is one short batch rather than none).
   bool drop_last() const;
+
+  /// The loader's worker count of the what-if table and the storage study: the most swept
+  /// workers within the cores available (affinity, quota); 0 when none is.
+  int table_workers() const;
+  /// Whether the run measures storage (--cache=cold or --read-throttle-mib-s): the warm
+  /// loader and the packed copy beside the sweep.
+  bool storage_study() const {
+    return config_.cache == CacheMode::kCold || config_.read_throttle_mib_s > 0;
+  }
+  /// The packed shard copy of --data (--shards N > 0 over an ImageFolder), or null.
+  const std::shared_ptr<PackedCopy>& packed_copy() const { return packed_; }
 
   /// The recorder behind --trace, or nullptr.
   TraceRecorder* trace() { return trace_.get(); }
@@ -74,9 +99,13 @@ class BenchContext {
 
  private:
   BenchConfig config_;
-  std::unique_ptr<ImageFolder> disk_;
+  std::unique_ptr<SampleSource> disk_;
   std::once_flag memory_once_;
-  std::unique_ptr<ImageFolder> memory_;
+  std::unique_ptr<SampleSource> memory_;
+  std::shared_ptr<ReadThrottle> throttle_;
+  std::mutex stored_mu_;
+  std::map<std::pair<CacheMode, bool>, std::unique_ptr<StoredSource>> stored_;
+  std::shared_ptr<PackedCopy> packed_;
   std::mutex decoded_mu_;
   std::vector<Image> decoded_;
   std::unique_ptr<TraceRecorder> trace_;
@@ -86,7 +115,9 @@ class BenchContext {
   std::unique_ptr<PerImageCosts> per_image_;
 };
 
-/// Adds the run context (library versions, GPU, dataset, flags) to Google Benchmark's.
-void add_run_context(const BenchContext& ctx);
+/// Adds the run context (library versions, GPU, dataset, storage, flags) to Google
+/// Benchmark's. With the storage study it makes the cold source (dropping every file's
+/// pages) and records what mincore then finds resident (cold_resident_pct).
+void add_run_context(BenchContext& ctx);
 
 }  // namespace pipebench::bench

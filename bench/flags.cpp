@@ -48,7 +48,9 @@ std::vector<int> parse_worker_list(const std::string& text);
 
 std::vector<FlagSpec> make_table() {
   std::vector<FlagSpec> t;
-  t.push_back({"data", "DIR", "data/photos-in", "ImageFolder dataset root (class folders of images)",
+  t.push_back({"data", "DIR", "data/photos-in",
+               "the dataset: an ImageFolder root (class folders of images) or a folder of "
+               "WebDataset tar shards (pipebench-data pack)",
                bind_config(&BenchConfig::data)});
   t.push_back({"batch", "N", "64", "samples per batch",
                with_check(bind_config(&BenchConfig::batch), CLI::Range(1, 1 << 16))});
@@ -116,6 +118,21 @@ std::vector<FlagSpec> make_table() {
   t.push_back({"trace", "FILE", "", "write a Chrome trace of the loader and end-to-end cases "
                "(open in ui.perfetto.dev); an unwritable path fails before the run",
                bind_config(&BenchConfig::trace)});
+  t.push_back({"cache", "MODE", "warm",
+               "the page cache of the loader and end-to-end sweep: warm, or cold (each file's "
+               "pages dropped before it is read again, no root needed; adds the warm loader and "
+               "the cold read at the table's worker count, so the verdict splits the data stall "
+               "into fetch and prep: datasets/storage.h)",
+               with_check(bind_to(&RawFlags::cache), CLI::IsMember({"warm", "cold"}))});
+  t.push_back({"read-throttle-mib-s", "X", "0 (off)",
+               "emulate slow storage: every read of the run shares one link of X MiB/s (an "
+               "emulation, labelled in every result; with it the storage cases run as with --cache=cold)",
+               with_check(bind_config(&BenchConfig::read_throttle_mib_s), CLI::Range(0.0, 1e9))});
+  t.push_back({"shards", "N", "256 with --cache=cold or a throttle, else 0",
+               "also measure --data packed into WebDataset shards of N images (made once into "
+               "DATA/../.pipebench-cache/, like --presize): BM_Read/shards-N/... and the loader "
+               "cold on them, the 'pack into shards' what-if; 0: off",
+               with_check(bind_to(&RawFlags::shards), CLI::Range(-1, 1 << 20))});
   t.push_back({"on-error", "POLICY", "stop",
                "a file that cannot be read or decoded: stop (each case that meets it errors, "
                "naming it) or skip (passed over, counted and listed in the JSON context)",
@@ -257,6 +274,9 @@ BenchConfig parse_flags(int argc, char** argv) {
                                                 : raw.callbacks)
     c.callbacks.push_back(parse_callback(text));
   c.on_error = raw.on_error == "skip" ? OnError::kSkip : OnError::kStop;
+  c.cache = parse_cache_mode(raw.cache);
+  const bool storage_study = c.cache == CacheMode::kCold || c.read_throttle_mib_s > 0;
+  c.shard_size = raw.shards >= 0 ? raw.shards : (storage_study ? 256 : 0);
   if (!raw.drop_last.empty()) c.drop_last = raw.drop_last == "true";
   c.pipeline = resolve_pipeline(raw, c.size);
   c.recipe = c.pipeline->name();

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <filesystem>
+
+#include "datasets/storage.h"
 #include <functional>
 #include <memory>
 #include <optional>
@@ -25,7 +27,7 @@ namespace pipebench::bench {
 
 /// The parsed flags of one run.
 struct BenchConfig {
-  std::filesystem::path data = "data/photos-in";  ///< ImageFolder root
+  std::filesystem::path data = "data/photos-in";  ///< ImageFolder root or WebDataset shard folder
   int batch = 64;                                 ///< samples per batch
   int size = 224;                                 ///< crop size, pixels
   uint64_t seed = 0;
@@ -51,6 +53,9 @@ struct BenchConfig {
   std::string malloc_policy = "fixed";            ///< --malloc: fixed or system (bench/machine.h)
   bool quiet = false;                             ///< --quiet: no progress line
   bool quick = false;                             ///< --quick: a first verdict, fast
+  CacheMode cache = CacheMode::kWarm;             ///< --cache: the sweep's page cache (datasets/storage.h)
+  double read_throttle_mib_s = 0;                 ///< --read-throttle-mib-s, 0 = none (an emulation)
+  int shard_size = 0;                             ///< --shards: images per shard of the packed copy, 0 = none
   std::string presize = "auto";                   ///< --presize: auto, off or N (bench/sample_bench.cpp)
 };
 
@@ -91,6 +96,8 @@ struct RawFlags {
   std::string recipe;         ///< --recipe, empty when not given
   double compute_ms = -1;     ///< --compute-ms, -1 when not given
   std::string on_error = "stop";
+  std::string cache = "warm";
+  int shards = -1;  ///< --shards; -1: the default rule (flags.cpp)
   std::string drop_last;      ///< "", "true" or "false"
   std::string workers;        ///< --workers as given: "auto", "1,2,4" or empty
   int cpu_budget = 0;         ///< --cpu-budget, 0 when not given

@@ -9,6 +9,10 @@
 // loader's own stage timers; consumer_wait_ms = time next() blocked, per batch;
 // worker_wait_ms = all workers' idle time, per batch.
 //
+// BM_Loader/<pipeline>/<layout>/<cache>/workers:<w>: the same on another storage (the
+// storage study of --cache=cold / --read-throttle-mib-s: the warm loader, and the packed
+// shards cold; see register_loader_benchmarks). read_throttle_mib_s marks a throttled run.
+//
 // BM_StageTimers/<pipeline>/workers:1: what the stage timers cost. Each iteration runs the
 // loader with timers on and off, in alternating order (a fresh, warmed-up loader each),
 // --steps batches each; on_ms and off_ms are the loader's time per batch, overhead_pct =
@@ -20,6 +24,7 @@
 
 #include "bench/benchmarks.h"
 #include "bench/loader_util.h"
+#include "bench/packed_copy.h"
 #include "pipeline/stage_timers.h"
 
 #include <stdexcept>
@@ -27,13 +32,16 @@
 namespace pipebench::bench {
 namespace {
 
+// Where a loader case reads: null for the sweep's storage (ctx.loader_source()). Throws
+// when the source cannot be had (a packed copy that failed).
+using SourceGetter = std::function<const SampleSource*(BenchContext&)>;
+
 void BM_Loader(benchmark::State& state, BenchContext& ctx, const std::shared_ptr<const Pipeline>& pipeline,
-               int workers) {
-  const CaseMarker marker(ctx.trace(),
-                          "BM_Loader/" + pipeline->name() + "/workers:" + std::to_string(workers));
+               int workers, const std::string& name, const SourceGetter& source) {
+  const CaseMarker marker(ctx.trace(), name);
   std::unique_ptr<Loader> loader;
   try {
-    loader = make_loader(ctx, pipeline, workers);
+    loader = make_loader(ctx, pipeline, workers, true, source ? source(ctx) : nullptr);
     warm_up(ctx, *loader, nullptr);
   } catch (const std::exception& e) {
     ctx.fail_case(state, e.what());
@@ -51,6 +59,7 @@ void BM_Loader(benchmark::State& state, BenchContext& ctx, const std::shared_ptr
   state.counters["workers"] = workers;
   state.counters["data_ms"] = window.wall_ms / std::max(1e-9, window.produced_batches(ctx.config().batch));
   add_stage_counters(ctx, state, window);
+  if (ctx.throttle()) state.counters["read_throttle_mib_s"] = ctx.throttle()->mib_per_s();
 }
 
 /// ms per batch over `batches` batches of a fresh, warmed-up loader.
@@ -94,13 +103,30 @@ void register_loader_benchmarks(BenchContext& ctx) {
       ->UseRealTime()
       ->Iterations(2)  // on-off then off-on (A B B A): linear drift cancels; 4 loaders
       ->Unit(benchmark::kMillisecond);
-  for (int w : c.workers) {
-    const std::string name =
-        "BM_Loader/" + pipeline->name() + "/workers:" + std::to_string(w);
-    register_case(ctx, name.c_str(), BM_Loader, pipeline, w)
+  const auto add = [&](const std::string& name, int w, SourceGetter source) {
+    register_case(ctx, name, BM_Loader, pipeline, w, name, std::move(source))
         ->UseRealTime()
         ->Iterations(c.steps)
         ->Unit(benchmark::kMillisecond);
+  };
+  for (int w : c.workers) add("BM_Loader/" + pipeline->name() + "/workers:" + std::to_string(w), w, nullptr);
+  // The storage study (issue 12; --cache=cold or --read-throttle-mib-s): DS-Analyzer's
+  // fetch/prep split needs the prep-bound rate, the same loader with the page cache warm
+  // and no throttle (every byte in memory),
+  // beside the sweep's cold one; and the same loader cold on the packed shards (--shards),
+  // at the table's worker count. BM_Read/<layout>/cold is the fetch rate alone.
+  const int at = ctx.table_workers();
+  if (!ctx.storage_study() || at == 0) return;
+  const std::string tail = "/workers:" + std::to_string(at);
+  const std::string base = "BM_Loader/" + pipeline->name() + "/";
+  add(base + ctx.disk().layout() + "/warm" + tail, at,
+      [](BenchContext& x) -> const SampleSource* { return &x.stored(CacheMode::kWarm, /*throttled=*/false); });
+  if (const auto copy = ctx.packed_copy()) {
+    add(base + copy->layout() + "/cold" + tail, at, [copy](BenchContext& x) -> const SampleSource* {
+      const PackedCopy::Ready* ready = copy->get(x);
+      if (!ready) throw std::runtime_error(copy->error());
+      return &ready->stored(CacheMode::kCold);
+    });
   }
 }
 

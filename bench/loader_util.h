@@ -15,13 +15,15 @@
 
 namespace pipebench::bench {
 
-/// A loader over ctx.disk() with the flags' batch, size, seed, prefetch depth and
+/// A loader over `source` (default: ctx.loader_source(), the dataset with --cache and
+/// --read-throttle-mib-s) with the flags' batch, size, seed, prefetch depth and
 /// --on-error policy, shuffled, with effectively endless epochs, tracing to --trace; batch
 /// buffers pinned when the baseline is cuda (as a DataLoader with pin_memory=True). A short
 /// last batch is dropped (--drop-last, default true) unless the dataset is smaller than one
 /// batch: then every epoch is one short batch. Throws what Loader throws.
 std::unique_ptr<Loader> make_loader(BenchContext& ctx, const std::shared_ptr<const Pipeline>& pipeline,
-                                    int workers, bool stage_timers = true);
+                                    int workers, bool stage_timers = true,
+                                    const SampleSource* source = nullptr);
 
 /// The loader's next batch inside a timed loop. On a loader error (a bad file under
 /// --on-error=stop names itself) or an exhausted loader: fail_case() and false, so the

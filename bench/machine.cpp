@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "pipeline/stage_timers.h"
+#include "pipeline/system_metrics.h"
 
 namespace pipebench::bench {
 namespace {
@@ -31,6 +32,18 @@ double load_average() {
 }
 
 }  // namespace
+
+namespace {
+uint64_t meminfo_field(const char* key) {
+  std::ifstream in("/proc/meminfo");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_kv_field(text.str(), key).value_or(0);
+}
+}  // namespace
+
+uint64_t host_memory_bytes() { return meminfo_field("MemTotal"); }
+uint64_t available_memory_bytes() { return meminfo_field("MemAvailable"); }
 
 double cores_available() {
   cpu_set_t set;

@@ -26,6 +26,12 @@ namespace pipebench::bench {
 /// CPUs this process may use: the affinity mask's count, capped by a cgroup v2 quota.
 double cores_available();
 
+/// /proc/meminfo's MemTotal and MemAvailable, bytes (0 when unreadable): the storage study
+/// compares the dataset's size with them (a dataset that fits in memory reads warm unless
+/// dropped, as DLIO warns).
+uint64_t host_memory_bytes();
+uint64_t available_memory_bytes();
+
 /// Other processes' CPU use above which a run is flagged busy, in cores.
 inline constexpr double kBusyCores = 0.25;
 

@@ -170,9 +170,11 @@ int main(int argc, char** argv) {
   // per file that no timing pays for. Non-JPEG images take the slower imgcodecs path.
   try {
     std::string formats;
-    for (const auto& [format, count] : ctx->disk().formats())
+    const auto* folder = ctx->folder();  // shards: the members' formats are not counted
+    if (folder)
+      for (const auto& [format, count] : folder->formats())
       formats += (formats.empty() ? "" : ",") + format + ":" + std::to_string(count);
-    epilogue.context.emplace_back("dataset_formats", formats);
+    if (folder) epilogue.context.emplace_back("dataset_formats", formats);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pipebench: warning: dataset formats not counted: %s\n", e.what());
   }

@@ -1,74 +1,118 @@
-// BM_Read: files' bytes into memory, one round of files per iteration (bench/image_round.h);
-// us_per_image = wall time per file, µs.
-//   warm  the page cache holds the files (a first pass reads them all)
-//   cold  the round's pages are dropped with posix_fadvise(POSIX_FADV_DONTNEED) before each
-//         round (outside the timed region); needs no root. On a filesystem that ignores
-//         the advice (tmpfs, some overlays) cold reads stay warm: compare the two.
+// BM_Read/<layout>/<cache>: samples' bytes into memory through the run's storage
+// (datasets/storage.h), one round per iteration (bench/image_round.h); us_per_image = wall
+// time per sample, µs; bytes_per_second = MB/s read.
+//   layout  files (an ImageFolder tree, or the shards of --data), or shards-N: --data
+//           packed into WebDataset shards of N images (--shards; made once into the cache
+//           folder; its round is as many images spread over the copy)
+//   warm    the page cache holds the bytes (a first pass reads them all)
+//   cold    every file's pages are dropped with posix_fadvise(POSIX_FADV_DONTNEED) before
+//           each round (outside the timed region); needs no root. On a filesystem that
+//           ignores the advice (tmpfs, some overlays) cold reads stay warm: the context's
+//           cold_resident_pct says what mincore found right after a drop.
+// With --read-throttle-mib-s every read also waits for the emulated link. The cold read is
+// the fetch rate alone in the verdict's fetch/prep split (DS-Analyzer's read-only run).
 #include <benchmark/benchmark.h>
 
 #include <functional>
 
 #include "bench/benchmarks.h"
 #include "bench/image_round.h"
+#include "bench/packed_copy.h"
 #include "pipeline/stage_timers.h"
-#include "datasets/file_io.h"
 
 namespace pipebench::bench {
 namespace {
 
-void BM_Read(benchmark::State& state, BenchContext& ctx, bool cold) {
-  const auto& ds = ctx.disk();
-  const auto& round = ctx.round();
+// One round of reads: fn(index) for each index; false when the case must stop.
+using RoundRunner = std::function<bool(benchmark::State&, int64_t&, const std::function<void(size_t)>&)>;
+
+void read_case(benchmark::State& state, BenchContext& ctx, const StoredSource& src, bool cold,
+               const RoundRunner& run_one_round, size_t round_size) {
   std::vector<uint8_t> buf;
-  if (!cold) {  // a first pass puts the round's files in the page cache
-    for (size_t i : round) {
-      if (ctx.bad_files().known_bad(i)) continue;
-      try {
-        read_file(ds.sample(i).path, buf);
-      } catch (const std::exception& e) {
-        if (!ctx.on_bad_file(state, i, e.what())) return;
-      }
-    }
-  }
+  int64_t warm_images = 0;
+  if (!cold && !run_one_round(state, warm_images, [&](size_t i) { src.bytes(i, buf); })) return;
   int64_t bytes = 0, images = 0, wall_ns = 0;
   for (auto _ : state) {
-    // Cold: every file's pages are dropped before the round, outside the timed region.
-    if (cold) {
+    if (cold) {  // outside the timed region
       state.PauseTiming();
-      bool stop = false;
-      for (size_t i : round) {
-        if (stop || ctx.bad_files().known_bad(i)) continue;
-        try {
-          drop_page_cache(ds.sample(i).path);
-        } catch (const std::exception& e) {  // unreadable or vanished: the file's fault
-          stop = !ctx.on_bad_file(state, i, e.what());
-        }
+      try {
+        src.drop_all();
+      } catch (const std::exception& e) {
+        ctx.fail_case(state, e.what());
+        break;
       }
       state.ResumeTiming();
-      if (stop) break;
     }
     const int64_t t0 = now_ns();
-    const bool go_on = run_round(ctx, state, round, images, [&](size_t i) {
-      bytes += static_cast<int64_t>(read_file(ds.sample(i).path, buf));
+    const bool go_on = run_one_round(state, images, [&](size_t i) {
+      bytes += static_cast<int64_t>(src.bytes(i, buf).size());
       benchmark::DoNotOptimize(buf.data());
-    }, CostClock::kWall);
+    });
     wall_ns += now_ns() - t0;
     if (!go_on) break;
   }
   state.SetBytesProcessed(bytes);
-  set_round_counters(state, images, round.size(), wall_ns);
+  set_round_counters(state, images, round_size, wall_ns);
+  if (ctx.throttle()) state.counters["read_throttle_mib_s"] = ctx.throttle()->mib_per_s();
+}
+
+void BM_Read(benchmark::State& state, BenchContext& ctx, CacheMode mode) {
+  const auto& round = ctx.round();
+  const StoredSource* src = nullptr;
+  try {
+    src = &ctx.stored(mode);
+  } catch (const std::exception& e) {
+    ctx.fail_case(state, e.what());
+    return;
+  }
+  read_case(state, ctx, *src, mode == CacheMode::kCold,
+            [&](benchmark::State& s, int64_t& images, const std::function<void(size_t)>& fn) {
+              return run_round(ctx, s, round, images, fn, CostClock::kWall);
+            },
+            round.size());
+}
+
+// The packed copy: written by pipebench, so a sample that fails is the case's error.
+void BM_ReadPacked(benchmark::State& state, BenchContext& ctx, CacheMode mode,
+                   const std::shared_ptr<PackedCopy>& copy) {
+  const PackedCopy::Ready* ready = copy->get(ctx);
+  if (!ready) {
+    ctx.fail_case(state, copy->error());
+    return;
+  }
+  read_case(state, ctx, ready->stored(mode), mode == CacheMode::kCold,
+            [&](benchmark::State& s, int64_t& images, const std::function<void(size_t)>& fn) {
+              for (size_t i : ready->round) {
+                try {
+                  fn(i);
+                } catch (const std::exception& e) {
+                  ctx.fail_case(s, "packed copy " + copy->dir().string() + ": " + e.what());
+                  return false;
+                }
+              }
+              images += static_cast<int64_t>(ready->round.size());
+              return true;
+            },
+            ready->round.size());
 }
 
 }  // namespace
 
 void register_read_benchmarks(BenchContext& ctx) {
   // Real time: a cold read waits on the device, which CPU time would not count.
-  register_case(ctx, "BM_Read/warm", BM_Read, false)
-      ->UseRealTime()
-      ->Unit(benchmark::kMicrosecond);
-  register_case(ctx, "BM_Read/cold", BM_Read, true)
-      ->UseRealTime()
-      ->Unit(benchmark::kMicrosecond);
+  const std::string layout = ctx.disk().layout();
+  for (CacheMode mode : {CacheMode::kWarm, CacheMode::kCold}) {
+    register_case(ctx, "BM_Read/" + layout + "/" + to_string(mode), BM_Read, mode)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+  if (const auto copy = ctx.packed_copy()) {
+    for (CacheMode mode : {CacheMode::kWarm, CacheMode::kCold}) {
+      register_case(ctx, "BM_Read/" + copy->layout() + "/" + to_string(mode), BM_ReadPacked, mode, copy)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
 }
 
 }  // namespace pipebench::bench

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "bench/bench_context.h"
+#include "bench/machine.h"
 #include "pipeline/cuda.h"
 
 namespace pipebench::bench {
@@ -31,9 +32,37 @@ std::string libjpeg_turbo_version() {
          std::to_string(v % 1000);
 }
 
+// Storage (issue 12): the layout, the cache mode, the throttle (labelled an emulation), the
+// dataset against memory, and whether cold really is cold here.
+void add_storage_context(BenchContext& ctx) {
+  const auto& c = ctx.config();
+  const auto add = [](const char* key, const std::string& value) {
+    benchmark::AddCustomContext(key, to_valid_utf8(value));
+  };
+  add("storage_layout", ctx.disk().layout());
+  add("cache_mode", to_string(c.cache));
+  add("read_throttle_mib_s", std::to_string(c.read_throttle_mib_s));
+  if (c.read_throttle_mib_s > 0)
+    add("storage_emulation", "every read shares one link of " + std::to_string(c.read_throttle_mib_s) +
+                                 " MiB/s (--read-throttle-mib-s): an emulation of slow storage, "
+                                 "not this machine's disk");
+  add("host_memory_bytes", std::to_string(host_memory_bytes()));
+  add("host_available_memory_bytes", std::to_string(available_memory_bytes()));
+  if (const auto& copy = ctx.packed_copy()) add("packed_shard_images", std::to_string(copy->shard_size()));
+  if (!ctx.storage_study()) return;
+  try {
+    const ResidencyCheck r = ctx.stored(CacheMode::kCold).check_residency();
+    add("cold_files_checked", std::to_string(r.files_checked));
+    add("cold_resident_pct", std::to_string(100.0 * r.resident_share));
+  } catch (const std::exception& e) {
+    add("cold_resident_pct", "unknown");
+    std::fprintf(stderr, "pipebench: warning: the cold setting could not be checked: %s\n", e.what());
+  }
+}
+
 }  // namespace
 
-void add_run_context(const BenchContext& ctx) {
+void add_run_context(BenchContext& ctx) {
   const auto& c = ctx.config();
   const auto& cuda = cuda_info();
   const auto add = [](const char* key, const std::string& value) {
@@ -58,7 +87,7 @@ void add_run_context(const BenchContext& ctx) {
   add("on_error", c.on_error == OnError::kSkip ? "skip" : "stop");
   add("drop_last", ctx.drop_last() ? "true" : "false");
   add("dataset_images", std::to_string(ctx.disk().size()));
-  add("dataset_bytes", std::to_string(ctx.disk().total_bytes()));
+  add("dataset_bytes", std::to_string(ctx.disk().sample_bytes()));
   // Names, sizes and modification times: start-up reads no image (content hashing is
   // `pipebench-data inspect`'s business).
   add("dataset_fingerprint", ctx.disk().fingerprint());
@@ -73,6 +102,7 @@ void add_run_context(const BenchContext& ctx) {
   add("workers", join(c.workers));
   add("prefetch_depth_batches", std::to_string(c.prefetch));
   add("hardware_threads", std::to_string(std::thread::hardware_concurrency()));
+  add_storage_context(ctx);
 }
 
 }  // namespace pipebench::bench

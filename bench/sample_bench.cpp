@@ -126,14 +126,14 @@ class PresizedCopy {
 // returns false when the case must stop (image_round.h run_round's contract).
 template <class RunRound>
 void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_ptr<const Pipeline>& pipeline,
-                 const ImageFolder& ds, size_t round_size, RunRound&& run_one_round) {
+                 const SampleSource& ds, size_t round_size, RunRound&& run_one_round) {
   const auto& c = ctx.config();
   PipelineWorkspace ws(*pipeline);
   const bool batched = pipeline->batch_operator_count() > 0;
   const int batch = batched ? c.batch : 1;
   const size_t floats = pipeline->output_floats();
   std::vector<float> out(floats * static_cast<size_t>(batch));
-  const int classes = std::max<int>(1, static_cast<int>(ds.classes().size()));
+  const int classes = std::max<int>(1, static_cast<int>(ds.num_classes()));
   std::vector<int32_t> labels(static_cast<size_t>(batch));
   std::vector<float> soft(static_cast<size_t>(batch) * classes);
   const auto shape = pipeline->output_shape();
@@ -147,16 +147,16 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
   // batch operators when the buffer is full. A throw is the file's fault.
   const auto sample = [&](size_t i) {
     const int64_t t0 = now_ns();
-    ds.read(i, bytes);
+    const std::span<const uint8_t> encoded = ds.bytes(i, bytes);
     read_ns += now_ns() - t0;
     Rng rng = Rng::for_sample(c.seed, 0, i);
     SampleTimes times;
-    pipeline->run(bytes, ds.sample(i).path.native(), rng, ws, out.data() + floats * filled, &times);
+    pipeline->run(encoded, ds.name(i), rng, ws, out.data() + floats * filled, &times);
     total.decode_ns += times.decode_ns;
     total.transform_ns += times.transform_ns;
-    labels[static_cast<size_t>(filled)] = ds.sample(i).label;
+    labels[static_cast<size_t>(filled)] = ds.label(i);
     benchmark::DoNotOptimize(out.data());
-    nbytes += static_cast<int64_t>(bytes.size());
+    nbytes += static_cast<int64_t>(encoded.size());
     if (!batched || ++filled < batch) return;
     filled = 0;
     const int64_t t1 = now_ns();
@@ -200,7 +200,7 @@ void BM_Sample(benchmark::State& state, BenchContext& ctx,
 void BM_SamplePresized(benchmark::State& state, BenchContext& ctx,
                        const std::shared_ptr<const Pipeline>& pipeline,
                        const std::shared_ptr<PresizedCopy>& copy) {
-  const PresizedCopy::Ready* ready = copy->get(ctx.disk(), ctx.round());
+  const PresizedCopy::Ready* ready = copy->get(*ctx.folder(), ctx.round());
   if (!ready) {
     ctx.fail_case(state, copy->error());
     return;
@@ -237,7 +237,9 @@ void register_sample_benchmarks(BenchContext& ctx) {
   for (const auto& [label, candidate] : what_if_candidates(*mine))
     register_case(ctx, "BM_Sample/" + mine->name() + "/" + label, BM_Sample, candidate)
         ->Unit(benchmark::kMicrosecond);
-  if (const auto n = presize_shorter_side(ctx.config().presize, mine->spec())) {
+  // Presizing rewrites an ImageFolder tree; shards (--data of tar files) have none.
+  const auto n = ctx.folder() ? presize_shorter_side(ctx.config().presize, mine->spec()) : std::nullopt;
+  if (n) {
     auto copy = std::make_shared<PresizedCopy>(ctx.config().data, *n, kPresizeQuality);
     register_case(ctx, "BM_Sample/" + mine->name() + "/presized:" + std::to_string(*n),
                   BM_SamplePresized, mine, copy)

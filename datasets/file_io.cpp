@@ -2,12 +2,14 @@
 #include "datasets/file_io.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "datasets/image_folder.h"
 
@@ -89,11 +91,31 @@ size_t read_head(const std::filesystem::path& path, uint8_t* out, size_t n) {
   return done;
 }
 
-void drop_page_cache(const std::filesystem::path& path) {
+void drop_page_cache(const std::filesystem::path& path, bool sync) {
   Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (f.fd < 0) fail(path, "cannot open", errno);
-  ::fdatasync(f.fd);  // dirty pages cannot be dropped; advisory, errors ignored
+  if (sync) ::fdatasync(f.fd);  // dirty pages cannot be dropped; advisory, errors ignored
   ::posix_fadvise(f.fd, 0, 0, POSIX_FADV_DONTNEED);
+}
+
+double page_cache_resident(const std::filesystem::path& path) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) fail(path, "cannot open", errno);
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) fail(path, "cannot stat", errno);
+  if (st.st_size == 0) return 0.0;
+  const auto size = static_cast<size_t>(st.st_size);
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, f.fd, 0);
+  if (map == MAP_FAILED) fail(path, "cannot map", errno);
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> pages((size + page - 1) / page);
+  const int rc = ::mincore(map, size, pages.data());
+  const int err = errno;
+  ::munmap(map, size);
+  if (rc != 0) fail(path, "mincore failed", err);
+  size_t resident = 0;
+  for (unsigned char p : pages) resident += p & 1u;
+  return static_cast<double>(resident) / static_cast<double>(pages.size());
 }
 
 void write_file(const std::filesystem::path& path, const uint8_t* data, size_t size) {

@@ -17,9 +17,15 @@ size_t read_file(const std::filesystem::path& path, std::vector<uint8_t>& out);
 /// when the file is shorter). Throws DatasetError naming the path.
 size_t read_head(const std::filesystem::path& path, uint8_t* out, size_t n);
 
-/// Asks the kernel to drop the file's cached pages (fdatasync first). Throws on failure to
-/// open; an advisory call that the kernel ignores is not an error.
-void drop_page_cache(const std::filesystem::path& path);
+/// Asks the kernel to drop the file's cached pages (fdatasync first when `sync`: dirty
+/// pages cannot be dropped; a dataset being read has none, so the loader's per-read drops
+/// skip it). Throws on failure to open; an advisory call that the kernel ignores is not an
+/// error (page_cache_resident() tells).
+void drop_page_cache(const std::filesystem::path& path, bool sync = true);
+
+/// Share of the file's pages in the page cache, in [0, 1] (mmap + mincore(2)); 0 for an
+/// empty file. Throws DatasetError naming the path when it cannot be opened or mapped.
+double page_cache_resident(const std::filesystem::path& path);
 
 /// Writes bytes to path, creating parent directories.
 void write_file(const std::filesystem::path& path, const uint8_t* data, size_t size);

@@ -8,6 +8,8 @@
 // in-memory byte cache (what a benchmark of decode alone wants). Scanning reads no file's
 // contents (one stat() per entry), nor does fingerprint().
 //
+// It is a SampleSource (sample_source.h) of layout "files".
+//
 // Errors: DatasetError naming the path: root missing or not a directory, no class
 // directory, no image file in any class, an unreadable file (on read).
 #pragma once
@@ -20,18 +22,19 @@
 #include <vector>
 
 #include "datasets/folder_scan.h"
+#include "datasets/sample_source.h"
 #include "transforms/image_format.h"
 
 namespace pipebench {
 
-class ImageFolder {
+class ImageFolder : public SampleSource {
  public:
   /// Scans root. Throws DatasetError when root is missing, has no class directory or no
   /// image file below any class directory.
   explicit ImageFolder(const std::filesystem::path& root);
 
   const std::filesystem::path& root() const { return root_; }
-  size_t size() const { return samples_.size(); }
+  size_t size() const override { return samples_.size(); }
   const SampleEntry& sample(size_t i) const { return samples_.at(i); }
   /// Class names, label order; classes without any image are not among them (ignored()).
   const std::vector<std::string>& classes() const { return classes_; }
@@ -48,17 +51,28 @@ class ImageFolder {
   /// Sample i's bytes wherever they are: a view of the cache when cached (no copy), else
   /// read into `buffer` and a view of it. The view lives until the next call with `buffer`
   /// (or as long as the cache). Throws DatasetError naming the file.
-  std::span<const uint8_t> bytes(size_t i, std::vector<uint8_t>& buffer) const {
+  std::span<const uint8_t> bytes(size_t i, std::vector<uint8_t>& buffer) const override {
     if (is_cached()) return cached(i);
     read(i, buffer);
     return buffer;
   }
 
+  // SampleSource: one file per sample, each its own group.
+  size_t num_classes() const override { return classes_.size(); }
+  int32_t label(size_t i) const override { return samples_.at(i).label; }
+  std::string name(size_t i) const override { return samples_.at(i).path.native(); }
+  size_t file_count() const override { return samples_.size(); }
+  const std::filesystem::path& file(size_t f) const override { return samples_.at(f).path; }
+  size_t file_of(size_t i) const override { return i; }
+  uint64_t sample_bytes() const override { return total_bytes(); }
+  std::string layout() const override { return "files"; }
+  bool in_memory() const override { return is_cached(); }
+
   /// Loads every file into memory once (bytes, not decoded pixels). A file that cannot be
   /// read (no permission, vanished) is remembered with its error, which cached(i) and
   /// read(i) then throw, so a bad file is the business of the case that meets it
   /// (--on-error), not of the whole run.
-  void cache_in_memory();
+  void cache_in_memory() override;
   bool is_cached() const { return !cache_.empty(); }
 
   /// Sample i's format by content (sniff_format on its first kSniffBytes bytes: from the
@@ -74,7 +88,7 @@ class ImageFolder {
   /// (touched), and with the set of classes. Reads no file (issue 15, defect 5: start-up
   /// must not read the dataset). A copy that does not keep modification times (cp without
   /// -p) gets another fingerprint; content_fingerprint() is the one for that.
-  std::string fingerprint() const;
+  std::string fingerprint() const override;
   /// FNV-1a 64-bit over (relative path, size, every byte) of every sample: the same for
   /// identical trees wherever they are and whenever written. Reads the whole dataset
   /// (from the cache when cached). Throws DatasetError when a file cannot be read.

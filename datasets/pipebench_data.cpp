@@ -6,12 +6,17 @@
 //   pipebench-data photos OUTDIR [--scratch DIR --threads N]
 //   pipebench-data inspect DIR [--check] [--headers-only] [--list]
 //   pipebench-data presize IN OUT [--shorter-side N --quality Q --threads T]
+//   pipebench-data pack IN OUT (--shard-size N | --shard-mib M) [--prefix NAME --seed S
+//                  --no-shuffle]
+//
+// `inspect --list` lists a WebDataset shard folder too (open_dataset.h), as
+// LABEL<TAB>shard.tar:member.
 //
 // Exit codes: 0 success; 2 bad usage or bad input (unknown flag, invalid value, missing or
 // empty dataset, no readable image, presize's OUT holding something else), with one line on
 // stderr naming the path or the flag; 1 any other failure (a download or unpack that fails,
-// a disk error), and for `inspect --check` and `presize`, at least one bad file (listed on
-// stdout; presize's output is complete without it).
+// a disk error), and for `inspect --check`, `presize` and `pack`, at least one bad file
+// (listed on stdout; the output is complete without it).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -22,6 +27,8 @@
 
 #include "datasets/image_folder.h"
 #include "datasets/inspect.h"
+#include "datasets/open_dataset.h"
+#include "datasets/pack.h"
 #include "datasets/photos.h"
 #include "datasets/presize.h"
 #include "datasets/synthetic.h"
@@ -71,11 +78,12 @@ int run_photos(const fs::path& out, fs::path scratch, int threads) {
   return 0;
 }
 
-// Every sample pipebench loads, in its order: "<label>\t<path>" (reads no file).
+// Every sample pipebench loads, in its order: "<label>\t<path>" (reads no image; a shard
+// folder's "<label>\t<shard>:<member>").
 int run_list(const fs::path& dir) {
-  const ImageFolder folder(dir);
-  for (size_t i = 0; i < folder.size(); ++i)
-    std::printf("%d\t%s\n", folder.sample(i).label, folder.sample(i).path.c_str());
+  const auto source = open_dataset(dir, false);
+  for (size_t i = 0; i < source->size(); ++i)
+    std::printf("%d\t%s\n", source->label(i), source->name(i).c_str());
   return 0;
 }
 
@@ -109,10 +117,32 @@ int run_presize(const fs::path& in, const fs::path& out, const PresizeOptions& o
   return r.bad.empty() ? 0 : kExitFailure;
 }
 
+// Tar shards in the WebDataset layout; bad files listed on stdout (exit 1 if any).
+int run_pack(const fs::path& in, const fs::path& out, const PackOptions& o) {
+  std::ostringstream log;  // the bad files, listed on stdout below instead
+  const PackResult r = pack_dataset(in, out, o, log);
+  const PackManifest& m = r.manifest;
+  uint64_t bytes = 0;
+  for (const auto& s : m.shards) bytes += s.bytes;
+  std::printf("wrote %zu images in %zu shards to %s: %s-%06d.tar .. %s-%06zu.tar, %.2f MB "
+              "(%llu bytes) from %.2f MB of images; %s; %zu bad file(s) skipped\n",
+              m.images, m.shards.size(), r.out.string().c_str(), m.prefix.c_str(), 0,
+              m.prefix.c_str(), m.shards.size() - 1, static_cast<double>(bytes) / 1e6,
+              static_cast<unsigned long long>(bytes), static_cast<double>(m.source_bytes) / 1e6,
+              m.shuffle ? ("shuffled with seed " + std::to_string(m.seed)).c_str()
+                        : "ImageFolder order",
+              m.bad);
+  for (const auto& b : r.bad) {
+    const bool named = b.reason.find(b.path.string()) != std::string::npos;
+    std::printf("bad: %s%s%s\n", named ? "" : b.path.c_str(), named ? "" : ": ", b.reason.c_str());
+  }
+  return r.bad.empty() ? 0 : kExitFailure;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"pipebench-data: make, fetch and inspect ImageFolder datasets"};
+  CLI::App app{"pipebench-data: make, fetch, inspect, presize and pack datasets"};
   app.require_subcommand(1);
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return std::string("pipebench-data: error: ") + e.what() + " (see --help)\n";
@@ -180,11 +210,29 @@ int main(int argc, char** argv) {
   presize->add_option("--threads", pre.threads, "Images converted in parallel (0 = all cores)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
 
+  fs::path pack_in, pack_out;
+  PackOptions pk;
+  bool no_shuffle = false;
+  auto* pack = app.add_subcommand(
+      "pack", "Write IN as WebDataset tar shards OUT/<prefix>-000000.tar, ... (<key>.<ext> + "
+              "<key>.cls members; classes.txt; manifest pack.json written last)");
+  pack->add_option("IN", pack_in, "Source dataset root (ImageFolder layout)")->required();
+  pack->add_option("OUT", pack_out, "Output folder (absent, empty or an earlier pack output)")
+      ->required();
+  auto* shard_size = pack->add_option("--shard-size", pk.shard_size, "Images per shard")
+                         ->check(CLI::PositiveNumber);
+  auto* shard_mib = pack->add_option("--shard-mib", pk.shard_mib,
+                                     "Start a new shard once this many MiB are written")
+                        ->check(CLI::PositiveNumber);
+  pack->add_option("--prefix", pk.prefix, "Shard name prefix (default: IN's folder name)");
+  pack->add_option("--seed", pk.seed, "Shuffle seed")->capture_default_str();
+  pack->add_flag("--no-shuffle", no_shuffle, "Keep ImageFolder order (default: shuffled)");
+
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "synthetic" &&
       std::string_view(argv[1]) != "photos" && std::string_view(argv[1]) != "inspect" &&
-      std::string_view(argv[1]) != "presize") {
+      std::string_view(argv[1]) != "presize" && std::string_view(argv[1]) != "pack") {
     std::cerr << "pipebench-data: error: unknown subcommand \"" << argv[1]
-              << "\" (expected synthetic, photos, inspect or presize; see --help)\n";
+              << "\" (expected synthetic, photos, inspect, presize or pack; see --help)\n";
     return kExitBadInput;
   }
   try {
@@ -205,6 +253,12 @@ int main(int argc, char** argv) {
     if (*photos) return run_photos(photos_out, scratch, threads);
     if (*inspect) return list ? run_list(inspect_dir) : run_inspect(inspect_dir, check, headers_only);
     if (*presize) return run_presize(presize_in, presize_out, pre);
+    if (*pack) {
+      if (!shard_size->count() && !shard_mib->count())
+        throw std::invalid_argument("pack: give --shard-size N (images per shard) or --shard-mib M");
+      pk.shuffle = !no_shuffle;
+      return run_pack(pack_in, pack_out, pk);
+    }
   } catch (const std::invalid_argument& e) {
     std::cerr << "pipebench-data: error: " << e.what() << "\n";
     return kExitBadInput;

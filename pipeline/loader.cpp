@@ -152,7 +152,7 @@ std::string options_error(const char* name, int value) {
 }  // namespace
 
 struct Loader::Impl {
-  Impl(const ImageFolder& dataset_in, LoaderOptions options_in)
+  Impl(const SampleSource& dataset_in, LoaderOptions options_in)
       : dataset(dataset_in), options(std::move(options_in)) {
     if (options.workers < 1) throw std::invalid_argument(options_error("workers", options.workers));
     if (options.batch_size < 1) {
@@ -173,7 +173,7 @@ struct Loader::Impl {
       timer_labels.push_back(label);
     }
     step_ns = std::make_unique<std::atomic<int64_t>[]>(timer_labels.size());
-    nominal_batches = pipebench::batches_per_epoch(dataset.size(), options.batch_size, options.sampler);
+    nominal_batches = pipebench::batches_per_epoch(dataset.size(), dataset.group_starts(), options.batch_size, options.sampler);
     if (options.memory == MemoryKind::kPinned || options.copy_to_device) require_cuda();
     const SampleFormat& format = pipeline->output();
     sample_bytes = format.bytes();
@@ -188,9 +188,9 @@ struct Loader::Impl {
       std::memset(s->data.data(), 0, s->data.bytes());
       s->labels.resize(b);
       if (pipeline->batch_operator_count() > 0) {
-        s->soft_labels.resize(b * dataset.classes().size());
+        s->soft_labels.resize(b * dataset.num_classes());
         s->batch.soft_labels = s->soft_labels.data();
-        s->batch.num_classes = static_cast<int>(dataset.classes().size());
+        s->batch.num_classes = static_cast<int>(dataset.num_classes());
         s->batch_op_ns.resize(pipeline->batch_operator_count());
       }
       s->indices.resize(b);
@@ -324,7 +324,7 @@ struct Loader::Impl {
         if (next_epoch == options.epochs || nominal_batches == 0) break;
         epoch_state = std::make_shared<EpochState>();
         epoch_state->epoch = next_epoch;
-        epoch_state->order = epoch_indices(dataset.size(), next_epoch, options.sampler);
+        epoch_state->order = epoch_indices(dataset.size(), dataset.group_starts(), next_epoch, options.sampler);
         ++next_epoch;
         batch_in_epoch = 0;
       }
@@ -421,7 +421,6 @@ struct Loader::Impl {
   void process(Slot& s, size_t pos, WorkerState& w) {
     const bool timed = options.stage_timers || options.trace != nullptr;
     const int64_t index = s.indices[pos];
-    const auto& entry = dataset.sample(static_cast<size_t>(index));
     const int64_t t0 = timed ? now_ns() : 0;
     const int64_t cpu0 = options.stage_timers ? thread_cpu_ns() : 0;
     std::span<const uint8_t> bytes;
@@ -436,14 +435,14 @@ struct Loader::Impl {
       // One NVTX range for the pipeline: its decode / transform split is known only
       // afterwards (SampleTimes), where the trace spans are drawn from it.
       NvtxRange nvtx("decode+transform");
-      pipeline->run(bytes, entry.path.native(), rng, w.ws, pipeline_out(w, slot_of(s, pos)),
+      pipeline->run(bytes, dataset.name(static_cast<size_t>(index)), rng, w.ws, pipeline_out(w, slot_of(s, pos)),
                     timed ? &w.times : nullptr);
     }
     const int64_t t2 = timed ? now_ns() : 0;
     if (!pipeline->output().in_place()) collate_sample(w, slot_of(s, pos));
     const int64_t t3 = timed && !pipeline->output().in_place() ? now_ns() : t2;
     if (options.stage_timers) sample_cpu_ns.fetch_add(thread_cpu_ns() - cpu0, std::memory_order_relaxed);
-    s.labels[pos] = entry.label;
+    s.labels[pos] = dataset.label(static_cast<size_t>(index));
     processed.fetch_add(1, std::memory_order_relaxed);
     // A success ends a run of failures (read first: no shared write per sample).
     if (failed_since_success.load(std::memory_order_relaxed) != 0) {
@@ -508,7 +507,7 @@ struct Loader::Impl {
   // A sample failed: stop (kStop, or every sample failing), or count it and put the next
   // position of the epoch's order in its place (kSkip).
   Failure handle_failure(Slot& s, size_t pos, int64_t index, const std::string& reason) {
-    const std::string& path = dataset.sample(static_cast<size_t>(index)).path.native();
+    const std::string path = dataset.name(static_cast<size_t>(index));
     if (options.on_error == OnError::kStop) {
       const std::string message = reason.find(path) != std::string::npos ? reason : path + ": " + reason;
       fail(path, "loader stopped at sample " + std::to_string(index) + " of epoch " +
@@ -749,7 +748,7 @@ struct Loader::Impl {
 
   // --- state ------------------------------------------------------------------------------
 
-  const ImageFolder& dataset;
+  const SampleSource& dataset;
   LoaderOptions options;
   const Pipeline* pipeline = nullptr;  // options.pipeline, kept alive by options
   size_t sample_bytes = 0;  // one sample in the output format (Pipeline::output())
@@ -804,7 +803,7 @@ struct Loader::Impl {
   std::thread thread;
 };
 
-Loader::Loader(const ImageFolder& dataset, LoaderOptions options)
+Loader::Loader(const SampleSource& dataset, LoaderOptions options)
     : impl_(std::make_unique<Impl>(dataset, std::move(options))) {}
 
 Loader::~Loader() = default;

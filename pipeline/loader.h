@@ -46,7 +46,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/image_folder.h"
+#include "datasets/sample_source.h"
 #include "pipeline/cuda.h"
 #include "pipeline/sampler.h"
 #include "pipeline/stage_timers.h"
@@ -133,7 +133,7 @@ class Loader {
  public:
   /// Starts the pipeline at once (batches are prefetched before the first next()). The
   /// dataset must outlive the Loader; delivered batches may outlive it.
-  Loader(const ImageFolder& dataset, LoaderOptions options);
+  Loader(const SampleSource& dataset, LoaderOptions options);
   /// Cancels the graph, waits for the worker threads and frees every buffer that no
   /// BatchHandle still holds; never hangs (a sample being processed is finished first).
   ~Loader();

@@ -185,6 +185,12 @@ Report build_report(const BenchRun& run) {
   r.verdict = make_verdict(std::move(cases.sweep), per_sample_ms, r.batch, std::move(stages),
                            r.alternatives);
 
+  // The step per batch for the storage split: the sweep's compute_ms (the same at every
+  // count), else the context's.
+  std::optional<double> compute_ms;
+  if (!r.verdict.sweep.empty()) compute_ms = r.verdict.sweep.front().bound.compute_ms;
+  r.storage = storage_split(run, r.recipe, compute_ms);
+
   r.mask_conv_ms = run.ms_per_item("BM_Transform/random_mask/dilation:conv");
   r.mask_shifts_ms = run.ms_per_item("BM_Transform/random_mask/dilation:shifts");
   r.casestudy_ms = run.ms_per_item("BM_Sample/casestudy");

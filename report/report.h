@@ -39,6 +39,7 @@
 #include "pipeline/bound.h"
 #include "report/extras.h"
 #include "report/run.h"
+#include "report/storage.h"
 #include "report/trust.h"
 #include "report/whatif.h"
 #include "transforms/spec.h"
@@ -79,6 +80,8 @@ struct Report {
   Trust trust;
   /// The loop with training extras (callbacks), and what async saved.
   Extras extras;
+  /// The storage study: the data stall split into fetch and prep, the packed shards.
+  Storage storage;
 
   /// The run is data-bound: it has a sweep, and no swept worker count keeps the
   /// accelerator busy. Only then does shortening a stage shorten the step.

@@ -123,7 +123,7 @@ void warm_run(const BenchRun& run, const std::map<int, std::string>& loaders, Tr
   t.warnings.push_back({TrustWarning::Kind::kWarmRun, "",
                         "The loader cases read 0 B/s from storage (/proc/self/io): the dataset "
                         "was in the page cache, so these are warm-run figures; a first epoch "
-                        "from disk also waits on reads (compare BM_Read/cold with BM_Read/warm)."});
+                        "from disk also waits on reads (compare BM_Read/files/cold with BM_Read/files/warm)."});
 }
 
 bool is_stage_case(const std::string& name) {

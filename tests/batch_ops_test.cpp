@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "datasets/image_folder.h"
 #include "pipeline/loader.h"
 #include "tests/test_data.h"
 #include "transforms/batch_mix.h"

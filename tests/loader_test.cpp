@@ -3,6 +3,7 @@
 // datasets (40 images of 96 x 80) and a 32-pixel crop keep it quick. Batch contents are
 // checked against the recipe run directly on the file's bytes (an independent path:
 // no graph, no pool, no collate).
+#include "datasets/image_folder.h"
 #include "pipeline/loader.h"
 #include "transforms/recipes.h"
 

@@ -30,6 +30,7 @@
 //    loader that kept one buffer per delivered batch (the run delivers 16) or had a 4th
 //    buffer in flight (73.5 MiB) breaks the upper bound.
 //    Skipped under ASan/TSan: their shadow memory and quarantine are not the loader's.
+#include "datasets/image_folder.h"
 #include "pipeline/loader.h"
 #include "transforms/recipes.h"
 

@@ -130,5 +130,85 @@ TEST(Sampler, RejectsBadOptions) {
   EXPECT_THROW(batches_per_epoch(10, 2, o), std::invalid_argument);
 }
 
+
+// Grouped (shard) orders: WebDataset's shard shuffle, whole shards per rank, a bounded
+// shuffle buffer. Checked by properties: a permutation, shards never split across ranks,
+// displacement bounded by the buffer, determinism.
+const std::vector<size_t> kStarts = {0, 10, 20, 30, 40, 50};  // 6 shards of 10, the last 7
+
+int shard_of(int64_t i) { return static_cast<int>(std::upper_bound(kStarts.begin(), kStarts.end(), static_cast<size_t>(i)) - kStarts.begin()) - 1; }
+
+TEST(SamplerGroups, WithoutShuffleShardsAndMembersKeepTheirOrder) {
+  EXPECT_EQ(epoch_indices(57, kStarts, 0, {}), iota(57));
+}
+
+TEST(SamplerGroups, ShuffleIsAPermutationMixedWithinTheBuffer) {
+  SamplerOptions o;
+  o.shuffle = true;
+  o.seed = 5;
+  o.shuffle_buffer = 8;
+  const auto e0 = epoch_indices(57, kStarts, 0, o);
+  auto sorted = e0;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, iota(57));
+  EXPECT_EQ(epoch_indices(57, kStarts, 0, o), e0);   // reproducible
+  EXPECT_NE(epoch_indices(57, kStarts, 1, o), e0);   // another epoch, another order
+  // Nothing leaves before the buffer is full: the first output is one of the 8 samples
+  // streamed first, all from the first shard read (shards hold 10).
+  const int first_shard = shard_of(e0.front());
+  for (size_t p = 0; p < 3; ++p) EXPECT_LE(std::abs(shard_of(e0[p]) - first_shard) , 5);
+  // Buffer 1 keeps the members of each shard contiguous and in order.
+  o.shuffle_buffer = 1;
+  const auto plain = epoch_indices(57, kStarts, 0, o);
+  for (size_t p = 1; p < plain.size(); ++p)
+    if (shard_of(plain[p]) == shard_of(plain[p - 1])) EXPECT_EQ(plain[p], plain[p - 1] + 1);
+  int runs = 1;
+  for (size_t p = 1; p < plain.size(); ++p) runs += shard_of(plain[p]) != shard_of(plain[p - 1]);
+  EXPECT_EQ(runs, 6);  // each shard read once, whole
+  std::set<int> first_shards;  // the shard order is shuffled too
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    o.seed = seed;
+    first_shards.insert(shard_of(epoch_indices(57, kStarts, 0, o).front()));
+  }
+  EXPECT_GT(first_shards.size(), 1u);
+}
+
+TEST(SamplerGroups, RanksGetWholeDisjointShardsCoveringTheDataset) {
+  SamplerOptions o;
+  o.shuffle = true;
+  o.seed = 3;
+  o.world_size = 4;
+  std::vector<int> owner(6, -1);
+  std::vector<int64_t> all;
+  for (int r = 0; r < 4; ++r) {
+    o.rank = r;
+    const auto mine = epoch_indices(57, kStarts, 2, o);
+    for (int64_t i : mine) {
+      const int s = shard_of(i);
+      EXPECT_TRUE(owner[s] == -1 || owner[s] == r) << "shard " << s << " split across ranks";
+      owner[s] = r;
+    }
+    all.insert(all.end(), mine.begin(), mine.end());
+    int64_t count = 0;
+    SamplerOptions epoch0 = o;
+    for (int64_t i : epoch_indices(57, kStarts, 0, epoch0)) count += i >= 0;
+    EXPECT_EQ(batches_per_epoch(57, kStarts, 5, o), (count + 4) / 5);
+  }
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, iota(57));
+}
+
+TEST(SamplerGroups, BadGroupsAreRefused) {
+  SamplerOptions o;
+  EXPECT_THROW(epoch_indices(10, {1, 5}, 0, o), std::invalid_argument);      // not from 0
+  EXPECT_THROW(epoch_indices(10, {0, 5, 5}, 0, o), std::invalid_argument);   // not ascending
+  EXPECT_THROW(epoch_indices(10, {0, 12}, 0, o), std::invalid_argument);     // past the end
+  o.world_size = 3;
+  EXPECT_THROW(epoch_indices(10, {0, 5}, 0, o), std::invalid_argument);      // 2 shards, 3 ranks
+  o.world_size = 1;
+  o.shuffle_buffer = 0;
+  EXPECT_THROW(epoch_indices(10, {0, 5}, 0, o), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace pipebench

@@ -99,7 +99,7 @@ class Outputs(unittest.TestCase):
     # "trace written to /dev/full". A larger one (BM_Loader) is caught today.
     def test_small_trace_to_dev_full_exits_4_and_keeps_the_results(self):
         out = self.path("dev_full_results.json")
-        r = self.pipebench("--benchmark_filter=BM_Read/warm", "--benchmark_out=" + out,
+        r = self.pipebench("--benchmark_filter=BM_Read/files/warm", "--benchmark_out=" + out,
                            "--trace=/dev/full")
         self.assertEqual(len(load_json(out)["benchmarks"]), 1)  # written before the trace
         self.assertEqual(r.returncode, 4, r.stderr)
@@ -145,7 +145,7 @@ class Outputs(unittest.TestCase):
 
     def test_results_into_a_missing_folder_exit_2_before_the_run(self):
         out = self.path("no", "such", "dir", "r.json")
-        r = self.pipebench("--benchmark_filter=BM_Read/warm", "--benchmark_out=" + out)
+        r = self.pipebench("--benchmark_filter=BM_Read/files/warm", "--benchmark_out=" + out)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn(out.encode(), r.stderr)
         self.assertNotIn(b"BM_Read", r.stdout)
@@ -154,7 +154,7 @@ class Outputs(unittest.TestCase):
         ro = self.path("ro_out")
         os.makedirs(ro, mode=0o555)
         out = os.path.join(ro, "r.json")
-        r = self.pipebench("--benchmark_filter=BM_Read/warm", "--benchmark_out=" + out,
+        r = self.pipebench("--benchmark_filter=BM_Read/files/warm", "--benchmark_out=" + out,
                            user="nobody")
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn(out.encode(), r.stderr)
@@ -163,7 +163,7 @@ class Outputs(unittest.TestCase):
         with Mount(self.path("mnt_out"), "64k") as m:
             m.fill_up()
             out = os.path.join(m.path, "r.json")
-            r = self.pipebench("--benchmark_filter=BM_Read/warm", "--benchmark_out=" + out)
+            r = self.pipebench("--benchmark_filter=BM_Read/files/warm", "--benchmark_out=" + out)
             self.assertEqual(r.returncode, 4, r.stderr)
             self.assertIn(out.encode(), r.stderr)
             self.assertIn(b"No space left", r.stderr)
@@ -176,7 +176,7 @@ class Outputs(unittest.TestCase):
             with open(out, "w") as f:
                 f.write('{"previous": true}')
             m.fill_up()
-            self.pipebench("--benchmark_filter=BM_Read/warm", "--benchmark_out=" + out)
+            self.pipebench("--benchmark_filter=BM_Read/files/warm", "--benchmark_out=" + out)
             with open(out) as f:
                 self.assertEqual(f.read(), '{"previous": true}')
 
@@ -210,7 +210,7 @@ class Outputs(unittest.TestCase):
 
     def test_unreadable_file_in_decode_and_cold_read(self):
         root, _ = self.unreadable_set("unreadable_decode")
-        for case in ("BM_Decode/turbo_full", "BM_Read/cold"):
+        for case in ("BM_Decode/turbo_full", "BM_Read/files/cold"):
             r = run(ARGS.pipebench, *FAST, "--data=" + root, "--benchmark_filter=" + case,
                     "--on-error=skip", user="nobody", cwd=self.tmp.name)
             self.assertEqual(r.returncode, 0, case + ": " + r.stderr.decode(errors="replace"))

@@ -39,7 +39,7 @@ class PipebenchFlags(unittest.TestCase):
         cls.tmp.cleanup()
 
     def expect_exit2(self, *flags, mentions):
-        r = run(ARGS.pipebench, *flags, "--benchmark_filter=BM_Read/warm",
+        r = run(ARGS.pipebench, *flags, "--benchmark_filter=BM_Read/files/warm",
                 "--benchmark_min_time=0.01")
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         lines = [l for l in r.stderr.splitlines() if l.strip()]
@@ -115,7 +115,7 @@ class PipebenchFlags(unittest.TestCase):
 
     def test_a_good_run_names_the_dataset_in_the_context(self):
         out = os.path.join(self.tmp.name, "ok.json")
-        r = run(ARGS.pipebench, "--data=" + self.data, "--benchmark_filter=BM_Read/warm",
+        r = run(ARGS.pipebench, "--data=" + self.data, "--benchmark_filter=BM_Read/files/warm",
                 "--benchmark_min_time=0.01", "--benchmark_out=" + out,
                 "--benchmark_out_format=json")
         self.assertEqual(r.returncode, 0, r.stderr)

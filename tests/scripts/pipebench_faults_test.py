@@ -177,14 +177,14 @@ class Faults(unittest.TestCase):
             self.assertNotIn(b"[1/4]", f.read())
 
     def test_unwritable_results_exit_4_naming_the_path(self):
-        r = run(ARGS.pipebench, "--data=" + self.good, *FAST, "--benchmark_filter=BM_Read/warm",
+        r = run(ARGS.pipebench, "--data=" + self.good, *FAST, "--benchmark_filter=BM_Read/files/warm",
                 "--benchmark_out=/dev/full")
         self.assertEqual(r.returncode, 4, r.stderr)
         self.assertIn(b"/dev/full", r.stderr)
 
     def test_unwritable_trace_fails_before_the_run(self):
         bad = os.path.join(self.tmp.name, "no", "such", "dir", "t.json")
-        r = run(ARGS.pipebench, "--data=" + self.good, *FAST, "--benchmark_filter=BM_Read/warm",
+        r = run(ARGS.pipebench, "--data=" + self.good, *FAST, "--benchmark_filter=BM_Read/files/warm",
                 "--trace=" + bad)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn(b"--trace", r.stderr)
@@ -206,7 +206,7 @@ class Faults(unittest.TestCase):
                 f.write(png)
         os.makedirs(os.path.join(tree, "empty_class"))
         out = self.out("mixed.json")
-        r = run(ARGS.pipebench, "--data=" + tree, *FAST, "--benchmark_filter=BM_Read/warm",
+        r = run(ARGS.pipebench, "--data=" + tree, *FAST, "--benchmark_filter=BM_Read/files/warm",
                 "--benchmark_out=" + out)
         self.assertEqual(r.returncode, 0, r.stderr)
         images = int(strict_json(out)["context"]["dataset_images"])
@@ -245,7 +245,7 @@ class Faults(unittest.TestCase):
     def test_relative_benchmark_out_is_the_callers(self):
         cwd = self.out("caller")
         os.makedirs(cwd, exist_ok=True)
-        r = run(ARGS.pipebench, "--data=" + self.good, *FAST, "--benchmark_filter=BM_Read/warm",
+        r = run(ARGS.pipebench, "--data=" + self.good, *FAST, "--benchmark_filter=BM_Read/files/warm",
                 "--benchmark_out=rel.json", cwd=cwd)
         self.assertEqual(r.returncode, 0, r.stderr)
         strict_json(os.path.join(cwd, "rel.json"))

@@ -1,0 +1,176 @@
+#include "report/storage.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "report/appendf.h"
+
+namespace pipebench::report {
+namespace {
+
+std::optional<double> context_number(const BenchRun& run, const std::string& key) {
+  const std::string text = run.context_or(key, "");
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// The warm loader of the study: BM_Loader/<pipeline>/<layout>/warm/workers:<w>.
+std::optional<std::pair<std::string, int>> warm_case(const BenchRun& run, const std::string& pipeline,
+                                                     const std::string& layout) {
+  const std::string prefix = "BM_Loader/" + pipeline + "/" + layout + "/warm/workers:";
+  for (auto it = run.cases.lower_bound(prefix); it != run.cases.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    const std::string rest = it->first.substr(prefix.size());
+    const int w = std::atoi(rest.c_str());
+    if (w > 0) return std::make_pair(it->first, w);
+  }
+  return std::nullopt;
+}
+
+std::optional<double> mb_per_second(const BenchRun& run, const std::string& name) {
+  const auto b = run.value(name, "bytes_per_second");
+  if (!b) return std::nullopt;
+  return *b / 1e6;
+}
+
+void add_warnings(const BenchRun& run, const std::string& cold_name, Storage& s) {
+  const auto resident = context_number(run, "cold_resident_pct");
+  if (s.cache_mode == "cold" && resident && *resident > 10)
+    s.warnings.push_back("after the drop, " + std::to_string(std::lround(*resident)) +
+                         " % of the files' pages were still in the page cache: this filesystem "
+                         "ignores posix_fadvise(DONTNEED) (tmpfs, some overlays), so the cold "
+                         "run was served from memory");
+  const auto disk = run.value(cold_name, "disk_read_mib_per_s");
+  const auto ips = run.value(cold_name, "items_per_second");
+  const auto images = context_number(run, "dataset_images");
+  const auto bytes = context_number(run, "dataset_bytes");
+  if (s.cache_mode == "cold" && disk && ips && images && bytes && *images > 0) {
+    const double consumed_mib_s = *ips * (*bytes / *images) / (1024.0 * 1024.0);
+    if (*disk < 0.01 * consumed_mib_s)
+      s.warnings.push_back("the cold loader read " + std::to_string(*disk).substr(0, 5) +
+                           " MiB/s from the device while it consumed about " +
+                           std::to_string(std::lround(consumed_mib_s)) +
+                           " MiB/s: the data came from memory, not storage");
+  }
+  const auto avail = context_number(run, "host_available_memory_bytes");
+  if (s.cache_mode == "warm" && avail && bytes && *bytes > *avail)
+    s.warnings.push_back("the dataset (" + std::to_string(std::lround(*bytes / 1048576)) +
+                         " MiB) is larger than the available memory (" +
+                         std::to_string(std::lround(*avail / 1048576)) +
+                         " MiB): a warm run cannot hold it in the page cache; run --cache=cold");
+}
+
+}  // namespace
+
+std::string Storage::fix_first() const {
+  if (stall_ms <= 0) return "";
+  return fetch_stall_ms > prep_stall_ms ? "fetch" : "prep";
+}
+
+Storage storage_split(const BenchRun& run, const std::string& pipeline, std::optional<double> compute_ms) {
+  Storage s;
+  s.layout = run.context_or("storage_layout", "files");
+  s.cache_mode = run.context_or("cache_mode", "warm");
+  if (const auto t = context_number(run, "read_throttle_mib_s"); t && *t > 0) s.throttle_mib_s = t;
+  const auto warm = warm_case(run, pipeline, s.layout);
+  const std::string cold_name =
+      "BM_Loader/" + pipeline + "/workers:" + std::to_string(warm ? warm->second : 0);
+  add_warnings(run, cold_name, s);
+  if (!warm || (s.cache_mode != "cold" && !s.throttle_mib_s)) return s;
+  s.workers = warm->second;
+  s.cold_data_ms = run.value(cold_name, "data_ms");
+  s.warm_data_ms = run.value(warm->first, "data_ms");
+  s.compute_ms = compute_ms ? compute_ms : context_number(run, "compute_ms");
+  s.cold_images_per_second = run.value(cold_name, "items_per_second");
+  const std::string read_cold = "BM_Read/" + s.layout + "/cold";
+  s.fetch_images_per_second = run.value(read_cold, "items_per_second");
+  s.fetch_mb_per_second = mb_per_second(run, read_cold);
+  if (s.cold_data_ms && s.warm_data_ms && s.compute_ms) {
+    s.stall_ms = std::max(0.0, *s.cold_data_ms - *s.compute_ms);
+    s.prep_stall_ms = std::max(0.0, std::min(*s.warm_data_ms, *s.cold_data_ms) - *s.compute_ms);
+    s.fetch_stall_ms = std::max(0.0, s.stall_ms - s.prep_stall_ms);
+  }
+  const auto images = context_number(run, "dataset_images");
+  const auto bytes = context_number(run, "dataset_bytes");
+  if (s.throttle_mib_s && images && bytes && *images > 0 && *bytes > 0)
+    s.predicted_fetch_images_per_second = *s.throttle_mib_s * 1048576.0 / (*bytes / *images);
+  if (const auto n = context_number(run, "packed_shard_images"); n && *n > 0) {
+    s.packed_layout = "shards-" + std::to_string(std::lround(*n));
+    s.packed_data_ms = run.value("BM_Loader/" + pipeline + "/" + s.packed_layout + "/cold/workers:" +
+                                     std::to_string(s.workers),
+                                 "data_ms");
+    s.packed_read_mb_per_second = mb_per_second(run, "BM_Read/" + s.packed_layout + "/cold");
+    s.files_read_mb_per_second = s.fetch_mb_per_second;
+  }
+  return s;
+}
+
+void append_storage_text(std::string& out, const Storage& s) {
+  if (s.empty()) return;
+  appendf(out, "\nStorage (%s, page cache %s%s):\n", s.layout.c_str(), s.cache_mode.c_str(),
+          s.throttle_mib_s ? ", reads throttled (an emulation)" : "");
+  if (s.throttle_mib_s)
+    appendf(out, "  Emulated storage: every read shared one link of %.1f MiB/s "
+            "(--read-throttle-mib-s); not this machine's disk.\n", *s.throttle_mib_s);
+  if (s.cold_data_ms && s.warm_data_ms && s.compute_ms) {
+    appendf(out, "  At %d workers: data %.2f ms per batch cold, %.2f ms warm (every byte in "
+            "memory), step %.2f ms.\n", s.workers, *s.cold_data_ms, *s.warm_data_ms, *s.compute_ms);
+    if (s.stall_ms <= 0) {
+      appendf(out, "  No data stall: even cold, the loader keeps up with the step.\n");
+    } else {
+      const double fetch_pct = 100 * s.fetch_stall_ms / s.stall_ms;
+      appendf(out, "  Data stall %.2f ms per step: fetch stall %.2f ms (%.0f %%, waiting for "
+              "storage), prep stall %.2f ms (%.0f %%, CPU work). Fix %s first: %s.\n",
+              s.stall_ms, s.fetch_stall_ms, fetch_pct, s.prep_stall_ms, 100 - fetch_pct,
+              s.fix_first().c_str(),
+              s.fix_first() == "fetch"
+                  ? "faster storage, a page cache that holds the dataset, or fewer, larger "
+                    "reads (pack into shards)"
+                  : "the CPU stages (see the table above), or more cores");
+    }
+  }
+  if (s.fetch_images_per_second)
+    appendf(out, "  Storage alone (BM_Read/%s/cold, one reader): %.0f images/s, %.1f MB/s.\n",
+            s.layout.c_str(), *s.fetch_images_per_second, s.fetch_mb_per_second.value_or(0));
+  if (s.predicted_fetch_images_per_second && s.cold_images_per_second)
+    appendf(out, "  Fetch-bound prediction (link rate / mean sample size): %.0f images/s; the cold "
+            "loader measured %.0f images/s (%+.1f %%).\n", *s.predicted_fetch_images_per_second,
+            *s.cold_images_per_second,
+            100 * (*s.cold_images_per_second / *s.predicted_fetch_images_per_second - 1));
+  if (!s.packed_layout.empty() && s.packed_data_ms && s.cold_data_ms)
+    appendf(out, "  Pack into shards (%s, cold, %d workers): %.2f ms per batch against %.2f for "
+            "the files (saves %.2f ms per batch)%s.\n", s.packed_layout.c_str(), s.workers,
+            *s.packed_data_ms, *s.cold_data_ms, *s.cold_data_ms - *s.packed_data_ms,
+            s.packed_read_mb_per_second && s.files_read_mb_per_second
+                ? ("; cold reads " + std::to_string(*s.packed_read_mb_per_second / *s.files_read_mb_per_second).substr(0, 4) +
+                   "x the files' MB/s").c_str()
+                : "");
+  for (const auto& w : s.warnings) appendf(out, "  Warning: %s.\n", w.c_str());
+}
+
+nlohmann::json storage_json(const Storage& s) {
+  using nlohmann::json;
+  const auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(); };
+  json j = {{"layout", s.layout}, {"cache_mode", s.cache_mode},
+            {"read_throttle_mib_s", opt(s.throttle_mib_s)}, {"workers", s.workers},
+            {"cold_data_ms", opt(s.cold_data_ms)}, {"warm_data_ms", opt(s.warm_data_ms)},
+            {"compute_ms", opt(s.compute_ms)}, {"stall_ms", s.stall_ms},
+            {"fetch_stall_ms", s.fetch_stall_ms}, {"prep_stall_ms", s.prep_stall_ms},
+            {"fix_first", s.fix_first().empty() ? json() : json(s.fix_first())},
+            {"fetch_images_per_second", opt(s.fetch_images_per_second)},
+            {"fetch_mb_per_second", opt(s.fetch_mb_per_second)},
+            {"cold_images_per_second", opt(s.cold_images_per_second)},
+            {"predicted_fetch_images_per_second", opt(s.predicted_fetch_images_per_second)},
+            {"warnings", s.warnings}};
+  if (!s.packed_layout.empty())
+    j["pack_into_shards"] = {{"layout", s.packed_layout}, {"data_ms", opt(s.packed_data_ms)},
+                             {"read_mb_per_second", opt(s.packed_read_mb_per_second)},
+                             {"files_read_mb_per_second", opt(s.files_read_mb_per_second)}};
+  return j;
+}
+
+}  // namespace pipebench::report
