@@ -4,12 +4,14 @@
 //   turbo_scaled/target:S    TurboJPEG DCT scaling to the smallest scale >= S x S
 //   roi                      libjpeg ROI decode of a RandomResizedCrop window
 //   roi_scaled/target:S      the same window, DCT scaled to >= S x S
-//   opencv                   cv::imdecode
+//   opencv                   cv::imdecode (not registered where OpenCV imgcodecs is not
+//                            installed: transforms/opencv_codecs.h)
 // Counters: items_per_second (images/s), us_per_image (thread CPU time per image, µs),
 // images_per_round, bytes_per_second (JPEG bytes),
 // source_megapixels_per_second (pixels of the source images, whatever was decoded).
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <utility>
 
 #include <functional>
@@ -83,8 +85,14 @@ void register_decode_benchmarks(BenchContext& ctx) {
       {"BM_Decode/roi_scaled" + t, Backend::kRoiScaled},
       {"BM_Decode/opencv", Backend::kOpenCV},
   };
-  for (const auto& [name, backend] : cases)
+  const std::string codecs_missing = opencv_codecs_missing();
+  for (const auto& [name, backend] : cases) {
+    if (backend == Backend::kOpenCV && !codecs_missing.empty()) {
+      std::fprintf(stderr, "pipebench: BM_Decode/opencv not run: %s\n", codecs_missing.c_str());
+      continue;
+    }
     register_case(ctx, name.c_str(), BM_Decode, backend)->Unit(benchmark::kMicrosecond);
+  }
 }
 
 }  // namespace pipebench::bench

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "bench/benchmarks.h"
+#include "bench/console_reporter.h"
 #include "bench/flags.h"
 #include "bench/machine.h"
 #include "bench/progress.h"
@@ -100,6 +101,7 @@ int main(int argc, char** argv) {
   const bool user_filter = !flag_value(argc, argv, "benchmark_filter").empty();
   const std::string display_format = flag_value(argc, argv, "benchmark_format");
   const std::string tabular = flag_value(argc, argv, "benchmark_counters_tabular");
+  const std::string color = flag_value(argc, argv, "benchmark_color");
   args.push_back(nullptr);
   argc = static_cast<int>(args.size()) - 1;
   argv = args.data();
@@ -141,21 +143,29 @@ int main(int argc, char** argv) {
     if (!user_filter) benchmark::SetBenchmarkFilter(pb::QuickPlan::filter(config.recipe));
     std::fprintf(stderr, "pipebench: %s\n", pb::QuickPlan::message(config).c_str());
   }
-  // The progress line, on a terminal only, over Google Benchmark's console output.
-  std::unique_ptr<pb::ProgressReporter> progress;
-  if (!config.quiet && isatty(STDERR_FILENO) && (display_format.empty() || display_format == "console")) {
-    auto options = isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Color
-                                         : benchmark::ConsoleReporter::OO_None;
+  // The console table with readable counters (bench/console_reporter.h: no "257u" for a
+  // ms counter), plus the progress line on a terminal only. Other --benchmark_format
+  // values are Google Benchmark's own reporters.
+  std::unique_ptr<benchmark::BenchmarkReporter> console;
+  if (display_format.empty() || display_format == "console") {
+    const bool colored = color.empty() || color == "auto" ? isatty(STDOUT_FILENO) != 0
+                         : color == "true" || color == "yes" || color == "1";
+    auto options = colored ? benchmark::ConsoleReporter::OO_Color
+                           : benchmark::ConsoleReporter::OO_None;
     if (tabular == "true")
       options = static_cast<benchmark::ConsoleReporter::OutputOptions>(
           options | benchmark::ConsoleReporter::OO_Tabular);
-    progress = std::make_unique<pb::ProgressReporter>(
-        options, pb::selected_cases(ctx->case_names(), benchmark::GetBenchmarkFilter()),
-        reps.empty() ? 1 : std::max(1, std::atoi(reps.c_str())));
+    if (!config.quiet && isatty(STDERR_FILENO)) {
+      console = std::make_unique<pb::ProgressReporter>(
+          options, pb::selected_cases(ctx->case_names(), benchmark::GetBenchmarkFilter()),
+          reps.empty() ? 1 : std::max(1, std::atoi(reps.c_str())));
+    } else {
+      console = std::make_unique<pb::UnitsConsoleReporter>(options);
+    }
   }
   std::unique_ptr<pb::JsonFileReporter> json;
   if (own_json) json = std::make_unique<pb::JsonFileReporter>();
-  benchmark::RunSpecifiedBenchmarks(progress.get(), json.get());
+  benchmark::RunSpecifiedBenchmarks(console.get(), json.get());
   benchmark::Shutdown();
   // Each output is written on its own: a failed trace does not cost the JSON, or back.
   int rc = 0;

@@ -39,7 +39,7 @@ std::vector<std::string> selected_cases(const std::vector<std::string>& names,
 
 ProgressReporter::ProgressReporter(OutputOptions options, std::vector<std::string> cases,
                                    int repetitions)
-    : ConsoleReporter(options),
+    : UnitsConsoleReporter(options),
       cases_(std::move(cases)),
       total_(cases_.size() * static_cast<size_t>(std::max(1, repetitions))),
       start_ns_(now_ns()) {}
@@ -60,7 +60,7 @@ void ProgressReporter::clear() {
 }
 
 bool ProgressReporter::ReportContext(const Context& context) {
-  const bool ok = ConsoleReporter::ReportContext(context);
+  const bool ok = UnitsConsoleReporter::ReportContext(context);
   std::fflush(stdout);
   show();
   return ok;
@@ -68,7 +68,7 @@ bool ProgressReporter::ReportContext(const Context& context) {
 
 void ProgressReporter::ReportRuns(const std::vector<Run>& reports) {
   clear();
-  ConsoleReporter::ReportRuns(reports);
+  UnitsConsoleReporter::ReportRuns(reports);
   std::fflush(stdout);
   // One call per repetition of a case, and one for its aggregates: count the runs only.
   for (const auto& r : reports)
@@ -90,7 +90,7 @@ void ProgressReporter::show() {
 
 void ProgressReporter::Finalize() {
   clear();
-  ConsoleReporter::Finalize();
+  UnitsConsoleReporter::Finalize();
 }
 
 }  // namespace pipebench::bench

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/console_reporter.h"
+
 namespace pipebench::bench {
 
 /// The registered names that Google Benchmark's --benchmark_filter selects (a leading '-'
@@ -19,8 +21,8 @@ namespace pipebench::bench {
 std::vector<std::string> selected_cases(const std::vector<std::string>& names,
                                         const std::string& filter);
 
-/// Google Benchmark's console output, plus the progress line.
-class ProgressReporter : public benchmark::ConsoleReporter {
+/// The console table (bench/console_reporter.h), plus the progress line.
+class ProgressReporter : public UnitsConsoleReporter {
  public:
   /// `cases`: the selected cases in order; `repetitions` per case (1 without
   /// --benchmark_repetitions).

@@ -17,9 +17,13 @@ if(PIPEBENCH_TESTS)
   find_package(GTest REQUIRED)
 endif()
 
-# --- OpenCV core, imgproc, imgcodecs -------------------------------------------------
+# --- OpenCV core, imgproc, imgcodecs (imgcodecs: PIPEBENCH_OPENCV_CODECS only) -------
 find_path(OpenCV_INCLUDE_DIR opencv2/core.hpp PATH_SUFFIXES opencv4 REQUIRED)
-foreach(module core imgproc imgcodecs)
+set(pipebench_opencv_modules core imgproc)
+if(PIPEBENCH_OPENCV_CODECS)
+  list(APPEND pipebench_opencv_modules imgcodecs)
+endif()
+foreach(module ${pipebench_opencv_modules})
   find_library(OpenCV_${module}_LIBRARY opencv_${module} REQUIRED)
   add_library(pipebench::opencv_${module} UNKNOWN IMPORTED)
   set_target_properties(pipebench::opencv_${module} PROPERTIES

@@ -2,11 +2,12 @@
 #include "transforms/imgcodecs_decode.h"
 
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <cstring>
 #include <string>
+
+#include "transforms/opencv_codecs.h"
 
 namespace pipebench::detail {
 namespace {
@@ -52,32 +53,27 @@ ImageInfo decode_imgcodecs(std::span<const uint8_t> bytes, std::string_view file
   const size_t need = static_cast<size_t>(info.width) * info.height * 3;
   out_trim.fit(out.data, need);
   out.resize(info.height, info.width, 3);
-  // imdecode writes into `dst` when it already has the decoded size and type (Mat::create
-  // is then a no-op), so the pixels land in out's storage without a copy.
-  cv::Mat dst(info.height, info.width, CV_8UC3, out.ptr());
-  const cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8UC1,
-                        const_cast<uint8_t*>(bytes.data()));
-  cv::Mat decoded;
-  try {
-    decoded = cv::imdecode(encoded, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION, &dst);
-  } catch (const cv::Exception& e) {
-    out.resize(0, 0, 3);
-    throw DecodeError(file, Reason::kCorrupt, std::string("cv::imdecode: ") + e.what());
-  }
   const char* name = format_name(info.format);
-  if (decoded.empty()) {
-    out.resize(0, 0, 3);
-    throw DecodeError(file, Reason::kCorrupt,
-                      std::string("cv::imdecode could not decode this ") + name + " file");
+  const ImdecodeResult r = imdecode_bgr(bytes, out.ptr(), info.height, info.width);
+  if (r.status != ImdecodeResult::Status::kOk) out.resize(0, 0, 3);
+  switch (r.status) {
+    case ImdecodeResult::Status::kOk: break;
+    case ImdecodeResult::Status::kUnavailable:
+      throw DecodeError(file, Reason::kUnsupported,
+                        std::string("decoding a ") + name + " file needs OpenCV imgcodecs: " +
+                            r.message);
+    case ImdecodeResult::Status::kException:
+      throw DecodeError(file, Reason::kCorrupt, "cv::imdecode: " + r.message);
+    case ImdecodeResult::Status::kEmpty:
+      throw DecodeError(file, Reason::kCorrupt,
+                        std::string("cv::imdecode could not decode this ") + name + " file");
+    case ImdecodeResult::Status::kOtherShape:
+      throw DecodeError(file, Reason::kCorrupt,
+                        std::string("cv::imdecode returned ") + std::to_string(r.cols) + " x " +
+                            std::to_string(r.rows) + ", the " + name + " header says " +
+                            std::to_string(info.width) + " x " + std::to_string(info.height));
   }
-  if (decoded.data != out.ptr() || decoded.rows != info.height || decoded.cols != info.width) {
-    out.resize(0, 0, 3);
-    throw DecodeError(file, Reason::kCorrupt,
-                      std::string("cv::imdecode returned ") + std::to_string(decoded.cols) +
-                          " x " + std::to_string(decoded.rows) + ", the " + name +
-                          " header says " + std::to_string(info.width) + " x " +
-                          std::to_string(info.height));
-  }
+  cv::Mat dst(info.height, info.width, CV_8UC3, out.ptr());
   cv::cvtColor(dst, dst, cv::COLOR_BGR2RGB);  // in place: a channel swap
   return info;
 }

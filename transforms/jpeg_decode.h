@@ -151,4 +151,10 @@ class RoiDecoder {
 void decode_opencv(std::span<const uint8_t> jpeg, std::string_view file, Image& out,
                    const DecodeOptions& options = {});
 
+/// "" when OpenCV imgcodecs (loaded at run time: opencv_codecs.h) is there for
+/// decode_opencv and non-JPEG images; otherwise why not (a build with
+/// -DPIPEBENCH_OPENCV_CODECS=OFF, or a scripts/bundle.sh bundle, leaves it out). Without
+/// it both throw DecodeError kUnsupported naming the file and this reason.
+std::string opencv_codecs_missing();
+
 }  // namespace pipebench

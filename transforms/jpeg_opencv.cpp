@@ -17,7 +17,6 @@
 // IMREAD_IGNORE_ORIENTATION is added to IMREAD_COLOR so that, like the other backends,
 // pixels come back in stored order (OpenCV would otherwise apply an EXIF rotation).
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <string>
@@ -25,6 +24,7 @@
 #include "transforms/imgcodecs_decode.h"
 #include "transforms/jpeg_decode.h"
 #include "transforms/jpeg_libjpeg.h"
+#include "transforms/opencv_codecs.h"
 
 namespace pipebench {
 
@@ -44,38 +44,36 @@ void decode_opencv(std::span<const uint8_t> jpeg, std::string_view file, Image& 
                       "no EOI marker (0xFF 0xD9) after the image data: the file ends before "
                       "the image does");
 
-  // imdecode writes into `bgr` (out's storage) because a Mat of the right size and type is
-  // passed as dst (Mat::create is a no-op); then BGR -> RGB in place.
+  // imdecode writes into out's storage (the plugin passes it as dst, so Mat::create is a
+  // no-op; opencv_codecs.h); then BGR -> RGB in place.
   out_trim.fit(out.data, static_cast<size_t>(info.width) * info.height * 3);
   out.resize(info.height, info.width, 3);
+  const detail::ImdecodeResult r = detail::imdecode_bgr(jpeg, out.ptr(), info.height, info.width);
+  using Status = detail::ImdecodeResult::Status;
+  if (r.status != Status::kOk) out.resize(0, 0, 3);
+  switch (r.status) {
+    case Status::kOk: break;
+    case Status::kUnavailable:
+      throw DecodeError(file, DecodeError::Reason::kUnsupported,
+                        "the opencv decode backend needs OpenCV imgcodecs: " + r.message);
+    case Status::kException:
+      throw DecodeError(file, DecodeError::Reason::kCorrupt, "cv::imdecode: " + r.message);
+    case Status::kEmpty:
+      throw DecodeError(file, DecodeError::Reason::kCorrupt,
+                        "cv::imdecode returned an empty image");
+    case Status::kOtherShape:
+      throw DecodeError(file, DecodeError::Reason::kCorrupt,
+                        "cv::imdecode returned " + std::to_string(r.cols) + " x " +
+                            std::to_string(r.rows) + " type " + std::to_string(r.type) +
+                            ", header says " + std::to_string(info.width) + " x " +
+                            std::to_string(info.height) + " CV_8UC3");
+  }
   cv::Mat bgr(info.height, info.width, CV_8UC3, out.ptr());
-
-  const cv::Mat encoded(1, static_cast<int>(jpeg.size()), CV_8UC1,
-                        const_cast<uint8_t*>(jpeg.data()));
-  cv::Mat decoded;
-  try {
-    decoded = cv::imdecode(encoded, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION, &bgr);
-  } catch (const cv::Exception& e) {
-    out.resize(0, 0, 3);
-    throw DecodeError(file, DecodeError::Reason::kCorrupt,
-                      std::string("cv::imdecode: ") + e.what());
-  }
-  if (decoded.empty()) {
-    out.resize(0, 0, 3);
-    throw DecodeError(file, DecodeError::Reason::kCorrupt,
-                      "cv::imdecode returned an empty image");
-  }
-  if (decoded.data != out.ptr() || decoded.rows != info.height || decoded.cols != info.width ||
-      decoded.type() != CV_8UC3) {
-    out.resize(0, 0, 3);
-    throw DecodeError(file, DecodeError::Reason::kCorrupt,
-                      "cv::imdecode returned " + std::to_string(decoded.cols) + " x " +
-                          std::to_string(decoded.rows) + " type " +
-                          std::to_string(decoded.type()) + ", header says " +
-                          std::to_string(info.width) + " x " + std::to_string(info.height) +
-                          " CV_8UC3");
-  }
   cv::cvtColor(bgr, bgr, cv::COLOR_BGR2RGB);
+}
+
+std::string opencv_codecs_missing() {
+  return detail::opencv_codecs_available() ? "" : detail::opencv_codecs_unavailable_reason();
 }
 
 }  // namespace pipebench

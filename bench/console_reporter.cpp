@@ -1,0 +1,211 @@
+#include "bench/console_reporter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <ostream>
+
+namespace pipebench::bench {
+namespace {
+
+__attribute__((format(printf, 1, 2))) std::string strf(const char* format, ...) {
+  char buf[256];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buf, sizeof buf, format, args);
+  va_end(args);
+  return buf;
+}
+
+std::string pad_left(const std::string& s, size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+std::string pad_right(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+// The time columns: ten characters, fewer decimals as the value grows (the unit, ns to s,
+// is Google Benchmark's per-case time unit and follows in its own column).
+std::string format_time(double t) {
+  if (std::fabs(t) > 9999999999.0) return strf("%10.4e", t);
+  const int decimals = t < 1 ? 3 : t < 10 ? 2 : t < 100 ? 1 : 0;
+  return strf("%10.*f", decimals, t);
+}
+
+const char* big_o_name(benchmark::BigO o) {
+  switch (o) {
+    case benchmark::o1: return "(1)";
+    case benchmark::oN: return "N";
+    case benchmark::oNSquared: return "N^2";
+    case benchmark::oNCubed: return "N^3";
+    case benchmark::oLogN: return "lgN";
+    case benchmark::oNLogN: return "NlgN";
+    case benchmark::oLambda: return "f(N)";
+    default: return "";
+  }
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// ANSI colours, as Google Benchmark's console uses them (names green, times yellow, ...).
+enum class Color { kNone, kRed, kGreen, kYellow, kBlue, kCyan };
+
+std::vector<ConsoleCounter> shown_counters(const benchmark::BenchmarkReporter::Run& run) {
+  const bool percent_row = run.run_type == benchmark::BenchmarkReporter::Run::RT_Aggregate &&
+                           run.aggregate_unit == benchmark::kPercentage;
+  std::vector<ConsoleCounter> out;
+  out.reserve(run.counters.size());
+  for (const auto& [name, counter] : run.counters)
+    out.push_back(console_counter(name, counter, percent_row));
+  return out;
+}
+
+std::vector<std::string> names_of(const std::vector<ConsoleCounter>& counters) {
+  std::vector<std::string> names;
+  for (const auto& c : counters) names.push_back(c.name);
+  return names;
+}
+
+}  // namespace
+
+std::string format_counter_value(double value, int one_k) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  const double mag = std::fabs(value);
+  if (mag == 0) return "0";
+  if (mag >= 1e5) {
+    // Large values: k, M, G, ... (Ki, Mi, ... for 1024-based counters), three digits or so.
+    const char* prefixes = one_k == 1024 ? "KMGTPE" : "kMGTPE";
+    double scaled = value;
+    int i = -1;
+    while (std::fabs(scaled) >= one_k && i < 5) {
+      scaled /= one_k;
+      ++i;
+    }
+    const double s = std::fabs(scaled);
+    const int decimals = s < 10 ? 2 : s < 100 ? 1 : 0;
+    return strf("%.*f%c%s", decimals, scaled, prefixes[i], one_k == 1024 ? "i" : "");
+  }
+  if (value == std::round(value)) return strf("%.0f", value);  // counts, sizes, workers
+  int decimals = 0;
+  if (mag >= 1000) {
+    decimals = 0;
+  } else if (mag >= 1) {
+    decimals = mag >= 100 ? 1 : mag >= 10 ? 2 : 3;
+  } else {
+    // Three significant digits: 0.257, 0.0257, 0.00961.
+    decimals = 2 - static_cast<int>(std::floor(std::log10(mag)));
+    if (decimals > 9) return strf("%.2e", value);
+  }
+  return strf("%.*f", decimals, value);
+}
+
+ConsoleCounter console_counter(const std::string& name, const benchmark::Counter& counter,
+                               bool percent_row) {
+  if (percent_row) return {name, strf("%.2f%%", 100.0 * counter.value)};
+  const bool rate = (counter.flags & benchmark::Counter::kIsRate) != 0;
+  const char* unit = !rate ? "" : (counter.flags & benchmark::Counter::kInvert) != 0 ? "s" : "/s";
+  double value = counter.value;
+  std::string shown = name;
+  if (!rate && ends_with(name, "_ms") && value != 0 && std::fabs(value) < 0.1) {
+    shown = name.substr(0, name.size() - 3) + "_us";
+    value *= 1000.0;
+  }
+  return {shown, format_counter_value(value, static_cast<int>(counter.oneK)) + unit};
+}
+
+bool UnitsConsoleReporter::ReportContext(const Context& context) {
+  const bool ok = ConsoleReporter::ReportContext(context);
+  header_names_.clear();
+  return ok;
+}
+
+void UnitsConsoleReporter::ReportRuns(const std::vector<Run>& reports) {
+  for (const auto& run : reports) {
+    const auto counters = shown_counters(run);
+    auto names = names_of(counters);
+    // A new header when none was printed, or, in the tabular layout, when the columns a
+    // row shows differ from the last header's (an errored row shows no counters and
+    // keeps the header it follows).
+    const bool columns_change = tabular() && !run.error_occurred && names != header_names_;
+    if (!printed_header_ || columns_change) {
+      printed_header_ = true;
+      header_names_ = std::move(names);
+      print_header(counters);
+    }
+    print_row(run, counters);
+  }
+}
+
+void UnitsConsoleReporter::PrintHeader(const Run& run) { print_header(shown_counters(run)); }
+
+void UnitsConsoleReporter::PrintRunData(const Run& run) { print_row(run, shown_counters(run)); }
+
+void UnitsConsoleReporter::print_header(const std::vector<ConsoleCounter>& counters) {
+  std::string head = strf("%-*s %13s %15s %12s", static_cast<int>(name_field_width_),
+                          "Benchmark", "Time", "CPU", "Iterations");
+  if (!counters.empty()) {
+    if (tabular()) {
+      for (const auto& c : counters) {
+        head += ' ';  // appended piecewise: GCC 12 misreads " " + string (-Wrestrict)
+        head += pad_left(c.name, 10);
+      }
+    } else {
+      head += " UserCounters...";
+    }
+  }
+  const std::string rule(head.size(), '-');
+  GetOutputStream() << rule << "\n" << head << "\n" << rule << "\n";
+}
+
+void UnitsConsoleReporter::print_row(const Run& run, const std::vector<ConsoleCounter>& counters) {
+  std::ostream& out = GetOutputStream();
+  const bool color = (output_options_ & OO_Color) != 0;
+  const auto paint = [&](Color c, const std::string& text) {
+    static const char* const codes[] = {"", "31", "32", "33", "34", "36"};
+    if (!color || c == Color::kNone) {
+      out << text;
+    } else {
+      out << "\033[0;" << codes[static_cast<int>(c)] << "m" << text << "\033[m";
+    }
+  };
+  paint(run.report_big_o || run.report_rms ? Color::kBlue : Color::kGreen,
+        pad_right(run.benchmark_name(), name_field_width_) + " ");
+  if (run.error_occurred) {
+    paint(Color::kRed, "ERROR OCCURRED: '" + run.error_message + "'");
+    out << "\n";
+    return;
+  }
+  const double real = run.GetAdjustedRealTime();
+  const double cpu = run.GetAdjustedCPUTime();
+  if (run.report_big_o) {
+    const char* o = big_o_name(run.complexity);
+    paint(Color::kYellow, strf("%10.2f %-4s %10.2f %-4s ", real, o, cpu, o));
+  } else if (run.report_rms) {
+    paint(Color::kYellow, strf("%10.0f %-4s %10.0f %-4s ", real * 100, "%", cpu * 100, "%"));
+  } else if (run.run_type == Run::RT_Aggregate && run.aggregate_unit == benchmark::kPercentage) {
+    paint(Color::kYellow, strf("%10.2f %-4s %10.2f %-4s ", 100 * run.real_accumulated_time, "%",
+                               100 * run.cpu_accumulated_time, "%"));
+  } else {
+    const char* unit = benchmark::GetTimeUnitString(run.time_unit);
+    paint(Color::kYellow, format_time(real) + " " + pad_right(unit, 4) + " " + format_time(cpu) +
+                              " " + pad_right(unit, 4) + " ");
+  }
+  if (!run.report_big_o && !run.report_rms)
+    paint(Color::kCyan, strf("%10lld", static_cast<long long>(run.iterations)));
+  for (const auto& c : counters) {
+    if (tabular()) {
+      out << " " << pad_left(c.text, std::max<size_t>(10, c.name.size()));
+    } else {
+      out << " " << c.name << "=" << c.text;
+    }
+  }
+  if (!run.report_label.empty()) out << " " << run.report_label;
+  out << "\n";
+}
+
+}  // namespace pipebench::bench

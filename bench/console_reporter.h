@@ -1,0 +1,63 @@
+// The run's table on the console: Google Benchmark's console layout (name, Time, CPU,
+// Iterations, then the counters) with counters a reader can take at face value.
+//
+// Google Benchmark 1.7.1 prints every counter through its HumanReadableNumber, with SI
+// prefixes for small values too: a 0.000257 ms collate time reads "collate_ms=257u" (a
+// millisecond counter with a micro suffix) and a 0.00961 % error "9.61m". Here:
+//   - no counter is printed with a fraction prefix (m, u, n, ...): values below 100000
+//     are plain decimals (about four significant digits, integers without decimals);
+//     from 100000 up the large prefixes k, M, G, T (Ki, Mi, ... for 1024-based counters)
+//     keep the columns narrow, as Google Benchmark does; below 1e-7, scientific notation;
+//   - a millisecond counter (name ending in "_ms") whose magnitude is below 0.1 ms is
+//     shown in microseconds under the name ending in "_us" (collate_ms = 0.000257 is
+//     shown as collate_us=0.257): a reader never sees a tiny fraction of a millisecond.
+//     Zero stays "_ms". In the tabular layout (--benchmark_counters_tabular=true) the
+//     column header follows the names shown, so a new header is printed when a row's
+//     units change, as Google Benchmark does when the counter set changes;
+//   - rates keep their "/s" ("s" for inverted rates), and the coefficient-of-variation
+//     rows of repetitions (aggregate unit percentage) print "12.34%" for every counter.
+// Only the console changes: the JSON (bench/run_output.h) keeps the counters' names and
+// values in their own units (ms), which the report and the scripts read.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+namespace pipebench::bench {
+
+/// One counter as the console shows it.
+struct ConsoleCounter {
+  std::string name;  ///< the counter's name, or its "_us" form (see above)
+  std::string text;  ///< the value with its rate or percent unit, no SI fraction prefix
+};
+
+/// `value` as a plain decimal (see above); `one_k` 1024 gives Ki/Mi/Gi/Ti for large values.
+std::string format_counter_value(double value, int one_k = 1000);
+
+/// How the counter `name` with `counter` is shown; `percent_row` for the coefficient-of-
+/// variation rows of repetitions (value 0.05 -> "5.00%", name unchanged).
+ConsoleCounter console_counter(const std::string& name, const benchmark::Counter& counter,
+                               bool percent_row);
+
+/// Google Benchmark's console reporter with the counters shown as above.
+class UnitsConsoleReporter : public benchmark::ConsoleReporter {
+ public:
+  explicit UnitsConsoleReporter(OutputOptions options) : ConsoleReporter(options) {}
+  bool ReportContext(const Context& context) override;
+  void ReportRuns(const std::vector<Run>& reports) override;
+
+ protected:
+  void PrintHeader(const Run& run) override;
+  void PrintRunData(const Run& run) override;
+
+ private:
+  void print_header(const std::vector<ConsoleCounter>& counters);
+  void print_row(const Run& run, const std::vector<ConsoleCounter>& counters);
+  bool tabular() const { return (output_options_ & OO_Tabular) != 0; }
+
+  std::vector<std::string> header_names_;  ///< the counter columns of the last header
+};
+
+}  // namespace pipebench::bench

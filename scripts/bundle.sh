@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# A relocatable bundle of pipebench for machines without our Debian packages (a GPU node:
+# README.md, "Running on a GPU node"), made from an existing build; nothing is rebuilt.
+#
+#   ./scripts/bundle.sh [OUT] [--build DIR]    bundle DIR's binaries into OUT
+#   ./scripts/bundle.sh --check OUT            only check an existing bundle (below)
+#
+# OUT (default build/pipebench-bundle) gets:
+#   bin/      pipebench, pipebench-report, pipebench-data
+#   tests/    the test binaries with CUDA tests (cuda_test, train_step_test, loader_test)
+#             and run-gpu-tests.sh (their CUDA and pinned-memory tests, optionally under
+#             compute-sanitizer)
+#   lib/      every shared library those need except the ones every target has or that
+#             come with its CUDA: glibc (libc, libm, ld-linux, ...), libstdc++, libgcc_s,
+#             the CUDA driver (libcuda, libnvidia-*) and cuBLAS / cuBLASLt (about 570 MB,
+#             far over the 64 MiB budget; taken from the target's CUDA 13). The CUDA
+#             runtime libcudart (0.7 MB) is bundled: the build's CUDA 13.0 runtime runs on
+#             any CUDA 13 driver. OpenCV imgcodecs (GDAL and ~700 MB under it) is left out:
+#             its plugin, libpipebench_opencv_codecs.so, is not copied, so the bundle
+#             decodes JPEGs only and says so where PNG/WebP/... or the opencv backend are
+#             asked for (transforms/opencv_codecs.h).
+#   MANIFEST.txt   the build, each bundled library and its Debian package, the newest
+#                  GLIBC / GLIBCXX symbol versions the bundle needs from the target.
+# Binaries and tests get the RUNPATH $ORIGIN/../lib:/usr/local/cuda/lib64, libraries
+# $ORIGIN (patchelf, Debian package patchelf: scripts/setup.sh). A CUDA 13 elsewhere than
+# /usr/local/cuda is found through LD_LIBRARY_PATH, which the loader searches first.
+#
+# Checks (also --check): the bundle is at most 64 MiB, and with LD_LIBRARY_PATH empty
+# `ldd` resolves every library of every ELF file in it either inside the bundle or to one
+# of the target's libraries above (cuBLAS and the driver may be missing on a machine
+# without CUDA: reported, not an error). Exit codes: 0 made and checked; 1 a check
+# failed; 2 bad arguments, missing build or tools (patchelf, ldd, readelf).
+set -euo pipefail
+
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+out=""
+build=""
+check_only=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build="${2:?--build needs a directory}"; shift 2 ;;
+    --build=*) build="${1#--build=}"; shift ;;
+    --check) check_only=1; shift ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -*) echo "bundle: unknown option $1" >&2; exit 2 ;;
+    *) out="$1"; shift ;;
+  esac
+done
+[ -n "$out" ] || out="$repo/build/pipebench-bundle"
+limit_bytes=$((64 * 1024 * 1024))
+
+for tool in ldd readelf patchelf; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "bundle: $tool not found (apt-get install patchelf binutils libc-bin; scripts/setup.sh)" >&2
+    exit 2
+  fi
+done
+
+# What a target has itself (glibc, the C++ runtime) or takes from its CUDA (driver, cuBLAS).
+is_system_lib() {
+  case "$1" in
+    linux-vdso.so*|ld-linux*|libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|libutil.so*|\
+    libresolv.so*|libmvec.so*|libstdc++.so*|libgcc_s.so*) return 0 ;;
+  esac
+  return 1
+}
+is_target_cuda_lib() {
+  case "$1" in
+    libcuda.so*|libnvidia-*|libcublas.so*|libcublasLt.so*) return 0 ;;
+  esac
+  return 1
+}
+
+elf_files() {  # every ELF file of the bundle
+  find "$1" -type f | while read -r f; do
+    if [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ]; then echo "$f"; fi
+  done
+}
+
+check_bundle() {
+  local dir="$1" failed=0 size
+  size=$(du -sb "$dir" | cut -f1)
+  if [ "$size" -gt "$limit_bytes" ]; then
+    echo "bundle: FAIL $dir is $((size / 1024 / 1024)) MiB, over the 64 MiB limit" >&2
+    failed=1
+  fi
+  local real_dir
+  real_dir="$(cd "$dir" && pwd -P)"
+  while read -r f; do
+    # name => path (or "not found"); lines without "=>" are the vdso and the loader.
+    while read -r name arrow path _; do
+      [ "$arrow" = "=>" ] || continue
+      if is_system_lib "$name"; then continue; fi
+      if is_target_cuda_lib "$name"; then
+        [ "$path" = "not" ] && echo "bundle: note: ${f#"$dir"/} needs $name from the target's CUDA (not on this machine)"
+        continue
+      fi
+      if [ "$path" = "not" ]; then
+        echo "bundle: FAIL ${f#"$dir"/}: $name not found" >&2
+        failed=1
+      elif [[ "$(readlink -f "$path")" != "$real_dir"/* ]]; then
+        echo "bundle: FAIL ${f#"$dir"/}: $name resolves outside the bundle, to $path" >&2
+        failed=1
+      fi
+    done < <(env -u LD_LIBRARY_PATH ldd "$f" 2>/dev/null || true)
+  done < <(elf_files "$dir")
+  if [ "$failed" -eq 0 ]; then
+    echo "bundle: $dir checked: $((size / 1024)) KiB (limit 65536 KiB), every library resolves inside it or to the target's glibc, libstdc++ and CUDA"
+  fi
+  return "$failed"
+}
+
+if [ "$check_only" -eq 1 ]; then
+  [ -d "$out" ] || { echo "bundle: no bundle at $out" >&2; exit 2; }
+  check_bundle "$out" || exit 1
+  exit 0
+fi
+
+if [ -z "$build" ]; then
+  if [ -f "$repo/build/bundle/CMakeCache.txt" ]; then build="$repo/build/bundle"; else build="$repo/build/release"; fi
+fi
+[ -f "$build/CMakeCache.txt" ] || { echo "bundle: $build is not a CMake build directory" >&2; exit 2; }
+build="$(cd "$build" && pwd)"
+
+binaries=()
+for b in bench/pipebench bench/pipebench-report datasets/pipebench-data; do
+  [ -x "$build/$b" ] || { echo "bundle: $build/$b is missing: build it first (ninja -C $build pipebench pipebench-report pipebench-data)" >&2; exit 2; }
+  binaries+=("$build/$b")
+done
+tests=()
+for t in cuda_test train_step_test loader_test; do
+  if [ -x "$build/tests/$t" ]; then tests+=("$build/tests/$t"); else echo "bundle: note: $build/tests/$t not built, left out"; fi
+done
+
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/tests" "$out/lib"
+out="$(cd "$out" && pwd)"
+cp "${binaries[@]}" "$out/bin/"
+if [ ${#tests[@]} -gt 0 ]; then cp "${tests[@]}" "$out/tests/"; fi
+# Symbols are not needed to run; Debian's own libraries come stripped already.
+if command -v strip >/dev/null; then strip --strip-unneeded "$out"/bin/* "$out"/tests/* 2>/dev/null || true; fi
+
+manifest="$out/MANIFEST.txt"
+{
+  echo "pipebench bundle (scripts/bundle.sh)"
+  echo "commit: $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$repo" diff --quiet 2>/dev/null || echo ' (with local changes)')"
+  echo "build: $build ($(grep -E '^CMAKE_BUILD_TYPE:' "$build/CMakeCache.txt" | cut -d= -f2))"
+  echo "cuda: $(grep -q 'PIPEBENCH_HAVE_CUDA=1' "$build/compile_commands.json" 2>/dev/null && echo on || echo off)"
+  echo "opencv imgcodecs: left out (JPEG only; transforms/opencv_codecs.h)"
+  echo
+  echo "bundled libraries (lib/), from:"
+} > "$manifest"
+
+declare -A copied=()
+for f in "${binaries[@]}" "${tests[@]}"; do
+  while read -r name arrow path _; do
+    [ "$arrow" = "=>" ] || continue
+    if is_system_lib "$name" || is_target_cuda_lib "$name"; then continue; fi
+    if [ "$path" = "not" ]; then
+      echo "bundle: $f needs $name, which this machine does not have" >&2
+      exit 2
+    fi
+    [ -n "${copied[$name]:-}" ] && continue
+    copied[$name]=1
+    real="$(readlink -f "$path")"
+    cp "$real" "$out/lib/$name"
+    pkg="$(dpkg -S "$real" 2>/dev/null | head -1 | cut -d: -f1 || true)"
+    [ -n "$pkg" ] || pkg="$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1 || true)"
+    echo "  $name  $real  ${pkg:-not from a Debian package}" >> "$manifest"
+  done < <(ldd "$f")
+done
+
+for f in "$out"/bin/* "$out"/tests/*; do
+  if [ -f "$f" ]; then patchelf --set-rpath '$ORIGIN/../lib:/usr/local/cuda/lib64' "$f"; fi
+done
+for f in "$out"/lib/*; do
+  chmod u+w "$f"
+  patchelf --set-rpath '$ORIGIN' "$f"
+done
+
+newest() {  # the newest symbol version with prefix $1 that the bundle's ELF files need
+  elf_files "$out" | while read -r f; do readelf -V --wide "$f" 2>/dev/null; done |
+    grep -o "Name: $1_[0-9.]*" | sed 's/Name: //' | sort -u -V | tail -1
+}
+{
+  echo
+  echo "taken from the target: glibc (newest symbol version needed: $(newest GLIBC)), libstdc++ ($(newest GLIBCXX)), libgcc_s,"
+  echo "  the CUDA 13 driver (libcuda) and cuBLAS / cuBLASLt (RUNPATH /usr/local/cuda/lib64, or LD_LIBRARY_PATH)"
+} >> "$manifest"
+
+cat > "$out/tests/run-gpu-tests.sh" <<'EOF'
+#!/usr/bin/env bash
+# The bundle's CUDA and pinned-memory tests (what `ctest -R 'Cuda|Pinned'` runs in a build
+# tree). --sanitizer: each test binary under compute-sanitizer --tool memcheck as well.
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+filter='*Cuda*:*Pinned*'
+sanitizer=""
+if [ "${1:-}" = "--sanitizer" ]; then
+  sanitizer="$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")"
+  [ -x "$sanitizer" ] || { echo "run-gpu-tests: compute-sanitizer not found (PATH or \$CUDA_HOME/bin)" >&2; exit 2; }
+fi
+rc=0
+for t in "$here"/*_test; do
+  echo "== $(basename "$t")"
+  "$t" --gtest_filter="$filter" || rc=1
+  if [ -n "$sanitizer" ]; then
+    echo "== $(basename "$t") under compute-sanitizer memcheck"
+    "$sanitizer" --tool memcheck --error-exitcode 1 "$t" --gtest_filter="$filter" || rc=1
+  fi
+done
+exit $rc
+EOF
+chmod +x "$out/tests/run-gpu-tests.sh"
+
+echo "bundle: $out ($(du -sh "$out" | cut -f1)): ${#binaries[@]} binaries, ${#tests[@]} test binaries, ${#copied[@]} libraries"
+check_bundle "$out" || exit 1
