@@ -57,6 +57,7 @@ void LoaderWindow::finish(const Loader& loader) {
   produced = after.processed - before.processed;
   if (sampler_) {
     system_samples = sampler_->stop();
+    sampler_cpu_ms = sampler_->thread_cpu_ns() / 1e6;
     system = summarize(system_samples);
     sampler_.reset();
   }
@@ -176,6 +177,16 @@ void add_stage_counters(BenchContext& ctx, benchmark::State& state, const Loader
       (after.consumer_wait_ns - before.consumer_wait_ns) / 1e6 / batches;
   state.counters["worker_wait_ms"] =
       (after.worker_wait_ns - before.worker_wait_ns) / 1e6 / batches;
+}
+
+void add_region_counters(BenchContext& ctx, benchmark::State& state, RegionTimer& regions) {
+  for (const RegionStats& s : regions.stats()) {
+    std::string key = "region:";  // appended: GCC 12's -Wrestrict misfires on "..." + s
+    key += s.key;
+    state.counters[key + "_ms"] = s.mean_ms;
+    state.counters[key + "_p99_ms"] = s.p99_ms;
+  }
+  if (ctx.trace()) regions.write_trace(*ctx.trace());
 }
 
 }  // namespace pipebench::bench

@@ -269,6 +269,7 @@ void SystemSampler::run(double rate_hz) {
       std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
           std::chrono::milliseconds(5), next - std::chrono::steady_clock::now()));
   }
+  thread_cpu_ns_ = ::pipebench::thread_cpu_ns();  // the free function, not the member
 }
 
 }  // namespace pipebench
