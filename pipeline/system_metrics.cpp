@@ -251,7 +251,11 @@ void SystemSampler::start(double rate_hz) {
 
 std::vector<SystemSample> SystemSampler::stop() {
   if (thread_.joinable()) {
-    running_ = false;
+    {
+      std::lock_guard<std::mutex> lock(wake_mu_);
+      running_ = false;
+    }
+    wake_.notify_all();
     thread_.join();
   }
   return std::move(samples_);
@@ -264,10 +268,9 @@ void SystemSampler::run(double rate_hz) {
     samples_.push_back(read_system_sample(major_, minor_));
     if (!running_) break;  // the last sample is taken after stop() was asked
     next += period;
-    // Sleep in short slices so that stop() returns within a few ms.
-    while (running_ && std::chrono::steady_clock::now() < next)
-      std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
-          std::chrono::milliseconds(5), next - std::chrono::steady_clock::now()));
+    // One wake-up per sample; stop() wakes it at once.
+    std::unique_lock<std::mutex> lock(wake_mu_);
+    wake_.wait_until(lock, next, [this] { return !running_; });
   }
   thread_cpu_ns_ = ::pipebench::thread_cpu_ns();  // the free function, not the member
 }

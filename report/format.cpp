@@ -133,6 +133,7 @@ std::string format_text(const Report& r) {
             "not compared: %s\n", r.spec_note.c_str());
   append_what_if_text(out, r);
   append_extras_text(out, r.extras);
+  append_sampler_cost_text(out, r.sampler);
   findings(out, r);
   append_trust_text(out, r);
   return out;
@@ -184,6 +185,7 @@ json to_json(const Report& r) {
   add_what_if_json(j, r);
   j["training_extras"] = extras_json(r.extras);
   j["region_timers"] = regions_json(r.regions);
+  j["system_sampler"] = sampler_cost_json(r.sampler);
   return j;
 }
 

@@ -82,6 +82,8 @@ struct Report {
   Trust trust;
   /// The loop with training extras (callbacks), and what async saved.
   Extras extras;
+  /// The system sampler's own cost (BM_SystemSampler), when the run measured it.
+  std::optional<SamplerCost> sampler;
   /// A user's loop timed with pipebench::RegionTimer (RegionTimer/<key> rows).
   RegionProfile regions;
   /// The run is a RegionTimer file alone (no BM_EndToEnd or BM_Loader case): the report is
