@@ -125,7 +125,14 @@ void add_system_counters(BenchContext& ctx, benchmark::State& state, const Loade
   put("process_read_mib_per_s", s.process_read_mib_per_s);
   put("context_switches_per_s", s.context_switches_per_s);
   put("major_faults", s.major_faults);
+  put("gpu_util_pct_mean", s.gpu_util_pct_mean);
+  put("gpu_util_pct_max", s.gpu_util_pct_max);
+  put("gpu_mem_used_mib_max", s.gpu_mem_used_mib_max);
+  put("gpu_pcie_rx_mib_per_s", s.gpu_pcie_rx_mib_per_s);
+  put("gpu_pcie_tx_mib_per_s", s.gpu_pcie_tx_mib_per_s);
+  put("gpu_sm_clock_mhz_mean", s.gpu_sm_clock_mhz_mean);
   if (ctx.trace()) trace_system_samples(*ctx.trace(), w.system_samples);
+  ctx.system_series().add(ctx.current_case(), w.system_samples);
 }
 
 }  // namespace

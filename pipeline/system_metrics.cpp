@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pipeline/nvml.h"
 #include "pipeline/stage_timers.h"
 #include "pipeline/trace.h"
 
@@ -165,6 +166,37 @@ SystemInterval interval_between(const SystemSample& a, const SystemSample& b) {
   return r;
 }
 
+namespace {
+
+// Mean of the samples' `field` where present; nullopt when none has it.
+std::optional<double> mean_of(const std::vector<SystemSample>& samples,
+                              std::optional<double> SystemSample::*field) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& x : samples)
+    if (x.*field) sum += *(x.*field), ++n;
+  return n ? std::optional<double>(sum / n) : std::nullopt;
+}
+
+std::optional<double> max_of(const std::vector<SystemSample>& samples,
+                             std::optional<double> SystemSample::*field) {
+  std::optional<double> m;
+  for (const auto& x : samples)
+    if (x.*field) m = std::max(m.value_or(*(x.*field)), *(x.*field));
+  return m;
+}
+
+void summarize_gpu(const std::vector<SystemSample>& samples, SystemSummary& s) {
+  s.gpu_util_pct_mean = mean_of(samples, &SystemSample::gpu_util_pct);
+  s.gpu_util_pct_max = max_of(samples, &SystemSample::gpu_util_pct);
+  s.gpu_mem_used_mib_max = max_of(samples, &SystemSample::gpu_mem_used_mib);
+  s.gpu_pcie_rx_mib_per_s = mean_of(samples, &SystemSample::gpu_pcie_rx_mib_per_s);
+  s.gpu_pcie_tx_mib_per_s = mean_of(samples, &SystemSample::gpu_pcie_tx_mib_per_s);
+  s.gpu_sm_clock_mhz_mean = mean_of(samples, &SystemSample::gpu_sm_clock_mhz);
+}
+
+}  // namespace
+
 SystemSummary summarize(const std::vector<SystemSample>& samples) {
   SystemSummary s;
   s.samples = static_cast<int>(samples.size());
@@ -196,6 +228,7 @@ SystemSummary summarize(const std::vector<SystemSample>& samples) {
   s.process_read_mib_per_s = whole.process_read_mib_per_s;
   s.context_switches_per_s = whole.context_switches_per_s;
   s.major_faults = whole.major_faults;
+  summarize_gpu(samples, s);
   return s;
 }
 
@@ -205,10 +238,13 @@ void trace_system_samples(TraceRecorder& trace, const std::vector<SystemSample>&
     trace.counter("cpu cores busy (all processes)", samples[i].t_ns, in.cpu_busy_cores);
     trace.counter("pipebench cores busy", samples[i].t_ns, in.process_cores);
     if (samples[i].rss_bytes) trace.counter("rss MiB", samples[i].t_ns, *samples[i].rss_bytes / double(1 << 20));
+    if (samples[i].gpu_util_pct) trace.counter("gpu util %", samples[i].t_ns, *samples[i].gpu_util_pct);
+    if (samples[i].gpu_mem_used_mib)
+      trace.counter("gpu memory used MiB", samples[i].t_ns, *samples[i].gpu_mem_used_mib);
   }
 }
 
-SystemSample read_system_sample(unsigned disk_major, unsigned disk_minor) {
+SystemSample read_system_sample(unsigned disk_major, unsigned disk_minor, bool gpu_pcie) {
   SystemSample s;
   s.t_ns = now_ns();
   s.process_cpu_ns = process_cpu_ns();
@@ -226,6 +262,13 @@ SystemSample read_system_sample(unsigned disk_major, unsigned disk_minor) {
       s.disk_reads = d->first;
       s.disk_read_sectors = d->second;
     }
+  }
+  if (const auto gpu = process_nvml().read(gpu_pcie)) {
+    s.gpu_util_pct = gpu->util_pct;
+    s.gpu_mem_used_mib = gpu->mem_used_mib;
+    s.gpu_sm_clock_mhz = gpu->sm_clock_mhz;
+    s.gpu_pcie_rx_mib_per_s = gpu->pcie_rx_mib_per_s;
+    s.gpu_pcie_tx_mib_per_s = gpu->pcie_tx_mib_per_s;
   }
   return s;
 }
@@ -264,8 +307,8 @@ std::vector<SystemSample> SystemSampler::stop() {
 void SystemSampler::run(double rate_hz) {
   const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / rate_hz));
   auto next = std::chrono::steady_clock::now();
-  while (true) {
-    samples_.push_back(read_system_sample(major_, minor_));
+  for (int64_t n = 0;; ++n) {
+    samples_.push_back(read_system_sample(major_, minor_, /*gpu_pcie=*/n % 4 == 0));
     if (!running_) break;  // the last sample is taken after stop() was asked
     next += period;
     // One wake-up per sample; stop() wakes it at once.

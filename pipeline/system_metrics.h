@@ -8,7 +8,11 @@
 // /proc/self/status (VmRSS, VmHWM = peak RSS, kB; voluntary / nonvoluntary context
 // switches), /proc/self/stat (majflt, field 12), /proc/self/io (read_bytes: bytes this
 // process caused to be fetched from storage), /proc/diskstats (reads completed, field 4,
-// and sectors read, field 6, of 512 bytes, for the dataset's device).
+// and sectors read, field 6, of 512 bytes, for the dataset's device); where an NVIDIA driver
+// is installed, GPU 0's utilisation, memory used, PCIe rx/tx and SM clock through NVML
+// loaded at run time (pipeline/nvml.h; without the library the GPU fields are absent and
+// process_nvml().note() says why, once). PCIe is read every 4th sample (5 Hz at 20 Hz):
+// NVML measures it over its own 20 ms window.
 //
 // The parsers take the files' text, so tests feed fixtures. Counters that go backwards
 // between two samples (a 32-bit diskstats field wrapping, a CPU going offline and back)
@@ -54,6 +58,9 @@ struct SystemSample {
   std::optional<uint64_t> voluntary_switches, involuntary_switches, major_faults;
   std::optional<uint64_t> process_read_bytes;              ///< /proc/self/io read_bytes
   std::optional<uint64_t> disk_reads, disk_read_sectors;   ///< the dataset's device
+  /// GPU 0 through NVML (pipeline/nvml.h): %, MiB, MiB/s, MHz; absent without NVML.
+  std::optional<double> gpu_util_pct, gpu_mem_used_mib, gpu_sm_clock_mhz;
+  std::optional<double> gpu_pcie_rx_mib_per_s, gpu_pcie_tx_mib_per_s;  ///< every 4th sample
 };
 
 std::vector<CpuTicks> parse_proc_stat(std::string_view text);
@@ -93,17 +100,22 @@ struct SystemSummary {
   std::optional<double> disk_read_mib_per_s, disk_read_iops, process_read_mib_per_s;
   std::optional<double> context_switches_per_s;
   std::optional<uint64_t> major_faults;
+  /// Over the samples that have them (NVML): mean and max %, max MiB, mean MiB/s and MHz.
+  std::optional<double> gpu_util_pct_mean, gpu_util_pct_max, gpu_mem_used_mib_max;
+  std::optional<double> gpu_pcie_rx_mib_per_s, gpu_pcie_tx_mib_per_s, gpu_sm_clock_mhz_mean;
 };
 
 SystemSummary summarize(const std::vector<SystemSample>& samples);
 
-/// Reads every source now; disk metrics for device major:minor (none for 0:0).
-SystemSample read_system_sample(unsigned disk_major = 0, unsigned disk_minor = 0);
+/// Reads every source now; disk metrics for device major:minor (none for 0:0); the GPU's
+/// PCIe throughput only with `gpu_pcie` (each read waits for NVML's 20 ms window).
+SystemSample read_system_sample(unsigned disk_major = 0, unsigned disk_minor = 0, bool gpu_pcie = false);
 
 class TraceRecorder;
 
 /// The samples as counter tracks of the trace (pipeline/trace.h), one value per interval
-/// at its end: "cpu cores busy (all processes)", "pipebench cores busy", "rss MiB".
+/// at its end: "cpu cores busy (all processes)", "pipebench cores busy", "rss MiB", and with
+/// NVML "gpu util %" and "gpu memory used MiB".
 void trace_system_samples(TraceRecorder& trace, const std::vector<SystemSample>& samples);
 
 class SystemSampler {
