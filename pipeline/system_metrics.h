@@ -21,10 +21,10 @@
 //
 // SystemSampler: a thread that reads these files every 1/rate_hz s (default 20 Hz) between
 // start() and stop(), and a Summary of the interval. Its own cost: reading five small
-// procfs files per sample, about 50-100 us of one core at 20 Hz = 0.1-0.2 % of a core (76
-// us CPU per sample measured on the 2-core dev VM); the thread sleeps on a condition
-// variable between samples, one wake-up per sample (sleeping in 5 ms slices instead cost
-// 0.9 % of a core, mostly wake-ups). BM_SystemSampler (bench) measures it in a run.
+// procfs files per sample: 70-90 us of CPU read back to back, and in the running sampler
+// thread 0.45-0.55 % of one core at 20 Hz (2-core dev VM, cold caches between samples);
+// the thread sleeps on a condition variable, one wake-up per sample (sleeping in 5 ms
+// slices cost 0.9 % of a core, mostly wake-ups). BM_SystemSampler (bench) measures it.
 // Errors: none thrown while sampling (an unreadable file leaves its metric absent);
 // start() throws std::invalid_argument for rate_hz outside (0, 1000].
 #pragma once
