@@ -16,6 +16,7 @@
 #include "bench/flags.h"
 #include "bench/packed_copy.h"
 #include "bench/per_image.h"
+#include "bench/system_series.h"
 #include "datasets/image_folder.h"
 #include "datasets/storage.h"
 #include "pipeline/trace.h"
@@ -81,7 +82,14 @@ class BenchContext {
   void note_case(const std::string& name) { case_names_.push_back(name); }
   const std::vector<std::string>& case_names() const { return case_names_; }
   /// Called by register_case before each run of case `name`.
-  void begin_case(const std::string& name) { per_image_->begin_case(name); }
+  void begin_case(const std::string& name) {
+    per_image_->begin_case(name);
+    current_case_ = name;
+  }
+  /// The case running now (begin_case's name).
+  const std::string& current_case() const { return current_case_; }
+  /// The system sampler's time series per case, for the JSON's "system_series" section.
+  SystemSeries& system_series() { return series_; }
 
   /// Per-image costs of the round cases (bench/per_image.h).
   PerImageCosts& per_image() { return *per_image_; }
@@ -112,6 +120,8 @@ class BenchContext {
   std::unique_ptr<BadFiles> bad_;
   std::vector<size_t> round_;
   std::vector<std::string> case_names_;
+  std::string current_case_;
+  SystemSeries series_;
   std::unique_ptr<PerImageCosts> per_image_;
 };
 

@@ -36,6 +36,7 @@ void register_sample_benchmarks(BenchContext& ctx);
 void register_collate_benchmarks(BenchContext& ctx);
 void register_h2d_benchmarks(BenchContext& ctx);
 void register_loader_benchmarks(BenchContext& ctx);
+void register_sampler_cost_benchmarks(BenchContext& ctx);  // BM_SystemSampler
 void register_end_to_end_benchmarks(BenchContext& ctx);
 
 /// All of the above, in the order the run lists them.
@@ -47,6 +48,7 @@ inline void register_all_benchmarks(BenchContext& ctx) {
   register_collate_benchmarks(ctx);
   register_h2d_benchmarks(ctx);
   register_loader_benchmarks(ctx);
+  register_sampler_cost_benchmarks(ctx);
   register_end_to_end_benchmarks(ctx);
 }
 

@@ -19,7 +19,8 @@
 //   quarter of float32's for uint8). items_per_second = batch_size / step_ms. Real time.
 //   The step gets the batch as collated (train_step.h): a uint8 batch with its deferred
 //   normalize, done on the device by the cuda step and inside compute_ms by the emulated
-//   one; compute_ms is always the float32 step on a resident batch.
+//   one; compute_ms is always the float32 step on a resident batch. The loop's phases are
+//   also timed with pipebench::RegionTimer (add_region_counters, bench/loader_util.h).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -35,6 +36,7 @@
 #include "bench/what_if_candidates.h"
 #include "pipeline/bound.h"
 #include "pipeline/cuda.h"
+#include "pipeline/region_timer.h"
 #include "pipeline/stage_timers.h"
 #include "pipeline/trace.h"
 #include "transforms/rng.h"
@@ -112,12 +114,18 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
     return;
   }
   LoaderWindow window(*loader, /*sample_system=*/true, ctx.config().data.string());
+  RegionTimer regions;  // the loop's phases: Batch, IO, Forward (the step call), Other
   benchmark::IterationCount done = 0;
   for (auto _ : state) {
+    const auto batch_region = regions.scope(Region::Batch);
     std::optional<BatchHandle> batch;
-    if (!next_batch(ctx, state, *loader, batch)) break;
+    {
+      const auto io = regions.scope(Region::IO);
+      if (!next_batch(ctx, state, *loader, batch)) break;
+    }
     const Batch& b = **batch;
     {
+      const auto forward = regions.scope(Region::Forward);
       // On the consumer's track: handing the batch to the step (waiting for the previous
       // step, and the H2D copy for cuda). On the "accelerator" track: the step itself,
       // drawn as compute_ms from its start (exact for emulated, the resident-batch mean
@@ -133,6 +141,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
     batch->release();
     if (extras) {
       TraceSpan span(trace, "callbacks", "step");
+      const auto other = regions.scope(Region::Other);
       try {
         extras->after_step(done);
         if (done + 1 == state.max_iterations) extras->drain();  // the loop ends with them done
@@ -165,6 +174,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   state.counters["stall_pct"] = bound.stall_pct;
   state.counters["prediction_error_pct"] = bound.prediction_error_pct;
   add_stage_counters(ctx, state, window);
+  add_region_counters(ctx, state, regions);
   if (extras) {
     // ms per step on the loop's thread: the work of a sync callback, the enqueue (and any
     // wait for room in the queue) of an async one.

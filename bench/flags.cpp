@@ -309,7 +309,7 @@ std::string QuickPlan::message(const BenchConfig& c) {
   s << "--quick: BM_Sample/" << c.recipe << ", BM_TrainStep, BM_Loader and BM_EndToEnd at workers ";
   for (size_t i = 0; i < c.workers.size(); ++i) s << (i ? "," : "") << c.workers[i];
   s << ", " << c.steps << " steps, rounds of " << c.round << " images; left out: BM_Read, "
-    << "BM_Decode, BM_Transform, BM_Collate, BM_H2D, BM_StageTimers and the other recipes' "
+    << "BM_Decode, BM_Transform, BM_Collate, BM_H2D, BM_StageTimers, BM_SystemSampler and the other recipes' "
     << "BM_Sample (run without --quick for them)";
   return s.str();
 }

@@ -65,6 +65,7 @@ void LoaderWindow::finish(const Loader& loader) {
   produced = after.processed - before.processed;
   if (sampler_) {
     system_samples = sampler_->stop();
+    sampler_cpu_ms = sampler_->thread_cpu_ns() / 1e6;
     system = summarize(system_samples);
     sampler_.reset();
   }
@@ -132,7 +133,14 @@ void add_system_counters(BenchContext& ctx, benchmark::State& state, const Loade
   put("process_read_mib_per_s", s.process_read_mib_per_s);
   put("context_switches_per_s", s.context_switches_per_s);
   put("major_faults", s.major_faults);
+  put("gpu_util_pct_mean", s.gpu_util_pct_mean);
+  put("gpu_util_pct_max", s.gpu_util_pct_max);
+  put("gpu_mem_used_mib_max", s.gpu_mem_used_mib_max);
+  put("gpu_pcie_rx_mib_per_s", s.gpu_pcie_rx_mib_per_s);
+  put("gpu_pcie_tx_mib_per_s", s.gpu_pcie_tx_mib_per_s);
+  put("gpu_sm_clock_mhz_mean", s.gpu_sm_clock_mhz_mean);
   if (ctx.trace()) trace_system_samples(*ctx.trace(), w.system_samples);
+  ctx.system_series().add(ctx.current_case(), w.system_samples);
 }
 
 }  // namespace
@@ -184,6 +192,16 @@ void add_stage_counters(BenchContext& ctx, benchmark::State& state, const Loader
       (after.consumer_wait_ns - before.consumer_wait_ns) / 1e6 / batches;
   state.counters["worker_wait_ms"] =
       (after.worker_wait_ns - before.worker_wait_ns) / 1e6 / batches;
+}
+
+void add_region_counters(BenchContext& ctx, benchmark::State& state, RegionTimer& regions) {
+  for (const RegionStats& s : regions.stats()) {
+    std::string key = "region:";  // appended: GCC 12's -Wrestrict misfires on "..." + s
+    key += s.key;
+    state.counters[key + "_ms"] = s.mean_ms;
+    state.counters[key + "_p99_ms"] = s.p99_ms;
+  }
+  if (ctx.trace()) regions.write_trace(*ctx.trace());
 }
 
 }  // namespace pipebench::bench

@@ -10,6 +10,7 @@
 
 #include "bench/bench_context.h"
 #include "pipeline/loader.h"
+#include "pipeline/region_timer.h"
 #include "pipeline/system_metrics.h"
 #include "pipeline/train_step.h"
 
@@ -52,6 +53,7 @@ class LoaderWindow {
   SampleFormat format;   ///< one sample of the loader's batches (dtype, layout, C, H, W)
   std::vector<SystemSample> system_samples;  ///< with sample_system, after finish()
   std::optional<SystemSummary> system;       ///< their summary
+  double sampler_cpu_ms = 0;  ///< with sample_system: the sampler thread's own CPU time
 
   /// Samples per delivered batch in the window (short batches included), or `nominal`
   /// when none was delivered.
@@ -106,5 +108,14 @@ void warm_up(const BenchContext& ctx, Loader& loader, TrainStep* step);
 /// for float32, x 1 for uint8) and batch_uint8 (1 for uint8 batches, 0 for float32). Adds
 /// the loader's skipped files to the run's list.
 void add_stage_counters(BenchContext& ctx, benchmark::State& state, const LoaderWindow& w);
+
+/// The region timers of a timed loop as counters, ms: region:<key>_ms (mean per region)
+/// and region:<key>_p99_ms, for every key timed; with --trace, their spans on a track per
+/// key ("region: IO"). BM_EndToEnd's keys: Batch = one iteration of the loop, IO = waiting
+/// for the batch (Loader::next(), Determined's dataloader_next), Forward = the step call
+/// (TrainStep::step: the whole training step as the loop's thread sees it, forward,
+/// backward and update being one call; for cuda it also makes the H2D copy, so there is
+/// no separate ToDevice or Backward key), Other = the callbacks (only with --callback).
+void add_region_counters(BenchContext& ctx, benchmark::State& state, RegionTimer& regions);
 
 }  // namespace pipebench::bench

@@ -190,6 +190,8 @@ int main(int argc, char** argv) {
   }
   if (ctx->per_image().enabled())
     epilogue.sections.emplace_back("per_image", ctx->per_image().to_json(ctx->relative_files()));
+  if (!ctx->system_series().empty())  // scripts/plot.py's CPU / GPU panel (bench/system_series.h)
+    epilogue.sections.emplace_back("system_series", ctx->system_series().to_json());
   if (load.busy && !listing) std::fprintf(stderr, "pipebench: warning: %s\n", load.warning().c_str());
   if (json) {
     try {

@@ -13,6 +13,7 @@
 #include "bench/bench_context.h"
 #include "bench/machine.h"
 #include "pipeline/cuda.h"
+#include "pipeline/nvml.h"
 
 namespace pipebench::bench {
 
@@ -83,6 +84,9 @@ void add_run_context(BenchContext& ctx) {
   add("tbb_version", TBB_runtime_version());
   add("cuda_runtime", cuda.compiled ? cuda.runtime_version : "none");
   add("gpu", cuda.available ? cuda.device_name : "none (" + cuda.reason + ")");
+  // GPU utilisation, memory, PCIe and SM clock in the system metrics (pipeline/nvml.h): the
+  // device, or why not (one note; no driver is not an error).
+  add("gpu_metrics", process_nvml().note());
   add("dataset", std::filesystem::absolute(c.data).string());
   add("on_error", c.on_error == OnError::kSkip ? "skip" : "stop");
   add("drop_last", ctx.drop_last() ? "true" : "false");

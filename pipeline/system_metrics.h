@@ -8,7 +8,11 @@
 // /proc/self/status (VmRSS, VmHWM = peak RSS, kB; voluntary / nonvoluntary context
 // switches), /proc/self/stat (majflt, field 12), /proc/self/io (read_bytes: bytes this
 // process caused to be fetched from storage), /proc/diskstats (reads completed, field 4,
-// and sectors read, field 6, of 512 bytes, for the dataset's device).
+// and sectors read, field 6, of 512 bytes, for the dataset's device); where an NVIDIA driver
+// is installed, GPU 0's utilisation, memory used, PCIe rx/tx and SM clock through NVML
+// loaded at run time (pipeline/nvml.h; without the library the GPU fields are absent and
+// process_nvml().note() says why, once). PCIe is read every 4th sample (5 Hz at 20 Hz):
+// NVML measures it over its own 20 ms window.
 //
 // The parsers take the files' text, so tests feed fixtures. Counters that go backwards
 // between two samples (a 32-bit diskstats field wrapping, a CPU going offline and back)
@@ -17,12 +21,17 @@
 //
 // SystemSampler: a thread that reads these files every 1/rate_hz s (default 20 Hz) between
 // start() and stop(), and a Summary of the interval. Its own cost: reading five small
-// procfs files per sample, about 50-100 us of one core at 20 Hz = 0.1-0.2 % of a core.
+// procfs files per sample: 70-90 us of CPU read back to back, and in the running sampler
+// thread 0.45-0.55 % of one core at 20 Hz (2-core dev VM, cold caches between samples);
+// the thread sleeps on a condition variable, one wake-up per sample (sleeping in 5 ms
+// slices cost 0.9 % of a core, mostly wake-ups). BM_SystemSampler (bench) measures it.
 // Errors: none thrown while sampling (an unreadable file leaves its metric absent);
 // start() throws std::invalid_argument for rate_hz outside (0, 1000].
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,6 +58,9 @@ struct SystemSample {
   std::optional<uint64_t> voluntary_switches, involuntary_switches, major_faults;
   std::optional<uint64_t> process_read_bytes;              ///< /proc/self/io read_bytes
   std::optional<uint64_t> disk_reads, disk_read_sectors;   ///< the dataset's device
+  /// GPU 0 through NVML (pipeline/nvml.h): %, MiB, MiB/s, MHz; absent without NVML.
+  std::optional<double> gpu_util_pct, gpu_mem_used_mib, gpu_sm_clock_mhz;
+  std::optional<double> gpu_pcie_rx_mib_per_s, gpu_pcie_tx_mib_per_s;  ///< every 4th sample
 };
 
 std::vector<CpuTicks> parse_proc_stat(std::string_view text);
@@ -88,17 +100,22 @@ struct SystemSummary {
   std::optional<double> disk_read_mib_per_s, disk_read_iops, process_read_mib_per_s;
   std::optional<double> context_switches_per_s;
   std::optional<uint64_t> major_faults;
+  /// Over the samples that have them (NVML): mean and max %, max MiB, mean MiB/s and MHz.
+  std::optional<double> gpu_util_pct_mean, gpu_util_pct_max, gpu_mem_used_mib_max;
+  std::optional<double> gpu_pcie_rx_mib_per_s, gpu_pcie_tx_mib_per_s, gpu_sm_clock_mhz_mean;
 };
 
 SystemSummary summarize(const std::vector<SystemSample>& samples);
 
-/// Reads every source now; disk metrics for device major:minor (none for 0:0).
-SystemSample read_system_sample(unsigned disk_major = 0, unsigned disk_minor = 0);
+/// Reads every source now; disk metrics for device major:minor (none for 0:0); the GPU's
+/// PCIe throughput only with `gpu_pcie` (each read waits for NVML's 20 ms window).
+SystemSample read_system_sample(unsigned disk_major = 0, unsigned disk_minor = 0, bool gpu_pcie = false);
 
 class TraceRecorder;
 
 /// The samples as counter tracks of the trace (pipeline/trace.h), one value per interval
-/// at its end: "cpu cores busy (all processes)", "pipebench cores busy", "rss MiB".
+/// at its end: "cpu cores busy (all processes)", "pipebench cores busy", "rss MiB", and with
+/// NVML "gpu util %" and "gpu memory used MiB".
 void trace_system_samples(TraceRecorder& trace, const std::vector<SystemSample>& samples);
 
 class SystemSampler {
@@ -113,11 +130,17 @@ class SystemSampler {
   void start(double rate_hz = 20);
   /// Stops the thread (takes a last sample) and returns every sample since start().
   std::vector<SystemSample> stop();
+  /// CPU time the sampler's own thread used from start() to stop(), ns (its cost, measured
+  /// directly: CLOCK_THREAD_CPUTIME_ID at the thread's end); 0 before a stop().
+  int64_t thread_cpu_ns() const { return thread_cpu_ns_; }
 
  private:
   void run(double rate_hz);
   unsigned major_ = 0, minor_ = 0;
   std::atomic<bool> running_{false};
+  std::mutex wake_mu_;               // with wake_: stop() wakes the thread at once
+  std::condition_variable wake_;
+  std::atomic<int64_t> thread_cpu_ns_{0};
   std::thread thread_;
   std::vector<SystemSample> samples_;  // written by the thread only while running_
 };

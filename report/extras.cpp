@@ -84,4 +84,31 @@ nlohmann::json extras_json(const Extras& e) {
   return j;
 }
 
+std::optional<SamplerCost> sampler_cost(const BenchRun& run, const std::string& pipeline) {
+  const std::string prefix = "BM_SystemSampler/" + pipeline + "/";
+  for (auto it = run.cases.lower_bound(prefix); it != run.cases.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    const auto get = [&](const char* f) { return run.value(it->first, f); };
+    const auto cost = get("sampler_cost_pct"), over = get("overhead_pct"), cores = get("sampler_cores");
+    if (!cost || !over || !cores) continue;
+    return SamplerCost{strip_case_suffixes(it->first),
+                       static_cast<int>(std::lround(get("workers").value_or(0))), *cores, *cost, *over};
+  }
+  return std::nullopt;
+}
+
+void append_sampler_cost_text(std::string& out, const std::optional<SamplerCost>& c) {
+  if (!c) return;
+  appendf(out, "\nSystem sampler's cost (%s): its thread used %.4f cores, %.2f %% of the loader's CPU "
+          "at %d workers (measured directly; target < 1 %%); the loader with it on vs off, A B B A: "
+          "%+.1f %% ms per batch (a ratio inside one run, noisy on a shared machine).\n",
+          c->name.c_str(), c->sampler_cores, c->cost_pct, c->workers, c->overhead_pct);
+}
+
+nlohmann::json sampler_cost_json(const std::optional<SamplerCost>& c) {
+  if (!c) return nullptr;
+  return {{"case", c->name}, {"workers", c->workers}, {"sampler_cores", c->sampler_cores},
+          {"sampler_cost_pct", c->cost_pct}, {"overhead_pct", c->overhead_pct}};
+}
+
 }  // namespace pipebench::report

@@ -41,6 +41,20 @@ struct Extras {
   bool empty() const { return cases.empty(); }
 };
 
+/// The system sampler's own cost (bench: BM_SystemSampler/<pipeline>/workers:<w>): the
+/// sampler thread's CPU as a share of the loader's (cost_pct, measured directly: the
+/// overhead to expect where cores are the bottleneck; issue 10's target is < 1 %) and the
+/// loader's ms per batch with it on vs off, alternated A B B A (overhead_pct, noisier).
+struct SamplerCost {
+  std::string name;
+  int workers = 0;
+  double sampler_cores = 0, cost_pct = 0, overhead_pct = 0;
+};
+std::optional<SamplerCost> sampler_cost(const BenchRun& run, const std::string& pipeline);
+/// One line (nothing without the case).
+void append_sampler_cost_text(std::string& out, const std::optional<SamplerCost>& c);
+nlohmann::json sampler_cost_json(const std::optional<SamplerCost>& c);
+
 /// The training-extras cases of `pipeline` in `run` (empty when it has none).
 Extras training_extras(const BenchRun& run, const std::string& pipeline);
 /// The "Training extras" section of pipebench-report's text (nothing when empty): per case

@@ -109,6 +109,11 @@ json opt(const std::optional<int>& v) { return v ? json(*v) : json(); }
 std::string format_text(const Report& r) {
   const auto& v = r.verdict;
   std::string out;
+  if (r.regions_only) {
+    appendf(out, "pipebench verdict: a training loop timed with pipebench::RegionTimer\n");
+    append_regions_text(out, r.regions, r.batch);
+    return out;
+  }
   appendf(out, "pipebench verdict: recipe %s, baseline %s, batch %d, dataset %s\n\n",
           r.recipe.c_str(), r.baseline.c_str(), r.batch, r.dataset.c_str());
   if (!v.sweep.empty()) {
@@ -129,6 +134,7 @@ std::string format_text(const Report& r) {
   append_what_if_text(out, r);
   append_extras_text(out, r.extras);
   append_storage_text(out, r.storage);
+  append_sampler_cost_text(out, r.sampler);
   findings(out, r);
   append_trust_text(out, r);
   return out;
@@ -136,6 +142,9 @@ std::string format_text(const Report& r) {
 
 json to_json(const Report& r) {
   const auto& v = r.verdict;
+  if (r.regions_only)
+    return {{"batch_size", r.batch}, {"data_bound", r.data_bound()},
+            {"region_timers", regions_json(r.regions)}};
   json j = {{"recipe", r.recipe}, {"baseline", r.baseline}, {"batch_size", r.batch},
             {"per_sample_ms", v.per_sample_ms}, {"scaling_efficiency", v.scaling_efficiency}};
   j["sweep"] = json::array();
@@ -177,6 +186,8 @@ json to_json(const Report& r) {
   add_what_if_json(j, r);
   j["training_extras"] = extras_json(r.extras);
   j["storage"] = storage_json(r.storage);
+  j["region_timers"] = regions_json(r.regions);
+  j["system_sampler"] = sampler_cost_json(r.sampler);
   return j;
 }
 

@@ -129,6 +129,7 @@ void sequential_vs_parallel(const BenchRun& run, const std::map<int, std::string
 }  // namespace
 
 bool Report::data_bound() const {
+  if (regions_only) return regions.data_bound();
   return !verdict.sweep.empty() && !verdict.first_compute_bound;
 }
 
@@ -159,11 +160,17 @@ Report build_report(const BenchRun& run) {
 
   r.cores_available = context_cores(run, r.cores);
 
+  r.regions = region_profile(run);
   Cases cases = find_sweep(run, r.recipe);
   const auto& loaders = cases.names.loaders;
+  if (cases.sweep.empty() && loaders.empty() && !r.regions.empty()) {
+    r.regions_only = true;  // a user's loop timed with RegionTimer: its profile is the report
+    if (!run.context.count("batch_size")) r.batch = 0;  // unknown: no images/s
+    return r;
+  }
   if (cases.sweep.empty() && loaders.empty())
     throw ReportError("no BM_EndToEnd/" + r.recipe + " or BM_Loader/" + r.recipe +
-                      " case in the run: run pipebench without a filter that drops them");
+                      " case (nor RegionTimer rows) in the run: run pipebench without a filter that drops them");
   r.worker_wait_ms = std::move(cases.worker_wait_ms);
 
   // Per-sample cost of one worker: BM_Sample of the recipe, else the loader at w = 1.
@@ -180,6 +187,7 @@ Report build_report(const BenchRun& run) {
   r.what_if = build_what_if(inputs);
   r.trust = check_trust(run, cases.names, r.batch, r.cores_available, inputs.today);
   r.extras = training_extras(run, r.recipe);
+  r.sampler = sampler_cost(run, r.recipe);
 
   r.alternatives = variants_from_context(run, r);
   r.verdict = make_verdict(std::move(cases.sweep), per_sample_ms, r.batch, std::move(stages),

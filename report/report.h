@@ -25,8 +25,10 @@
 // pipeline_spec, cores_available, compute_ms, busy_machine, other_processes_cpu_cores,
 // load_average_start, repetitions.
 //
+//   - a user's loop: RegionTimer/<key> rows (pipeline/region_timer.h), read by
+//     report/regions.h; a run with only those is reported as that loop's profile.
 // Errors: ReportError when the run has neither a BM_EndToEnd nor a BM_Loader case of its
-// recipe, when a sweep case lacks data_ms, compute_ms or step_ms or holds an impossible
+// recipe nor RegionTimer rows, when a sweep case lacks data_ms, compute_ms or step_ms or holds an impossible
 // time (negative, step 0), when batch_size / hardware_threads is not an integer, or when
 // cores_available is present but not a number > 0.
 #pragma once
@@ -38,6 +40,7 @@
 
 #include "pipeline/bound.h"
 #include "report/extras.h"
+#include "report/regions.h"
 #include "report/run.h"
 #include "report/storage.h"
 #include "report/trust.h"
@@ -82,9 +85,17 @@ struct Report {
   Extras extras;
   /// The storage study: the data stall split into fetch and prep, the packed shards.
   Storage storage;
+  /// The system sampler's own cost (BM_SystemSampler), when the run measured it.
+  std::optional<SamplerCost> sampler;
+  /// A user's loop timed with pipebench::RegionTimer (RegionTimer/<key> rows).
+  RegionProfile regions;
+  /// The run is a RegionTimer file alone (no BM_EndToEnd or BM_Loader case): the report is
+  /// the loop profile and its verdict.
+  bool regions_only = false;
 
   /// The run is data-bound: it has a sweep, and no swept worker count keeps the
-  /// accelerator busy. Only then does shortening a stage shorten the step.
+  /// accelerator busy. Only then does shortening a stage shorten the step. For a
+  /// RegionTimer file alone: the loop profile's verdict (report/regions.h).
   bool data_bound() const;
   /// The stage with the largest per-sample share, when the run is data-bound; nullopt
   /// otherwise (compute-bound somewhere, no sweep, or no stage costs).

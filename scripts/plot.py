@@ -23,6 +23,12 @@ of its predicted images/s (images_per_second of the table's rows, at the table's
 count), against the training step's capacity, batch_size * 1000 / compute_ms_per_batch
 (vertical line): a bar that reaches the line keeps the accelerator busy.
 
+With the run's "system_series" section (bench/system_series.h: the 20 Hz system sampler's
+series per case), a bottom panel: CPU cores busy over time during each BM_EndToEnd sweep
+case, pipebench's own (solid) and all processes' (dotted), x = seconds since the case's
+first sample, against the cores available (dashed); GPU utilisation % on the right-hand axis
+where the series has it (NVML). A run without the section has no such panel.
+
 Values are repetition means: the "mean" aggregate row when the run has repetitions, else
 the mean of the iteration rows. Errored cases (error_occurred) are left out and listed.
 What the run lacks is written in the figure; a run with none of these families gets a
@@ -49,6 +55,8 @@ _END_TO_END = re.compile(r"^BM_EndToEnd/([^/]+)/([^/]+)/workers:(\d+)(?:/|$)")
 _LOADER = re.compile(r"^BM_Loader/([^/]+)/workers:(\d+)(?:/|$)")
 _SAMPLE = re.compile(r"^BM_Sample/([^/]+)(?:/|$)")
 _TRAIN_STEP = re.compile(r"^BM_TrainStep/([^/]+)(?:/|$)")
+_GB_SETTINGS = (r"(/(iterations|repeats|threads|min_time|min_warmup_time):[0-9.e+-]+s?"
+                r"|/real_time|/manual_time|/process_time)*")
 _NOT_VALUES = {"name", "run_name", "run_type", "aggregate_name", "aggregate_unit",
                "time_unit", "label", "family_index", "per_family_instance_index",
                "repetitions", "repetition_index", "threads", "iterations", "error_occurred",
@@ -104,6 +112,8 @@ def extract(data):
       loader_stages: (label, {stage: ms per sample}) or None
       sample_stages: (label, {stage: ms per sample}) or None
       errored: [case names]; context: the run context; cases: {case: fields}
+      system_series: {case: {t_s, cpu_busy_cores, pipebench_cores[, gpu_util_pct]}} of the
+        BM_EndToEnd sweep cases, from the run's "system_series" section ({} without it)
     """
     ctx = data.get("context") if isinstance(data.get("context"), dict) else {}
     cases, errored = case_means(data)
@@ -165,7 +175,30 @@ def extract(data):
     return {"sweeps": sweeps, "loader": loader, "compute_ips": compute_ips,
             "compute_ms": step_ms, "batch_size": batch, "loader_stages": loader_stages,
             "sample_stages": sample_stages, "errored": errored, "context": ctx,
-            "cases": cases}
+            "cases": cases, "system_series": system_series(data, cases)}
+
+
+def system_series(data, cases):
+    """The end-to-end sweep cases' series from the "system_series" section; a series whose
+    lists are not numbers of one length is left out (BadInput would cost the whole figure)."""
+    section = data.get("system_series")
+    if not isinstance(section, dict) or not isinstance(section.get("cases"), dict):
+        return {}
+    out = {}
+    for name, series in section["cases"].items():
+        # The section names a case as registered; its rows add Google Benchmark's settings.
+        settings = re.compile(re.escape(name) + _GB_SETTINGS)
+        f = next((f for n, f in cases.items() if settings.fullmatch(n)), None)
+        if not _END_TO_END.match(name) or f is None or "callbacks_ms" in f or not isinstance(series, dict):
+            continue
+        keys = [k for k in ("t_s", "cpu_busy_cores", "pipebench_cores", "gpu_util_pct") if k in series]
+        cols = [series[k] for k in keys]
+        if "t_s" not in keys or "pipebench_cores" not in keys or \
+                not all(isinstance(c, list) and all(_number(v) for v in c) for c in cols) or \
+                len({len(c) for c in cols}) != 1 or not cols[0]:
+            continue
+        out[name] = dict(zip(keys, cols))
+    return out
 
 
 def _note(ax, text):
@@ -348,6 +381,38 @@ def _plot_whatif(ax, report):
     ax.set_title("What if: each candidate fix" + (f" at {workers} workers" if workers else ""))
 
 
+def _plot_system(ax, ex):
+    import matplotlib.pyplot as plt
+    series = ex["system_series"]
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    gpu_ax = None
+    for i, (name, s) in enumerate(sorted(series.items(),
+                                         key=lambda kv: int(_END_TO_END.match(kv[0]).group(3)))):
+        color = colors[i % len(colors)]
+        label = "workers:" + _END_TO_END.match(name).group(3)
+        ax.plot(s["t_s"], s["pipebench_cores"], color=color, lw=1.6, label=f"{label}: pipebench")
+        if "cpu_busy_cores" in s:
+            ax.plot(s["t_s"], s["cpu_busy_cores"], color=color, lw=1, ls=":",
+                    label=f"{label}: all processes")
+        if "gpu_util_pct" in s:
+            gpu_ax = gpu_ax or ax.twinx()
+            gpu_ax.plot(s["t_s"], s["gpu_util_pct"], color=color, lw=1, ls="--", alpha=0.7,
+                        label=f"{label}: GPU util %")
+    cores = _ctx_number(ex["context"], "cores_available")
+    if cores:
+        ax.axhline(cores, color="#555555", ls="--", lw=1, label=f"cores available ({cores:g})")
+    ax.set_xlabel("seconds since the case's first sample")
+    ax.set_ylabel("CPU cores busy")
+    ax.set_ylim(bottom=0)
+    ax.set_title("CPU cores busy over time (BM_EndToEnd, system sampler 20 Hz)"
+                 + (" and GPU utilisation" if gpu_ax else ""))
+    if gpu_ax:
+        gpu_ax.set_ylabel("GPU utilisation %")
+        gpu_ax.set_ylim(0, 105)
+    ax.legend(fontsize=7, ncol=4, loc="best", framealpha=0.8)
+    ax.grid(alpha=0.3)
+
+
 def _suptitle(ex, path):
     ctx = ex["context"]
     dataset = str(ctx.get("dataset", "?"))
@@ -380,17 +445,20 @@ def render(ex, run_path, out_path, report=None):
     import matplotlib.pyplot as plt
 
     has_pipeline = ex["sweeps"] or ex["loader"] or ex["loader_stages"] or ex["sample_stages"]
-    if has_pipeline and report is not None:
-        fig, (left, middle, right) = plt.subplots(1, 3, figsize=(20, 6.2),
-                                                  gridspec_kw={"width_ratios": [1.7, 1, 1.2]})
-        _plot_sweep(left, ex)
-        _plot_stages(middle, ex)
-        _plot_whatif(right, report)
-    elif has_pipeline:
-        fig, (left, right) = plt.subplots(1, 2, figsize=(14, 6.2),
-                                          gridspec_kw={"width_ratios": [1.7, 1]})
-        _plot_sweep(left, ex)
-        _plot_stages(right, ex)
+    system = bool(has_pipeline and ex["system_series"])
+    if has_pipeline:
+        ratios = [1.7, 1, 1.2] if report is not None else [1.7, 1]
+        width = 20 if report is not None else 14
+        fig = plt.figure(figsize=(width, 6.2 + (3.6 if system else 0)))
+        grid = fig.add_gridspec(2 if system else 1, len(ratios), width_ratios=ratios,
+                                height_ratios=[6.2, 3.6] if system else [1])
+        top = [fig.add_subplot(grid[0, i]) for i in range(len(ratios))]
+        _plot_sweep(top[0], ex)
+        _plot_stages(top[1], ex)
+        if report is not None:
+            _plot_whatif(top[2], report)
+        if system:
+            _plot_system(fig.add_subplot(grid[1, :]), ex)
     else:
         n = min(40, len(ex["cases"]))
         fig, ax = plt.subplots(figsize=(12, max(3.5, 1.5 + 0.3 * n)))

@@ -453,6 +453,24 @@ TEST(TrainingExtras, ShareCostliestAndTheMeasuredAsyncSaving) {
   EXPECT_TRUE(report_of(run_doc(sweep_rows(25))).extras.empty());
 }
 
+// The sampler's cost as the run measured it: the counters pass through; its case is neither
+// a loader of the sweep nor a training-extras case.
+TEST(TrainingExtras, SystemSamplerCostIsReportedFromItsCase) {
+  std::vector<json> rows = sweep_rows(25);
+  rows.push_back(row("BM_SystemSampler/imagenet_train/workers:2/iterations:8/real_time",
+                     {{"workers", 2}, {"on_ms", 20.3}, {"off_ms", 20.1}, {"overhead_pct", 0.995},
+                      {"sampler_cores", 0.006}, {"sampler_cost_pct", 0.35}}));
+  const Report r = report_of(run_doc(rows));
+  ASSERT_TRUE(r.sampler.has_value());
+  EXPECT_EQ(r.sampler->name, "BM_SystemSampler/imagenet_train/workers:2");
+  EXPECT_EQ(r.sampler->workers, 2);
+  EXPECT_NE(format_text(r).find("0.35 % of the loader's CPU at 2 workers"), std::string::npos);
+  EXPECT_NE(format_text(r).find("+1.0 % ms per batch"), std::string::npos);
+  EXPECT_DOUBLE_EQ(to_json(r)["system_sampler"]["sampler_cost_pct"].get<double>(), 0.35);
+  EXPECT_EQ(r.verdict.sweep.size(), 2u);
+  EXPECT_FALSE(report_of(run_doc(sweep_rows(25))).sampler.has_value());
+}
+
 // --- trust ----------------------------------------------------------------------------------
 
 TEST(Trust, PhysicalFloorFiresOnADoctoredRowOnly) {

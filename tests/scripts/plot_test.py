@@ -121,6 +121,53 @@ class ExtractTest(unittest.TestCase):
         self.assertIsNone(ex["sample_stages"])
 
 
+class SystemSeriesTest(unittest.TestCase):
+    """The CPU / GPU over time panel's data: the run's "system_series" section, matched to
+    the end-to-end sweep cases through Google Benchmark's name suffixes."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, SCRIPTS)
+        import plot
+        cls.plot = plot
+
+    def doc(self):
+        cases, ctx = pipeline_cases(workers=(1, 2))
+        doc = make_run(cases, reps=1, context=ctx)
+        e2e = "BM_EndToEnd/imagenet_train/emulated/workers:"
+        doc["system_series"] = {"rate_hz": 20, "cases": {
+            e2e + "1": {"t_s": [0.05, 0.1], "cpu_busy_cores": [1.5, 1.7],
+                        "pipebench_cores": [1.0, 1.2], "gpu_util_pct": [40.0, 60.0]},
+            e2e + "2": {"t_s": [0.05, 0.1], "cpu_busy_cores": [2.0], "pipebench_cores": [1.9, 2.0]},
+            "BM_Loader/imagenet_train/workers:1": {"t_s": [0.05], "cpu_busy_cores": [1.0],
+                                                   "pipebench_cores": [1.0]}}}
+        return doc
+
+    def test_series_of_the_sweep_cases_only(self):
+        series = self.plot.extract(self.doc())["system_series"]
+        # workers:2's lists differ in length (left out); the loader case is not end to end.
+        self.assertEqual(list(series), ["BM_EndToEnd/imagenet_train/emulated/workers:1"])
+        s = series["BM_EndToEnd/imagenet_train/emulated/workers:1"]
+        self.assertEqual(s["pipebench_cores"], [1.0, 1.2])
+        self.assertEqual(s["gpu_util_pct"], [40.0, 60.0])
+
+    def test_no_section_no_series(self):
+        cases, ctx = pipeline_cases(workers=(1, 2))
+        self.assertEqual(self.plot.extract(make_run(cases, reps=1, context=ctx))["system_series"], {})
+
+    def test_the_panel_adds_a_row(self):
+        import matplotlib.image
+        with tempfile.TemporaryDirectory() as d:
+            with_path, without_path = os.path.join(d, "with.png"), os.path.join(d, "without.png")
+            doc = self.doc()
+            self.plot.render(self.plot.extract(doc), "run.json", with_path)
+            del doc["system_series"]
+            self.plot.render(self.plot.extract(doc), "run.json", without_path)
+            h_with = matplotlib.image.imread(with_path).shape[0]
+            h_without = matplotlib.image.imread(without_path).shape[0]
+        self.assertGreater(h_with, h_without * 1.4)  # 6.2 + 3.6 inches against 6.2
+
+
 class PlotCliTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()

@@ -1,0 +1,89 @@
+// BM_SystemSampler/<pipeline>/workers:<w>: what the system sampler (pipeline/system_metrics.h,
+// 20 Hz, on in every loader and end-to-end case) costs the loader, issue 10's "< 1 % of
+// loader throughput". One warmed-up loader at w workers (the most swept workers within the
+// cores: where the sampler's thread competes for a core with them); each iteration times
+// --steps batches with the sampler on, then --steps with it off, alternating A B A B over
+// the iterations as A B B A A B B A (4 pairs): linear drift in the machine's speed cancels,
+// and neither side always comes first.
+// Counters: on_ms, off_ms (the loader's ms per batch produced, means over the pairs),
+// overhead_pct = 100 x (on - off) / off (a ratio inside one run; on a shared machine noise
+// of a percent or two shows, negative values included); sampler_cores = the sampler
+// thread's own CPU time / wall time while on (measured directly, CLOCK_THREAD_CPUTIME_ID),
+// and sampler_cost_pct = 100 x sampler_cores / cpu_cores_used: the share of the loader's
+// CPU the sampler takes, the overhead to expect when the cores are the bottleneck, without
+// the A/B noise. Its own family, not BM_Loader/.../sampler:on|off: the report reads every
+// BM_Loader/<pipeline>/workers:<w>... case as a loader of the sweep.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+
+#include "bench/benchmarks.h"
+#include "bench/loader_util.h"
+#include "bench/machine.h"
+
+namespace pipebench::bench {
+namespace {
+
+constexpr int kPairs = 4;
+
+void BM_SystemSampler(benchmark::State& state, BenchContext& ctx,
+                      const std::shared_ptr<const Pipeline>& pipeline, int workers) {
+  const auto& c = ctx.config();
+  std::unique_ptr<Loader> loader;
+  try {
+    loader = make_loader(ctx, pipeline, workers, /*stage_timers=*/false);
+    warm_up(ctx, *loader, nullptr);
+  } catch (const std::exception& e) {
+    ctx.fail_case(state, e.what());
+    return;
+  }
+  double on_ms = 0, off_ms = 0, sampler_cpu_ms = 0, on_wall_ms = 0, on_cpu_ms = 0;
+  int64_t i = 0;
+  for (auto _ : state) {
+    const bool on = i % 4 == 0 || i % 4 == 3;  // A B B A
+    ++i;
+    LoaderWindow w(*loader, on, c.data.string());
+    for (int i = 0; i < c.steps; ++i)
+      if (!loader->next()) {
+        ctx.fail_case(state, "the loader ran out of batches");
+        return;
+      }
+    w.finish(*loader);
+    const double ms = w.wall_ms / std::max(1e-9, w.produced_batches(c.batch));
+    if (on) {
+      on_ms += ms;
+      sampler_cpu_ms += w.sampler_cpu_ms;
+      on_wall_ms += w.wall_ms;
+      on_cpu_ms += w.process_cpu_ms;
+    } else {
+      off_ms += ms;
+    }
+  }
+  const double pairs = static_cast<double>(state.iterations()) / 2;
+  state.SetItemsProcessed(state.iterations() * c.steps * c.batch);
+  state.counters["workers"] = workers;
+  state.counters["on_ms"] = on_ms / pairs;
+  state.counters["off_ms"] = off_ms / pairs;
+  state.counters["overhead_pct"] = 100.0 * (on_ms - off_ms) / std::max(1e-9, off_ms);
+  const double sampler_cores = sampler_cpu_ms / std::max(1e-9, on_wall_ms);
+  state.counters["sampler_cores"] = sampler_cores;
+  state.counters["sampler_cost_pct"] = 100.0 * sampler_cpu_ms / std::max(1e-9, on_cpu_ms);
+}
+
+}  // namespace
+
+void register_sampler_cost_benchmarks(BenchContext& ctx) {
+  const auto& c = ctx.config();
+  const int cores = std::max(1, static_cast<int>(cores_available()));
+  int at = 0;
+  for (int w : c.workers)
+    if (w <= cores) at = std::max(at, w);
+  if (at == 0) at = c.workers.empty() ? 1 : *std::min_element(c.workers.begin(), c.workers.end());
+  register_case(ctx, "BM_SystemSampler/" + c.pipeline->name() + "/workers:" + std::to_string(at),
+                BM_SystemSampler, c.pipeline, at)
+      ->UseRealTime()
+      ->Iterations(2 * kPairs)  // on, off, off, on, ...
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace pipebench::bench

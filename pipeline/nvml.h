@@ -1,0 +1,62 @@
+// GPU metrics for the system sampler (pipeline/system_metrics.h) through NVML, the NVIDIA
+// Management Library, loaded at run time with dlopen("libnvidia-ml.so.1"), so the build
+// needs neither the driver nor an NVML header: the few NVML types and functions used are
+// declared in nvml.cpp from NVIDIA's documented API (NVML API Reference, nvml.h of the
+// driver: nvmlInit_v2, nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetUtilizationRates,
+// nvmlDeviceGetMemoryInfo, nvmlDeviceGetPcieThroughput, nvmlDeviceGetClockInfo,
+// nvmlDeviceGetName, nvmlErrorString, nvmlShutdown).
+//
+// Readings (GpuSample), device 0 (NVML's index: all GPUs, whatever CUDA_VISIBLE_DEVICES):
+//   util_pct             % of the last sample period (1/6 s to 1 s, by product) in which a
+//                        kernel ran (nvmlUtilization_t.gpu)
+//   mem_used_mib         device memory allocated, all processes (nvmlMemory_t.used / 2^20)
+//   pcie_rx/tx_mib_per_s PCIe throughput, host -> device (rx) and device -> host (tx), NVML's
+//                        KB/s x 1000 / 2^20 (its own 20 ms window: each call waits for it)
+//   sm_clock_mhz         the SM clock now (NVML_CLOCK_SM)
+// A reading NVML does not support on the device (e.g. PCIe in some VMs) is absent.
+//
+// No library, no init, no device: available() is false and note() says why in one line;
+// nothing throws. Thread-safe (NVML is).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace pipebench {
+
+struct GpuSample {
+  double util_pct = 0;
+  double mem_used_mib = 0;
+  std::optional<double> pcie_rx_mib_per_s, pcie_tx_mib_per_s;
+  std::optional<double> sm_clock_mhz;
+};
+
+class Nvml {
+ public:
+  /// Loads `library` and initialises NVML for device `index`.
+  explicit Nvml(const std::string& library = "libnvidia-ml.so.1", unsigned index = 0);
+  ~Nvml();
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+
+  bool available() const { return device_ != nullptr; }
+  /// "NVML: <device name>", or why there are no GPU metrics ("none: libnvidia-ml.so.1 not
+  /// loaded (...)").
+  const std::string& note() const { return note_; }
+  /// A reading now; nullopt when unavailable or when utilisation cannot be read. PCIe only
+  /// with `pcie` (each of its two reads may wait for NVML's 20 ms window).
+  std::optional<GpuSample> read(bool pcie = true) const;
+
+ private:
+  struct Api;
+  void* lib_ = nullptr;
+  Api* api_ = nullptr;
+  void* device_ = nullptr;  // nvmlDevice_t
+  bool initialised_ = false;
+  std::string note_;
+};
+
+/// The process's NVML, loaded on first use and kept (the sampler reads it at 20 Hz).
+const Nvml& process_nvml();
+
+}  // namespace pipebench
