@@ -196,7 +196,7 @@ class Outputs(unittest.TestCase):
 
     def test_unreadable_file_skip_and_stop_in_the_loader_families(self):
         root, bad = self.unreadable_set("unreadable_loader")
-        filt = "--benchmark_filter=BM_(Read/warm|Sample/imagenet_train$|Loader|EndToEnd)"
+        filt = "--benchmark_filter=BM_(Read/files/warm|Sample/imagenet_train$|Loader|EndToEnd)"
         args = ["--data=" + root, filt]
         skip = run(ARGS.pipebench, *FAST, *args, "--on-error=skip", user="nobody",
                    cwd=self.tmp.name)

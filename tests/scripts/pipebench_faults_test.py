@@ -25,7 +25,7 @@ PNG_2X1 = ("iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAD0lEQVR4nGP4z8DA0PAf
            "RUBOAAAAAElFTkSuQmCC")
 FAST = ["--batch=8", "--steps=3", "--workers=1,2", "--benchmark_min_time=0.01", "--size=96"]
 # Every family that reads dataset files, the loader and the end-to-end loop among them.
-FILTER = "--benchmark_filter=BM_(Read/warm|Decode/turbo_full|Sample/imagenet_train$|Loader|EndToEnd)"
+FILTER = "--benchmark_filter=BM_(Read/files/warm|Decode/turbo_full|Sample/imagenet_train$|Loader|EndToEnd)"
 
 
 def run(*cmd, cwd=None):
@@ -109,7 +109,7 @@ class Faults(unittest.TestCase):
     def test_repetitions_write_json_that_strict_parsers_accept(self):
         out = self.out("reps.json")
         r = run(ARGS.pipebench, "--data=" + self.good, *FAST,
-                "--benchmark_filter=BM_(Read/warm|Loader|TrainStep|EndToEnd)",
+                "--benchmark_filter=BM_(Read/files/warm|Loader|TrainStep|EndToEnd)",
                 "--benchmark_repetitions=3", "--benchmark_out=" + out)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out, "rb") as f:
@@ -161,7 +161,7 @@ class Faults(unittest.TestCase):
         if shutil.which("script") is None:
             self.skipTest("no `script` (util-linux) for a pseudo-terminal")
         args = [ARGS.pipebench, "--data=" + self.good, *FAST,
-                "--benchmark_filter=BM_(Read/warm|Decode/turbo_full|Loader)"]
+                "--benchmark_filter=BM_(Read/files/warm|Decode/turbo_full|Loader)"]
         log = self.out("tty.log")
         r = run("script", "-qec", " ".join(shlex.quote(a) for a in args), log)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)

@@ -28,7 +28,7 @@ import unittest
 
 ARGS = None
 # Flags that keep a command short; each is added only when the command does not set it.
-FAST = {"--benchmark_filter": "BM_(Read/warm|Decode/turbo_full|Loader)",
+FAST = {"--benchmark_filter": "BM_(Read/files/warm|Decode/turbo_full|Loader)",
         "--batch": "4", "--steps": "2", "--workers": "1", "--size": "96",
         "--benchmark_min_time": "0.01"}
 
