@@ -6,6 +6,7 @@
 // cases. No globals: a test can build two contexts side by side.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -48,6 +49,11 @@ class BenchContext {
   const StoredSource& stored(CacheMode mode, bool throttled = true);
   /// stored(--cache): the loader and end-to-end sweep's storage.
   const StoredSource& loader_source() { return stored(config_.cache); }
+  /// Whether the dataset's pages may have left the page cache since the last
+  /// fill_cache(): true at start (unknown), set by the cold cases (note_evicted); a warm
+  /// loader reads the dataset in once when take_evicted() says so (bench/loader_util.h).
+  void note_evicted() { evicted_.store(true); }
+  bool take_evicted() { return evicted_.exchange(false); }
   /// The process's read throttle, or null without --read-throttle-mib-s.
   const std::shared_ptr<ReadThrottle>& throttle() const { return throttle_; }
   /// Up to `count` decoded images of the dataset (full resolution, RGB uint8 HWC), made
@@ -114,6 +120,7 @@ class BenchContext {
   std::mutex stored_mu_;
   std::map<std::pair<CacheMode, bool>, std::unique_ptr<StoredSource>> stored_;
   std::shared_ptr<PackedCopy> packed_;
+  std::atomic<bool> evicted_{true};
   std::mutex decoded_mu_;
   std::vector<Image> decoded_;
   std::unique_ptr<TraceRecorder> trace_;

@@ -217,9 +217,7 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
   // pipebench-report can set its predicted step against the measured one.
   // The cores the run may use (affinity, cgroup quota), as the report's table counts them.
   const int cores = std::max(1, static_cast<int>(cores_available()));
-  int at = 0;
-  for (int w : c.workers)
-    if (w <= cores) at = std::max(at, w);
+  const int at = ctx.table_workers();
   if (at == 0 || c.quick) return;
   for (const auto& [label, candidate] : what_if_candidates(*c.pipeline)) {
     if (label.rfind("decode:", 0) != 0) continue;

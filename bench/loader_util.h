@@ -21,7 +21,9 @@ namespace pipebench::bench {
 /// --on-error policy, shuffled, with effectively endless epochs, tracing to --trace; batch
 /// buffers pinned when the baseline is cuda (as a DataLoader with pin_memory=True). A short
 /// last batch is dropped (--drop-last, default true) unless the dataset is smaller than one
-/// batch: then every epoch is one short batch. Throws what Loader throws.
+/// batch: then every epoch is one short batch. A warm source over the dataset is read
+/// into the page cache first when a cold case may have evicted it (BenchContext::
+/// take_evicted) and it fits in half the available memory. Throws what Loader throws.
 std::unique_ptr<Loader> make_loader(BenchContext& ctx, const std::shared_ptr<const Pipeline>& pipeline,
                                     int workers, bool stage_timers = true,
                                     const SampleSource* source = nullptr);

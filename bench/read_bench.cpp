@@ -4,9 +4,10 @@
 //   layout  files (an ImageFolder tree, or the shards of --data), or shards-N: --data
 //           packed into WebDataset shards of N images (--shards; made once into the cache
 //           folder; its round is as many images spread over the copy)
-//   warm    the page cache holds the bytes (a first pass reads them all)
-//   cold    every file's pages are dropped with posix_fadvise(POSIX_FADV_DONTNEED) before
-//           each round (outside the timed region); needs no root. On a filesystem that
+//   warm    the page cache holds the bytes (a first, untimed pass reads the round)
+//   cold    the round's files' pages are dropped with posix_fadvise(POSIX_FADV_DONTNEED)
+//           before each round (outside the timed region); needs no root. The timed reads
+//           themselves drop nothing, so files and shards pay the same per read. On a filesystem that
 //           ignores the advice (tmpfs, some overlays) cold reads stay warm: the context's
 //           cold_resident_pct says what mincore found right after a drop.
 // With --read-throttle-mib-s every read also waits for the emulated link. The cold read is
@@ -26,21 +27,26 @@ namespace {
 // One round of reads: fn(index) for each index; false when the case must stop.
 using RoundRunner = std::function<bool(benchmark::State&, int64_t&, const std::function<void(size_t)>&)>;
 
+// `src` reads without dropping (a warm StoredSource, with the run's throttle); cold drops
+// the round's files before each round.
 void read_case(benchmark::State& state, BenchContext& ctx, const StoredSource& src, bool cold,
-               const RoundRunner& run_one_round, size_t round_size) {
+               const std::vector<size_t>& round, const RoundRunner& run_one_round) {
   std::vector<uint8_t> buf;
-  int64_t warm_images = 0;
-  if (!cold && !run_one_round(state, warm_images, [&](size_t i) { src.bytes(i, buf); })) return;
+  if (!cold) {  // the first pass: untimed, and not counted per image; errors come in the rounds
+    for (size_t i : round) {
+      try {
+        src.bytes(i, buf);
+      } catch (const std::exception&) {
+      }
+    }
+  } else if (&src.inner() == &ctx.disk()) {
+    ctx.note_evicted();  // a later warm loader must read the dataset in again
+  }
   int64_t bytes = 0, images = 0, wall_ns = 0;
   for (auto _ : state) {
     if (cold) {  // outside the timed region
       state.PauseTiming();
-      try {
-        src.drop_all();
-      } catch (const std::exception& e) {
-        ctx.fail_case(state, e.what());
-        break;
-      }
+      src.drop_files_of(round);  // an unreadable file fails in the round, naming itself
       state.ResumeTiming();
     }
     const int64_t t0 = now_ns();
@@ -52,24 +58,16 @@ void read_case(benchmark::State& state, BenchContext& ctx, const StoredSource& s
     if (!go_on) break;
   }
   state.SetBytesProcessed(bytes);
-  set_round_counters(state, images, round_size, wall_ns);
+  set_round_counters(state, images, round.size(), wall_ns);
   if (ctx.throttle()) state.counters["read_throttle_mib_s"] = ctx.throttle()->mib_per_s();
 }
 
 void BM_Read(benchmark::State& state, BenchContext& ctx, CacheMode mode) {
   const auto& round = ctx.round();
-  const StoredSource* src = nullptr;
-  try {
-    src = &ctx.stored(mode);
-  } catch (const std::exception& e) {
-    ctx.fail_case(state, e.what());
-    return;
-  }
-  read_case(state, ctx, *src, mode == CacheMode::kCold,
+  read_case(state, ctx, ctx.stored(CacheMode::kWarm), mode == CacheMode::kCold, round,
             [&](benchmark::State& s, int64_t& images, const std::function<void(size_t)>& fn) {
               return run_round(ctx, s, round, images, fn, CostClock::kWall);
-            },
-            round.size());
+            });
 }
 
 // The packed copy: written by pipebench, so a sample that fails is the case's error.
@@ -80,7 +78,7 @@ void BM_ReadPacked(benchmark::State& state, BenchContext& ctx, CacheMode mode,
     ctx.fail_case(state, copy->error());
     return;
   }
-  read_case(state, ctx, ready->stored(mode), mode == CacheMode::kCold,
+  read_case(state, ctx, ready->stored(CacheMode::kWarm), mode == CacheMode::kCold, ready->round,
             [&](benchmark::State& s, int64_t& images, const std::function<void(size_t)>& fn) {
               for (size_t i : ready->round) {
                 try {
@@ -92,8 +90,7 @@ void BM_ReadPacked(benchmark::State& state, BenchContext& ctx, CacheMode mode,
               }
               images += static_cast<int64_t>(ready->round.size());
               return true;
-            },
-            ready->round.size());
+            });
 }
 
 }  // namespace

@@ -118,6 +118,15 @@ double page_cache_resident(const std::filesystem::path& path) {
   return static_cast<double>(resident) / static_cast<double>(pages.size());
 }
 
+std::string folder_name(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  if (p.filename().empty()) p = p.parent_path();
+  const std::string name = p.filename().string();
+  return name.empty() ? "dataset" : name;
+}
+
 void write_file(const std::filesystem::path& path, const uint8_t* data, size_t size) {
   if (path.has_parent_path()) {
     std::error_code ec;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,6 +27,11 @@ void drop_page_cache(const std::filesystem::path& path, bool sync = true);
 /// Share of the file's pages in the page cache, in [0, 1] (mmap + mincore(2)); 0 for an
 /// empty file. Throws DatasetError naming the path when it cannot be opened or mapped.
 double page_cache_resident(const std::filesystem::path& path);
+
+/// A folder's own name, whatever trailing slash or "." the path carries ("data/photos-in/."
+/// -> "photos-in"); "dataset" when it has none (the root). Names cache folders and shard
+/// prefixes. Reads nothing but the path (and symlinks to resolve it).
+std::string folder_name(const std::filesystem::path& dir);
 
 /// Writes bytes to path, creating parent directories.
 void write_file(const std::filesystem::path& path, const uint8_t* data, size_t size);

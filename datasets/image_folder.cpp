@@ -6,41 +6,16 @@
 #include <cstdio>
 
 #include "datasets/file_io.h"
+#include "datasets/fnv.h"
 
 namespace pipebench {
 namespace {
 
 namespace fs = std::filesystem;
 
-// FNV-1a 64-bit (Fowler, Noll, Vo): offset basis 14695981039346656037, prime 1099511628211.
-constexpr uint64_t kFnvOffset = 14695981039346656037ull;
-constexpr uint64_t kFnvPrime = 1099511628211ull;
-
-void fnv(uint64_t& h, const uint8_t* p, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= kFnvPrime;
-  }
-}
-
-void fnv_u64(uint64_t& h, uint64_t v) {
-  uint8_t le[8];
-  for (int b = 0; b < 8; ++b) le[b] = static_cast<uint8_t>(v >> (8 * b));
-  fnv(h, le, 8);
-}
-
-// The relative path, then a NUL (no file name holds one), so "ab" + "c" != "a" + "bc".
-void fnv_name(uint64_t& h, const fs::path& path, const fs::path& root) {
-  const std::string rel = path.lexically_relative(root).generic_string();
-  fnv(h, reinterpret_cast<const uint8_t*>(rel.data()), rel.size());
-  const uint8_t sep = 0;
-  fnv(h, &sep, 1);
-}
-
-std::string hex16(uint64_t h) {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
+// The relative path as a name (fnv.h: then a NUL).
+void add_relative(Fnv1a& h, const fs::path& path, const fs::path& root) {
+  h.add_name(path.lexically_relative(root).generic_string());
 }
 
 std::string extension_list() {
@@ -129,25 +104,25 @@ std::map<std::string, size_t> ImageFolder::formats() const {
 }
 
 std::string ImageFolder::fingerprint() const {
-  uint64_t h = kFnvOffset;
+  Fnv1a h;
   for (const auto& s : samples_) {
-    fnv_name(h, s.path, root_);
-    fnv_u64(h, s.size_bytes);
-    fnv_u64(h, static_cast<uint64_t>(s.mtime_ns));
+    add_relative(h, s.path, root_);
+    h.add_u64(s.size_bytes);
+    h.add_u64(static_cast<uint64_t>(s.mtime_ns));
   }
-  return hex16(h);
+  return h.hex();
 }
 
 std::string ImageFolder::content_fingerprint() const {
-  uint64_t h = kFnvOffset;
+  Fnv1a h;
   std::vector<uint8_t> buffer;
   for (size_t i = 0; i < samples_.size(); ++i) {
-    fnv_name(h, samples_[i].path, root_);
+    add_relative(h, samples_[i].path, root_);
     const std::span<const uint8_t> b = bytes(i, buffer);
-    fnv_u64(h, b.size());
-    fnv(h, b.data(), b.size());
+    h.add_u64(b.size());
+    h.add(b.data(), b.size());
   }
-  return hex16(h);
+  return h.hex();
 }
 
 }  // namespace pipebench

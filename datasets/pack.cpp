@@ -123,15 +123,6 @@ int key_width(size_t n) {
   return std::max(8, digits);
 }
 
-// The folder's own name, whatever trailing slash or "." the path carries.
-std::string folder_name(const fs::path& dir) {
-  std::error_code ec;
-  fs::path p = fs::weakly_canonical(fs::absolute(dir, ec), ec);
-  if (p.filename().empty()) p = p.parent_path();
-  const std::string name = p.filename().string();
-  return name.empty() ? "dataset" : name;
-}
-
 // OUT may be replaced only when absent, empty or an earlier pack output; returns the
 // earlier output's shard names (to delete those not rewritten).
 std::vector<std::string> prepare_out(const fs::path& out) {

@@ -5,20 +5,13 @@
 #include <sstream>
 #include <system_error>
 
+#include "datasets/file_io.h"
 #include "datasets/presize_cache.h"
 
 namespace pipebench {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string dataset_name(const fs::path& data) {
-  std::error_code ec;
-  fs::path p = fs::weakly_canonical(fs::absolute(data, ec), ec);
-  if (p.filename().empty()) p = p.parent_path();
-  const std::string name = p.filename().string();
-  return name.empty() ? "dataset" : name;
-}
 
 // The manifest matches and every shard it lists is there, at its recorded size.
 bool matches(const PackManifest& m, const fs::path& dir, const std::string& fingerprint,
@@ -39,7 +32,7 @@ CachedPack cached_pack(const fs::path& data, const std::string& fingerprint, siz
                        uint64_t seed, const fs::path& fallback_root, std::ostream& log) {
   CachedPack c;
   c.dir = presize_cache_root(data, fallback_root) /
-          (dataset_name(data) + "-shards-" + std::to_string(shard_size));
+          (folder_name(data) + "-shards-" + std::to_string(shard_size));
   const auto valid = [&] {
     const auto m = read_pack_manifest(c.dir);
     if (!m || !matches(*m, c.dir, fingerprint, shard_size, seed)) return false;
@@ -52,7 +45,7 @@ CachedPack cached_pack(const fs::path& data, const std::string& fingerprint, siz
   PackOptions o;
   o.shard_size = shard_size;
   o.seed = seed;
-  o.prefix = dataset_name(data);
+  o.prefix = folder_name(data);
   const auto t0 = std::chrono::steady_clock::now();
   std::ostringstream quiet;  // bad files: the run's own cases report them on the original
   const PackResult r = pack_dataset(data, c.dir, o, quiet);

@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "datasets/file_io.h"
+#include "datasets/fnv.h"
 #include "datasets/image_folder.h"
 #include "datasets/synthetic.h"
 
@@ -91,14 +92,11 @@ std::string to_lower(std::string s) {
   return s;
 }
 
-// FNV-1a 64-bit over the bytes: a fast first filter for duplicate contents.
+// FNV-1a 64-bit over the bytes (fnv.h): a fast first filter for duplicate contents.
 uint64_t fnv1a(const std::vector<uint8_t>& bytes) {
-  uint64_t h = 14695981039346656037ull;
-  for (uint8_t b : bytes) {
-    h ^= b;
-    h *= 1099511628211ull;
-  }
-  return h;
+  Fnv1a h;
+  h.add(bytes.data(), bytes.size());
+  return h.value();
 }
 
 struct Decoded {

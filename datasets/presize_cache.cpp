@@ -8,6 +8,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "datasets/file_io.h"
 #include "datasets/folder_scan.h"
 
 namespace pipebench {
@@ -26,15 +27,6 @@ bool writable_dir(const fs::path& dir) {
   return ok;
 }
 
-// The data folder's own name, whatever trailing slash or "." the path carries.
-std::string dataset_name(const fs::path& data) {
-  std::error_code ec;
-  fs::path p = fs::weakly_canonical(fs::absolute(data, ec), ec);
-  if (p.filename().empty()) p = p.parent_path();
-  const std::string name = p.filename().string();
-  return name.empty() ? "dataset" : name;
-}
-
 }  // namespace
 
 fs::path presize_cache_root(const fs::path& data, const fs::path& fallback_root) {
@@ -44,7 +36,7 @@ fs::path presize_cache_root(const fs::path& data, const fs::path& fallback_root)
   const fs::path next_to_data = abs.parent_path() / ".pipebench-cache";
   if (writable_dir(next_to_data)) return next_to_data;
   if (writable_dir(fallback_root)) return fallback_root;
-  throw DatasetError(data.string() + ": no writable folder for the presized copy (tried " +
+  throw DatasetError(data.string() + ": no writable cache folder for a derived copy (presized or packed; tried " +
                      next_to_data.string() + " and " + fallback_root.string() + ")");
 }
 
@@ -53,7 +45,7 @@ CachedPresize cached_presize(const fs::path& data, const std::string& fingerprin
                              std::ostream& log, const std::string& tag) {
   CachedPresize c;
   c.dir = presize_cache_root(data, fallback_root) /
-          (dataset_name(data) + "-presized-" + std::to_string(options.shorter_side) + "-q" +
+          (folder_name(data) + "-presized-" + std::to_string(options.shorter_side) + "-q" +
            std::to_string(options.quality) + (tag.empty() ? "" : "-" + tag));
   const std::string selection = options.only.empty() ? "all" : options.selection;
   const auto valid = [&] {

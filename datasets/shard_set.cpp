@@ -15,6 +15,7 @@
 #include <optional>
 #include <utility>
 
+#include "datasets/fnv.h"
 #include "datasets/tar_format.h"
 
 namespace pipebench {
@@ -24,22 +25,6 @@ namespace fs = std::filesystem;
 
 constexpr size_t kMaxLabelBytes = 32;
 constexpr int kOpenFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;  // a fifo named .tar must not block
-
-// FNV-1a 64-bit, as ImageFolder::fingerprint (image_folder.cpp) computes it.
-constexpr uint64_t kFnvOffset = 14695981039346656037ull;
-constexpr uint64_t kFnvPrime = 1099511628211ull;
-void fnv(uint64_t& h, const void* data, size_t n) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= kFnvPrime;
-  }
-}
-void fnv_u64(uint64_t& h, uint64_t v) {
-  uint8_t le[8];
-  for (int b = 0; b < 8; ++b) le[b] = static_cast<uint8_t>(v >> (8 * b));
-  fnv(h, le, 8);
-}
 
 struct Fd {
   int fd = -1;
@@ -389,18 +374,13 @@ uint64_t ShardSet::shard_bytes() const {
 }
 
 std::string ShardSet::fingerprint() const {
-  uint64_t h = kFnvOffset;
+  Fnv1a h;
   for (const Shard& s : shards_) {
-    const std::string name = s.path.filename().string();
-    fnv(h, name.data(), name.size());
-    const uint8_t sep = 0;  // "ab" + "c" != "a" + "bc"
-    fnv(h, &sep, 1);
-    fnv_u64(h, s.size);
-    fnv_u64(h, static_cast<uint64_t>(s.mtime_ns));
+    h.add_name(s.path.filename().string());
+    h.add_u64(s.size);
+    h.add_u64(static_cast<uint64_t>(s.mtime_ns));
   }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
+  return h.hex();
 }
 
 }  // namespace pipebench

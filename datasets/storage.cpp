@@ -39,7 +39,9 @@ void ReadThrottle::consume(size_t bytes) {
   int64_t done_ns = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const int64_t start = std::max(steady_ns(), link_free_ns_);
+    // The bucket holds up to kBurstNs of unused link time: a reader that wakes a little
+    // late (timer slack, scheduling) finds the link did not go idle meanwhile.
+    const int64_t start = std::max(steady_ns() - kBurstNs, link_free_ns_);
     link_free_ns_ = start + static_cast<int64_t>(std::llround(static_cast<double>(bytes) * ns_per_byte_));
     done_ns = link_free_ns_;
   }
@@ -71,6 +73,22 @@ std::span<const uint8_t> StoredSource::bytes(size_t i, std::vector<uint8_t>& buf
 size_t StoredSource::drop_all() const {
   size_t failed = 0;
   for (size_t f = 0; f < inner_.file_count(); ++f) {
+    try {
+      drop_page_cache(inner_.file(f));
+    } catch (const std::exception&) {
+      ++failed;
+    }
+  }
+  return failed;
+}
+
+size_t StoredSource::drop_files_of(const std::vector<size_t>& samples) const {
+  std::vector<bool> done(inner_.file_count(), false);
+  size_t failed = 0;
+  for (size_t i : samples) {
+    const size_t f = inner_.file_of(i);
+    if (done[f]) continue;
+    done[f] = true;
     try {
       drop_page_cache(inner_.file(f));
     } catch (const std::exception&) {

@@ -50,11 +50,12 @@ void add_warnings(const BenchRun& run, const std::string& cold_name, Storage& s)
   const auto bytes = context_number(run, "dataset_bytes");
   if (s.cache_mode == "cold" && disk && ips && images && bytes && *images > 0) {
     const double consumed_mib_s = *ips * (*bytes / *images) / (1024.0 * 1024.0);
-    if (*disk < 0.01 * consumed_mib_s)
-      s.warnings.push_back("the cold loader read " + std::to_string(*disk).substr(0, 5) +
-                           " MiB/s from the device while it consumed about " +
-                           std::to_string(std::lround(consumed_mib_s)) +
-                           " MiB/s: the data came from memory, not storage");
+    if (*disk < 0.01 * consumed_mib_s) {
+      std::string w;
+      appendf(w, "the cold loader read %.2f MiB/s from the device while it consumed about %.0f "
+              "MiB/s: the data came from memory, not storage", *disk, consumed_mib_s);
+      s.warnings.push_back(std::move(w));
+    }
   }
   const auto avail = context_number(run, "host_available_memory_bytes");
   if (s.cache_mode == "warm" && avail && bytes && *bytes > *avail)
@@ -141,14 +142,16 @@ void append_storage_text(std::string& out, const Storage& s) {
             "loader measured %.0f images/s (%+.1f %%).\n", *s.predicted_fetch_images_per_second,
             *s.cold_images_per_second,
             100 * (*s.cold_images_per_second / *s.predicted_fetch_images_per_second - 1));
-  if (!s.packed_layout.empty() && s.packed_data_ms && s.cold_data_ms)
+  if (!s.packed_layout.empty() && s.packed_data_ms && s.cold_data_ms) {
+    const double saving = *s.cold_data_ms - *s.packed_data_ms;
     appendf(out, "  Pack into shards (%s, cold, %d workers): %.2f ms per batch against %.2f for "
-            "the files (saves %.2f ms per batch)%s.\n", s.packed_layout.c_str(), s.workers,
-            *s.packed_data_ms, *s.cold_data_ms, *s.cold_data_ms - *s.packed_data_ms,
-            s.packed_read_mb_per_second && s.files_read_mb_per_second
-                ? ("; cold reads " + std::to_string(*s.packed_read_mb_per_second / *s.files_read_mb_per_second).substr(0, 4) +
-                   "x the files' MB/s").c_str()
-                : "");
+            "the files (%s %.2f ms per batch)", s.packed_layout.c_str(), s.workers,
+            *s.packed_data_ms, *s.cold_data_ms, saving >= 0 ? "saves" : "costs", std::abs(saving));
+    if (s.packed_read_mb_per_second && s.files_read_mb_per_second && *s.files_read_mb_per_second > 0)
+      appendf(out, "; one cold reader reads %.2fx the files' MB/s (shards / files)",
+              *s.packed_read_mb_per_second / *s.files_read_mb_per_second);
+    appendf(out, ".\n");
+  }
   for (const auto& w : s.warnings) appendf(out, "  Warning: %s.\n", w.c_str());
 }
 

@@ -25,15 +25,13 @@ namespace pipebench {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::put_file;
 
 std::vector<uint8_t> slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-void put(const fs::path& p, const std::vector<uint8_t>& bytes) {
-  write_file(p, bytes.data(), bytes.size());
-}
 
 // A PNG of photo-like pixels (render_synthetic_rgb), encoded by OpenCV.
 std::vector<uint8_t> make_png(int width, int height, uint64_t seed) {
@@ -51,14 +49,14 @@ fs::path make_tree(const std::string& name) {
   const auto root = testing::scratch_dir(name);
   const auto jpeg = testing::make_jpeg(16, 16, 1);
   const auto jpeg2 = testing::make_jpeg(24, 16, 2);
-  put(root / "b" / "z.jpg", jpeg);
-  put(root / "b" / "y.JPEG", jpeg2);
-  put(root / "b" / "notes.txt", {1, 2, 3});
-  put(root / "b" / "x.png", jpeg);                // any content: listed by name
-  put(root / "a" / "m.jpeg", jpeg);
-  put(root / "a" / "nested" / "deep.jpg", jpeg);  // nested: listed after a's own files
-  put(root / "C" / "k.Jpg", jpeg2);
-  put(root / "top.jpg", jpeg);                    // directly under root: ignored
+  put_file(root / "b" / "z.jpg", jpeg);
+  put_file(root / "b" / "y.JPEG", jpeg2);
+  put_file(root / "b" / "notes.txt", {1, 2, 3});
+  put_file(root / "b" / "x.png", jpeg);                // any content: listed by name
+  put_file(root / "a" / "m.jpeg", jpeg);
+  put_file(root / "a" / "nested" / "deep.jpg", jpeg);  // nested: listed after a's own files
+  put_file(root / "C" / "k.Jpg", jpeg2);
+  put_file(root / "top.jpg", jpeg);                    // directly under root: ignored
   fs::create_directories(root / "empty");         // no image: no class
   return root;
 }
@@ -116,14 +114,14 @@ TEST(ImageFolder, IssueTreeCountsClassesLabelsAndIgnored) {
   const auto root = testing::scratch_dir("if_issue");
   const auto jpeg = testing::make_jpeg(64, 48, 7);
   const auto png = make_png(40, 30, 8);
-  put(root / "cat" / "a.jpg", jpeg);
-  put(root / "cat" / "truncated.jpg", std::vector<uint8_t>(jpeg.begin(), jpeg.begin() + 300));
-  put(root / "cat" / "._a.jpg", {0x00, 0x05, 0x16, 0x07, 0, 2, 0, 0});
-  put(root / "cat" / "UPPER.JPG", jpeg);
-  put(root / "cat" / "readme.txt", {'h', 'i'});
-  put(root / "dog" / "p.png", png);
-  put(root / "dog" / "png_named.jpg", png);
-  put(root / "dog" / "sub" / "deep" / "n.jpg", jpeg);
+  put_file(root / "cat" / "a.jpg", jpeg);
+  put_file(root / "cat" / "truncated.jpg", std::vector<uint8_t>(jpeg.begin(), jpeg.begin() + 300));
+  put_file(root / "cat" / "._a.jpg", {0x00, 0x05, 0x16, 0x07, 0, 2, 0, 0});
+  put_file(root / "cat" / "UPPER.JPG", jpeg);
+  put_file(root / "cat" / "readme.txt", {'h', 'i'});
+  put_file(root / "dog" / "p.png", png);
+  put_file(root / "dog" / "png_named.jpg", png);
+  put_file(root / "dog" / "sub" / "deep" / "n.jpg", jpeg);
   fs::create_directory_symlink("..", root / "dog" / "sub" / "loop");  // -> dog
   fs::create_symlink("missing.jpg", root / "dog" / "dangling.jpg");
   fs::create_directories(root / "empty_class" / "also_empty");
@@ -174,8 +172,8 @@ TEST(ImageFolder, IssueTreeCountsClassesLabelsAndIgnored) {
 TEST(ImageFolder, FollowsSymbolicLinks) {
   const auto root = testing::scratch_dir("if_links");
   const auto outside = testing::scratch_dir("if_links_target");
-  put(outside / "real.jpg", testing::make_jpeg(16, 16, 3));
-  put(outside / "cls" / "r.jpg", testing::make_jpeg(16, 16, 4));
+  put_file(outside / "real.jpg", testing::make_jpeg(16, 16, 3));
+  put_file(outside / "cls" / "r.jpg", testing::make_jpeg(16, 16, 4));
   fs::create_directories(root / "a");
   fs::create_symlink(outside / "real.jpg", root / "a" / "link.jpg");
   fs::create_directory_symlink(outside / "cls", root / "b");
@@ -193,7 +191,7 @@ TEST(ImageFolder, FollowsSymbolicLinks) {
 
 TEST(ImageFolder, ALinkToTheRootOrItselfIsALoop) {
   const auto root = testing::scratch_dir("if_loops");
-  put(root / "a" / "x.jpg", testing::make_jpeg(16, 16, 3));
+  put_file(root / "a" / "x.jpg", testing::make_jpeg(16, 16, 3));
   fs::create_directory_symlink(root, root / "root_again");  // a class that is the root
   fs::create_symlink("self", root / "a" / "self");          // ELOOP
   ImageFolder f(root);
@@ -207,7 +205,7 @@ TEST(ImageFolder, ALinkToTheRootOrItselfIsALoop) {
 
 TEST(ImageFolder, AFifoNamedLikeAnImageIsNotListed) {
   const auto root = testing::scratch_dir("if_fifo");
-  put(root / "a" / "x.jpg", testing::make_jpeg(16, 16, 3));
+  put_file(root / "a" / "x.jpg", testing::make_jpeg(16, 16, 3));
   ASSERT_EQ(::mkfifo((root / "a" / "pipe.jpg").c_str(), 0600), 0);
   ImageFolder f(root);  // must not block on the fifo
   ASSERT_EQ(f.size(), 1u);
@@ -313,7 +311,7 @@ TEST(ImageFolder, ScanAndFingerprintReadNoFileContents) {
   // 4 files of 1 MB each (contents do not matter to the scanner).
   const auto root = testing::scratch_dir("if_noread");
   const char* names[] = {"c0/f0.jpg", "c1/f1.jpg", "c0/f2.jpg", "c1/f3.jpg"};
-  for (int i = 0; i < 4; ++i) put(root / names[i], std::vector<uint8_t>(1 << 20, uint8_t(i)));
+  for (int i = 0; i < 4; ++i) put_file(root / names[i], std::vector<uint8_t>(1 << 20, uint8_t(i)));
   if (bytes_read_so_far() == 0) GTEST_SKIP() << "no /proc/self/io";
   const uint64_t before = bytes_read_so_far();
   const ImageFolder f(root);
@@ -367,7 +365,7 @@ TEST(ImageFolder, ContentFingerprintTracksBytesNotTimes) {
   const auto p = before.sample(1).path;
   auto bytes = slurp(p);
   bytes[bytes.size() / 2] ^= 0x55;
-  put(p, bytes);
+  put_file(p, bytes);
   EXPECT_NE(ImageFolder(root).content_fingerprint(), fpc);
   ImageFolder cached(root);
   cached.cache_in_memory();
@@ -387,14 +385,14 @@ TEST(ImageFolder, ErrorsNameThePath) {
     }
   };
   expect_error(base / "missing", "does not exist");
-  put(base / "file.jpg", {1});
+  put_file(base / "file.jpg", {1});
   expect_error(base / "file.jpg", "not a directory");
   fs::create_directories(base / "no_classes");
-  put(base / "no_classes" / "a.jpg", {1});
+  put_file(base / "no_classes" / "a.jpg", {1});
   expect_error(base / "no_classes", "no class directory");
   fs::create_directories(base / "no_images" / "cls" / "sub");
-  put(base / "no_images" / "cls" / "a.gif", {1});
-  put(base / "no_images" / "cls" / "sub" / "notes.txt", {1});
+  put_file(base / "no_images" / "cls" / "a.gif", {1});
+  put_file(base / "no_images" / "cls" / "sub" / "notes.txt", {1});
   expect_error(base / "no_images", "no image file (.jpg .jpeg .png .ppm .bmp .pgm .tif .tiff "
                                    ".webp) in any of 1 class directories");
 }
@@ -421,7 +419,7 @@ TEST(Inspect, DistributionIsNumpysDefaultPercentile) {
 TEST(FileIo, ReadHead) {
   const auto dir = testing::scratch_dir("file_io_head");
   const std::vector<uint8_t> data = {9, 8, 7, 6, 5};
-  put(dir / "f.bin", data);
+  put_file(dir / "f.bin", data);
   uint8_t head[16] = {};
   EXPECT_EQ(read_head(dir / "f.bin", head, 3), 3u);
   EXPECT_EQ(std::vector<uint8_t>(head, head + 3), (std::vector<uint8_t>{9, 8, 7}));

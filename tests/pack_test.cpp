@@ -32,24 +32,15 @@ namespace {
 namespace fs = std::filesystem;
 using testing::make_jpeg;
 using testing::scratch_dir;
+using testing::put_file;
 
-void put(const fs::path& p, const std::vector<uint8_t>& bytes) { write_file(p, bytes.data(), bytes.size()); }
 
-std::string sh(const std::string& command) {
-  std::string out;
-  FILE* f = ::popen(command.c_str(), "r");
-  if (!f) return out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
-  EXPECT_EQ(::pclose(f), 0) << command;
-  return out;
-}
 
 // GNU tar's listing of a shard: {name, size} per member ("tar -tvf": mode owner size date
 // time name).
 std::vector<std::pair<std::string, uint64_t>> gnu_listing(const fs::path& tar) {
   std::vector<std::pair<std::string, uint64_t>> out;
-  std::istringstream in(sh("tar -tvf '" + tar.string() + "'"));
+  std::istringstream in(testing::shell_output("tar -tvf '" + tar.string() + "'"));
   for (std::string line; std::getline(in, line);) {
     std::istringstream l(line);
     std::string mode, owner, date, time, name;
@@ -71,7 +62,7 @@ fs::path make_source(const std::string& name, int count) {
   o.max_height = 120;
   const fs::path root = testing::make_dataset(name, o);
   std::vector<uint8_t> png = make_jpeg(20, 20);  // content does not matter to pack
-  put(root / "class_001" / "Upper.PNG", png);
+  put_file(root / "class_001" / "Upper.PNG", png);
   return root;
 }
 
@@ -157,7 +148,7 @@ TEST(Pack, MembersAndGroupsMatchGnuTarsListing) {
   }
   EXPECT_EQ(position, 22u);
   EXPECT_EQ(shards.group_starts(), starts);
-  EXPECT_EQ(sh("cat '" + (out / "classes.txt").string() + "'"), "class_000\nclass_001\nclass_002\n");
+  EXPECT_EQ(testing::shell_output("cat '" + (out / "classes.txt").string() + "'"), "class_000\nclass_001\nclass_002\n");
 }
 
 TEST(Pack, ShardMibSplitsBySize) {
@@ -212,7 +203,7 @@ TEST(Pack, UnreadableSourceIsListedAndLeftOut) {
 
 TEST(Pack, RefusesAFolderThatIsNotItsOutputAndReplacesItsOwn) {
   const fs::path in = make_source("pack_refuse_src", 9), parent = scratch_dir("pack_refuse");
-  put(parent / "other" / "keep.txt", {'x'});
+  put_file(parent / "other" / "keep.txt", {'x'});
   std::ostringstream log;
   PackOptions o;
   o.shard_size = 2;
@@ -242,7 +233,7 @@ TEST(PackCache, MadeOnceReusedThenRemadeWhenTheDataChanges) {
   EXPECT_EQ(ShardSet(a.dir).size(), 8u);
   EXPECT_TRUE(cached_pack(data, fp(), 3, 0, parent / "fallback", log).reused);
   EXPECT_FALSE(cached_pack(data, fp(), 3, 1, parent / "fallback", log).reused);  // another seed
-  put(data / "class_000" / "new.jpg", make_jpeg(30, 30));
+  put_file(data / "class_000" / "new.jpg", make_jpeg(30, 30));
   const CachedPack b = cached_pack(data, fp(), 3, 1, parent / "fallback", log);
   EXPECT_FALSE(b.reused);
   EXPECT_EQ(ShardSet(b.dir).size(), 9u);

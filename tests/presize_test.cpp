@@ -31,8 +31,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::make_jpeg;
 using testing::scratch_dir;
+using testing::put_file;
 
-void put(const fs::path& p, const std::vector<uint8_t>& bytes) { write_file(p, bytes.data(), bytes.size()); }
 
 std::vector<uint8_t> bytes_of(const fs::path& p) {
   std::vector<uint8_t> b;
@@ -105,16 +105,16 @@ std::vector<int> scaled_sorted(const std::array<int, 64>& base, int quality) {
 // folder and a file name collision (x.png beside x.jpg).
 fs::path make_source(const std::string& name) {
   const fs::path root = scratch_dir(name);
-  put(root / "cat" / "land.jpg", make_jpeg(500, 375, 1));
-  put(root / "cat" / "portrait.JPEG", make_jpeg(375, 500, 2));
-  put(root / "cat" / "nested" / "deep.jpg", make_jpeg(640, 480, 3));
-  put(root / "dog" / "small.jpg", make_jpeg(200, 120, 4));   // shorter side 120 < 256: kept
-  put(root / "dog" / "square.jpg", make_jpeg(512, 512, 5));
+  put_file(root / "cat" / "land.jpg", make_jpeg(500, 375, 1));
+  put_file(root / "cat" / "portrait.JPEG", make_jpeg(375, 500, 2));
+  put_file(root / "cat" / "nested" / "deep.jpg", make_jpeg(640, 480, 3));
+  put_file(root / "dog" / "small.jpg", make_jpeg(200, 120, 4));   // shorter side 120 < 256: kept
+  put_file(root / "dog" / "square.jpg", make_jpeg(512, 512, 5));
   const cv::Mat png(300, 400, CV_8UC3, cv::Scalar(10, 200, 30));
   std::vector<uint8_t> png_bytes;
   cv::imencode(".png", png, png_bytes);
-  put(root / "dog" / "x.png", png_bytes);
-  put(root / "dog" / "x.jpg", make_jpeg(300, 260, 6));
+  put_file(root / "dog" / "x.png", png_bytes);
+  put_file(root / "dog" / "x.jpg", make_jpeg(300, 260, 6));
   return root;
 }
 
@@ -187,7 +187,7 @@ TEST(Presize, PixelsAreTheAreaAverageOfTheSource) {
   // 512 x 512 -> 256 x 256: INTER_AREA at exactly 2x is the 2x2 mean, computed here by hand
   // from OpenCV's decode of the source; what is left is JPEG loss at quality 95.
   const fs::path in = scratch_dir("presize_px_in");
-  put(in / "a" / "img.jpg", make_jpeg(512, 512, 9, 95));
+  put_file(in / "a" / "img.jpg", make_jpeg(512, 512, 9, 95));
   const fs::path out = scratch_dir("presize_px") / "out";
   std::ostringstream log;
   presize_dataset(in, out, {256, 95, 1}, log);
@@ -219,8 +219,8 @@ TEST(Presize, BadFilesAreSkippedAndListed) {
   const fs::path in = make_source("presize_bad_in");
   std::vector<uint8_t> cut = make_jpeg(500, 375, 7);
   cut.resize(100);  // inside the header: no decoder can make an image of it
-  put(in / "cat" / "truncated.jpg", cut);
-  put(in / "dog" / "text.jpg", {'h', 'e', 'l', 'l', 'o'});
+  put_file(in / "cat" / "truncated.jpg", cut);
+  put_file(in / "dog" / "text.jpg", {'h', 'e', 'l', 'l', 'o'});
   const fs::path out = scratch_dir("presize_bad") / "out";
   std::ostringstream log;
   const PresizeResult r = presize_dataset(in, out, {256, 90, 2}, log);
@@ -238,7 +238,7 @@ TEST(Presize, BadFilesAreSkippedAndListed) {
 TEST(Presize, RefusesToOverwriteAFolderThatIsNotItsOutput) {
   const fs::path in = make_source("presize_refuse_in");
   const fs::path out = scratch_dir("presize_refuse");
-  put(out / "keep.txt", {'x'});
+  put_file(out / "keep.txt", {'x'});
   std::ostringstream log;
   EXPECT_THROW(presize_dataset(in, out, {256, 90, 1}, log), DatasetError);
   EXPECT_TRUE(fs::exists(out / "keep.txt"));
@@ -251,15 +251,15 @@ TEST(Presize, RefusesToOverwriteAFolderThatIsNotItsOutput) {
 TEST(Presize, AFolderWithoutAManifestIsNotAnOutput) {
   const fs::path dir = scratch_dir("presize_nomanifest");
   EXPECT_FALSE(read_presize_manifest(dir).has_value());
-  put(dir / kPresizeManifest, {'{', '}'});  // parses, but is not a presize manifest
+  put_file(dir / kPresizeManifest, {'{', '}'});  // parses, but is not a presize manifest
   EXPECT_FALSE(read_presize_manifest(dir).has_value());
 }
 
 TEST(PresizeCache, MadeOnceReusedThenRemadeWhenTheDataChanges) {
   const fs::path parent = scratch_dir("presize_cache");
   const fs::path data = parent / "mydata";
-  put(data / "a" / "1.jpg", make_jpeg(400, 300, 1));
-  put(data / "b" / "2.jpg", make_jpeg(300, 400, 2));
+  put_file(data / "a" / "1.jpg", make_jpeg(400, 300, 1));
+  put_file(data / "b" / "2.jpg", make_jpeg(300, 400, 2));
   std::ostringstream log;
   const PresizeOptions o{128, 80, 1};
   const CachedPresize first =
@@ -270,7 +270,7 @@ TEST(PresizeCache, MadeOnceReusedThenRemadeWhenTheDataChanges) {
   const CachedPresize again =
       cached_presize(data, ImageFolder(data).fingerprint(), o, parent / "fallback", log);
   EXPECT_TRUE(again.reused);
-  put(data / "b" / "3.jpg", make_jpeg(300, 400, 3));  // the dataset changed
+  put_file(data / "b" / "3.jpg", make_jpeg(300, 400, 3));  // the dataset changed
   const CachedPresize remade =
       cached_presize(data, ImageFolder(data).fingerprint(), o, parent / "fallback", log);
   EXPECT_FALSE(remade.reused);

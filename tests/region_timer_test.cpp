@@ -14,24 +14,13 @@
 #include "pipeline/cuda.h"
 #include "pipeline/stage_timers.h"
 #include "pipeline/trace.h"
+#include "tests/fake_region_clock.h"
 #include "tests/test_data.h"
 
 namespace pipebench {
 namespace {
 
-// Marks are whatever the test set last, in ns from a base near now_ns() (so trace spans
-// land inside the recorder's time line).
-class FakeClock : public RegionClock {
- public:
-  explicit FakeClock(int64_t* now) : now_(now) {}
-  int64_t mark() override { return *now_; }
-  double ms_between(int64_t a, int64_t b) override { return static_cast<double>(b - a) / 1e6; }
-  int64_t host_ns(int64_t mark) override { return mark; }
-  std::string name() const override { return "fake"; }
-
- private:
-  int64_t* now_;
-};
+using FakeClock = testing::FakeRegionClock;
 
 constexpr int64_t kMs = 1000000;
 
@@ -63,8 +52,8 @@ TEST(RegionTimer, SameKeyNestsInnermostFirst) {
   EXPECT_DOUBLE_EQ(s.p50_ms, 6.5);  // two values 3, 10: halfway
 }
 
-TEST(RegionTimer, DifferentKeysOverlap) {
-  Fixture f;
+// IO over [0, 3) ms and ToDevice over [1, 6) ms: two keys that overlap.
+void overlap_io_and_to_device(Fixture& f) {
   f.at(0);
   f.timer.start(Region::IO);
   f.at(1);
@@ -73,6 +62,11 @@ TEST(RegionTimer, DifferentKeysOverlap) {
   f.timer.end(Region::IO);
   f.at(6);
   f.timer.end(Region::ToDevice);
+}
+
+TEST(RegionTimer, DifferentKeysOverlap) {
+  Fixture f;
+  overlap_io_and_to_device(f);
   const auto s = f.by_key();
   EXPECT_DOUBLE_EQ(s.at("IO").total_ms, 3);
   EXPECT_DOUBLE_EQ(s.at("ToDevice").total_ms, 5);
@@ -201,14 +195,7 @@ TEST(RegionTimer, UnwritableFileNamesIt) {
 
 TEST(RegionTimer, TraceSpansOnATrackPerKey) {
   Fixture f;
-  f.at(0);
-  f.timer.start(Region::IO);
-  f.at(1);
-  f.timer.start(Region::ToDevice);
-  f.at(3);
-  f.timer.end(Region::IO);
-  f.at(6);
-  f.timer.end(Region::ToDevice);
+  overlap_io_and_to_device(f);
   TraceRecorder trace;
   f.timer.write_trace(trace);
   const auto file = testing::scratch_dir("region_timer") / "regions.trace.json";

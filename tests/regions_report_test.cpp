@@ -14,6 +14,7 @@
 
 #include "pipeline/region_timer.h"
 #include "tests/report_rows.h"
+#include "tests/fake_region_clock.h"
 #include "tests/test_data.h"
 
 namespace pipebench::report {
@@ -21,17 +22,7 @@ namespace {
 
 using nlohmann::json;
 
-class FakeClock : public RegionClock {
- public:
-  explicit FakeClock(int64_t* now) : now_(now) {}
-  int64_t mark() override { return *now_; }
-  double ms_between(int64_t a, int64_t b) override { return static_cast<double>(b - a) / 1e6; }
-  int64_t host_ns(int64_t mark) override { return mark; }
-  std::string name() const override { return "fake"; }
-
- private:
-  int64_t* now_;
-};
+using FakeClock = pipebench::testing::FakeRegionClock;
 
 // Four steps of 10 ms each: IO 4, ToDevice 1, Forward 2, Backward 2, Other 0.5, and 0.5 ms
 // in none of them. By hand, per step: step 10 ms, data 4 ms = 40 % stall (> 10 %:

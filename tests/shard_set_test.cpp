@@ -33,11 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::make_jpeg;
 using testing::scratch_dir;
-
-void put(const fs::path& p, std::string_view text) {
-  write_file(p, reinterpret_cast<const uint8_t*>(text.data()), text.size());
-}
-void put(const fs::path& p, const std::vector<uint8_t>& bytes) { write_file(p, bytes.data(), bytes.size()); }
+using testing::put_file;
 
 std::vector<uint8_t> bytes_of(const fs::path& p) {
   std::vector<uint8_t> b;
@@ -45,16 +41,6 @@ std::vector<uint8_t> bytes_of(const fs::path& p) {
   return b;
 }
 
-// Runs a shell command; returns its stdout (fails the test on a non-zero exit).
-std::string sh(const std::string& command) {
-  std::string out;
-  FILE* f = ::popen(command.c_str(), "r");
-  if (!f) return out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
-  EXPECT_EQ(::pclose(f), 0) << command;
-  return out;
-}
 
 // Single-quoted for the shell (built with +=: GCC 12 misfires -Wrestrict on "x" + string).
 std::string shq(const fs::path& p) {
@@ -73,7 +59,7 @@ void gnu_tar(const fs::path& dir, const fs::path& tar, const std::string& format
     cmd += ' ';
     cmd += shq(m);
   }
-  sh(cmd);
+  testing::shell_output(cmd);
 }
 
 std::vector<std::string> lines(const std::string& text) {
@@ -87,7 +73,7 @@ std::vector<std::string> lines(const std::string& text) {
 // "block N: name"; N counts 512-byte blocks, extension headers included).
 std::vector<uint64_t> header_offsets(const fs::path& tar) {
   std::vector<uint64_t> out;
-  for (const auto& l : lines(sh("tar -tRf " + shq(tar))))
+  for (const auto& l : lines(testing::shell_output("tar -tRf " + shq(tar))))
     if (l.rfind("block ", 0) == 0 && l.find(": **") == std::string::npos)  // not "** Block of NULs **"
       out.push_back(std::stoull(l.substr(6)) * 512);
   return out;
@@ -99,8 +85,8 @@ fs::path stage(const std::string& name, int samples) {
   for (int i = 0; i < samples; ++i) {
     char key[8];
     std::snprintf(key, sizeof key, "%03d", i);
-    put(dir / (std::string(key) + ".jpg"), make_jpeg(64, 48, static_cast<uint64_t>(i) + 1));
-    put(dir / (std::string(key) + ".cls"), std::to_string(i % 3));
+    put_file(dir / (std::string(key) + ".jpg"), make_jpeg(64, 48, static_cast<uint64_t>(i) + 1));
+    put_file(dir / (std::string(key) + ".cls"), std::to_string(i % 3));
   }
   return dir;
 }
@@ -130,11 +116,11 @@ TEST(ShardSet, GnuTarUstarPaxAndGnuLongNamesReadBack) {
     SCOPED_TRACE(format);
     const fs::path src = scratch_dir("shard_gnu_src_" + format);
     for (size_t i = 0; i < members.size(); i += 2) {
-      put(src / members[i], make_jpeg(40 + static_cast<int>(i), 30, i + 7));
+      put_file(src / members[i], make_jpeg(40 + static_cast<int>(i), 30, i + 7));
       std::string label = " ";  // whitespace around the digits is allowed
       label += std::to_string(i * 5);
       label += '\n';
-      put(src / members[i + 1], label);
+      put_file(src / members[i + 1], label);
     }
     fs::create_directories(src / "emptydir");  // a directory member: skipped
     std::vector<std::string> with_dir = members;
@@ -142,7 +128,7 @@ TEST(ShardSet, GnuTarUstarPaxAndGnuLongNamesReadBack) {
     const fs::path tar = dir / (format + ".tar");
     gnu_tar(src, tar, format, with_dir);
     // GNU tar's own listing is the reference for the names.
-    const std::vector<std::string> listed = lines(sh("tar -tf " + shq(tar)));
+    const std::vector<std::string> listed = lines(testing::shell_output("tar -tf " + shq(tar)));
     ASSERT_EQ(listed.size(), 5u);
     const ShardSet s(std::vector<fs::path>{tar});
     ASSERT_EQ(s.size(), 2u);
@@ -166,7 +152,7 @@ TEST(ShardSet, GroupsAreShardsAndBytesAreServedFromMemoryAfterCaching) {
   gnu_tar(src, dir / "a-000001.tar", "ustar", {"000.jpg", "000.cls", "001.jpg", "001.cls"});
   gnu_tar(src, dir / "a-000000.tar", "ustar", {"002.jpg", "002.cls"});
   gnu_tar(src, dir / "a-000002.tar", "pax", {"003.jpg", "003.cls", "004.jpg", "004.cls"});
-  put(dir / "notes.txt", "not a shard");
+  put_file(dir / "notes.txt", "not a shard");
   ShardSet s(dir);  // sorted by name: a-000000, a-000001, a-000002
   ASSERT_EQ(s.size(), 5u);
   EXPECT_EQ(s.group_starts(), (std::vector<size_t>{0, 1, 3}));
@@ -279,7 +265,7 @@ TEST(ShardSetBadInput, LabelsThatAreNotNonNegativeIntegers) {
            {std::string(40, '1'), "more than 32"}}) {
     SCOPED_TRACE(text);
     const fs::path src = stage("shard_label_src", 1);
-    put(src / "000.cls", text);
+    put_file(src / "000.cls", text);
     const fs::path tar = dir / "l.tar";
     fs::remove(tar);
     gnu_tar(src, tar, "ustar", {"000.jpg", "000.cls"});
@@ -302,9 +288,9 @@ TEST(ShardSetBadInput, LabelsThatAreNotNonNegativeIntegers) {
 TEST(ShardSetBadInput, EmptyShardNotATarAndCorruptHeader) {
   const fs::path src = stage("shard_empty_src", 2), dir = scratch_dir("shard_empty");
   const fs::path empty = dir / "empty.tar", zero = dir / "zero.tar", jpeg = dir / "jpeg.tar";
-  sh("tar -cf " + shq(empty) + " -T /dev/null");  // GNU tar's empty archive: zero blocks
-  put(zero, std::string());
-  put(jpeg, make_jpeg(64, 48));
+  testing::shell_output("tar -cf " + shq(empty) + " -T /dev/null");  // GNU tar's empty archive: zero blocks
+  put_file(zero, std::string());
+  put_file(jpeg, make_jpeg(64, 48));
   EXPECT_TRUE(contains(error_of({empty}), empty.string() + ": empty shard (no member")) << error_of({empty});
   EXPECT_TRUE(contains(error_of({zero}), zero.string() + ": empty shard")) << error_of({zero});
   EXPECT_TRUE(contains(error_of({jpeg}), jpeg.string() + ": header at byte 0: not a tar file"))
@@ -369,11 +355,11 @@ TEST(OpenDataset, ShardFolderImageFolderOrNeither) {
   EXPECT_TRUE(is_shard_dir(shards / "x-000000.tar"));
   EXPECT_EQ(open_dataset(shards, false)->layout(), "shards");
   const fs::path folder = scratch_dir("open_folder");
-  put(folder / "cat" / "a.jpg", make_jpeg(32, 32));
+  put_file(folder / "cat" / "a.jpg", make_jpeg(32, 32));
   EXPECT_FALSE(is_shard_dir(folder));
   EXPECT_EQ(open_dataset(folder, false)->layout(), "files");
   const fs::path neither = scratch_dir("open_neither");
-  put(neither / "readme.txt", "x");
+  put_file(neither / "readme.txt", "x");
   try {
     open_dataset(neither, false);
     ADD_FAILURE() << "expected DatasetError";

@@ -1,10 +1,13 @@
 #include "tests/test_data.h"
 
+#include <gtest/gtest.h>
+
 #include <unistd.h>
 
 #include <cmath>
 #include <limits>
 
+#include "datasets/file_io.h"
 #include "transforms/registry.h"
 #include "transforms/spec.h"
 
@@ -58,6 +61,27 @@ double psnr(const uint8_t* a, const uint8_t* b, size_t n) {
   if (se == 0) return std::numeric_limits<double>::infinity();
   const double mse = se / static_cast<double>(n);
   return 10.0 * std::log10(255.0 * 255.0 / mse);
+}
+
+void put_file(const std::filesystem::path& p, const std::vector<uint8_t>& bytes) {
+  write_file(p, bytes.data(), bytes.size());
+}
+
+void put_file(const std::filesystem::path& p, std::string_view text) {
+  write_file(p, reinterpret_cast<const uint8_t*>(text.data()), text.size());
+}
+
+std::string shell_output(const std::string& command) {
+  std::string out;
+  FILE* f = ::popen(command.c_str(), "r");
+  if (!f) {
+    ADD_FAILURE() << "cannot run: " << command;
+    return out;
+  }
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  EXPECT_EQ(::pclose(f), 0) << command;
+  return out;
 }
 
 }  // namespace pipebench::testing

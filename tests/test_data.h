@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "datasets/synthetic.h"
@@ -32,6 +33,14 @@ std::unique_ptr<Operator> make_op(const std::string& op_yaml);
 /// fresh state; returns the image it leaves.
 Image run_op(const Operator& op, const Image& in, uint64_t seed = 1);
 Image run_op(const std::string& op_yaml, const Image& in, uint64_t seed = 1);
+
+/// Writes bytes to p, creating its folders (datasets/file_io.h write_file).
+void put_file(const std::filesystem::path& p, const std::vector<uint8_t>& bytes);
+void put_file(const std::filesystem::path& p, std::string_view text);
+
+/// Runs a shell command and returns its stdout; a non-zero exit fails the calling test
+/// (EXPECT, naming the command).
+std::string shell_output(const std::string& command);
 
 /// PSNR in dB between two equally sized uint8 buffers (infinity when identical).
 double psnr(const uint8_t* a, const uint8_t* b, size_t n);
