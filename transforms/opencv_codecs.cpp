@@ -4,12 +4,25 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <string>
 #include <mutex>
 
 #include "transforms/opencv_codecs_abi.h"
 
 namespace pipebench::detail {
 namespace {
+
+constexpr const char* kPluginName = "libpipebench_opencv_codecs.so";
+
+// <executable's folder>/../lib/<plugin>, when that file exists; "" otherwise.
+std::string plugin_beside_executable() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const auto path = exe.parent_path().parent_path() / "lib" / kPluginName;
+  return std::filesystem::exists(path, ec) ? path.string() : "";
+}
 
 struct Plugin {
   PipebenchImdecodeFn imdecode = nullptr;
@@ -23,8 +36,14 @@ const Plugin& plugin() {
     p.reason = "this build was configured with -DPIPEBENCH_OPENCV_CODECS=OFF";
 #else
     const char* env = std::getenv("PIPEBENCH_OPENCV_CODECS");
-    const char* name = env != nullptr && *env != '\0' ? env : "libpipebench_opencv_codecs.so";
-    void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    const bool given = env != nullptr && *env != '\0';
+    const char* name = given ? env : kPluginName;
+    void* handle = nullptr;
+    if (!given) {
+      const std::string beside = plugin_beside_executable();
+      if (!beside.empty()) handle = dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
+    if (handle == nullptr) handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* err = dlerror();
       p.reason = std::string("OpenCV imgcodecs is not in this installation (") +

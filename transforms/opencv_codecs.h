@@ -6,8 +6,12 @@
 // nodes (scripts/bundle.sh, at most 64 MiB) leaves them out. So pipebench's binaries do
 // not link imgcodecs: the only code that does is libpipebench_opencv_codecs.so
 // (opencv_codecs_plugin.cpp), built when the CMake option PIPEBENCH_OPENCV_CODECS is ON
-// (the default) into <build>/lib, which the build tree's binaries find through their
-// build RPATH. dlopen is tried once per process; where the plugin (or imgcodecs under it)
+// (the default) into <build>/lib. It is looked for first at <the executable's
+// folder>/../lib/ (build/<preset>/{bench,tests}/ -> build/<preset>/lib/, and a bundle's
+// bin/ -> lib/), then by name through the library search path. The explicit path comes
+// first because a sanitizer runtime intercepts dlopen, and glibc then searches the
+// interceptor's RUNPATH instead of the executable's (seen under ASan: "cannot open shared
+// object file" with the plugin in place). dlopen is tried once per process; where the plugin (or imgcodecs under it)
 // cannot be loaded, the functions below say why, and the callers turn that into a
 // DecodeError kUnsupported naming the file ("... needs OpenCV imgcodecs: ...").
 // The environment variable PIPEBENCH_OPENCV_CODECS, when set, is the plugin's path

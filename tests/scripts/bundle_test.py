@@ -137,4 +137,18 @@ if __name__ == "__main__":
         print(f"bundle_test: skipped: {', '.join(missing)} not installed "
               "(apt-get install patchelf: scripts/setup.sh)")
         sys.exit(77)
+    # The bundle is made from a Release build; a sanitizer build's instrumented binaries
+    # (about 145 MiB here) are not what a GPU node gets, and their size means nothing.
+    cache = os.path.join(ARGS.build, "CMakeCache.txt")
+    settings = {}
+    if os.path.exists(cache):
+        for line in open(cache, encoding="utf-8", errors="replace"):
+            if ":" in line and "=" in line and not line.startswith(("#", "//")):
+                key, value = line.split("=", 1)
+                settings[key.split(":", 1)[0]] = value.strip()
+    if settings.get("PIPEBENCH_SANITIZE") or settings.get("CMAKE_BUILD_TYPE", "Release") != "Release":
+        print(f"bundle_test: skipped: {ARGS.build} is a {settings.get('CMAKE_BUILD_TYPE')} build"
+              f" (sanitizers: {settings.get('PIPEBENCH_SANITIZE') or 'none'}); "
+              "the bundle is made from a Release build")
+        sys.exit(77)
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
