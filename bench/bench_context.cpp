@@ -4,6 +4,7 @@
 #include <string>
 
 #include "bench/image_round.h"
+#include "pipeline/dist/dist.h"
 #include "transforms/jpeg_decode.h"
 
 namespace pipebench::bench {
@@ -73,7 +74,8 @@ const std::vector<Image>& BenchContext::decoded_images(size_t count) {
 
 bool BenchContext::drop_last() const {
   if (config_.drop_last) return *config_.drop_last;
-  return disk_->size() >= static_cast<size_t>(config_.batch);
+  // The smallest rank's shard under mpirun (pipeline/sampler.h), the whole dataset alone.
+  return disk_->size() / static_cast<size_t>(dist::world_size()) >= static_cast<size_t>(config_.batch);
 }
 
 std::filesystem::path BenchContext::write_trace() {

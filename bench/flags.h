@@ -14,6 +14,7 @@
 
 #include "pipeline/loader.h"
 #include "pipeline/callbacks.h"
+#include "pipeline/dist/sync_step.h"
 #include "transforms/pipeline.h"
 
 namespace CLI {
@@ -52,6 +53,9 @@ struct BenchConfig {
   bool quiet = false;                             ///< --quiet: no progress line
   bool quick = false;                             ///< --quick: a first verdict, fast
   std::string presize = "auto";                   ///< --presize: auto, off or N (bench/sample_bench.cpp)
+  /// --sync: what each rank does after its step under mpirun (pipeline/dist/sync_step.h)
+  dist::SyncMode sync = dist::SyncMode::kAllreduce;
+  double grad_mib = dist::kResNet50GradMiB;       ///< --grad-mib: the allreduce's buffer, MiB
 };
 
 /// Throws std::invalid_argument ("FLAG: cannot write PATH: reason") when `path` cannot be
@@ -95,6 +99,7 @@ struct RawFlags {
   std::string workers;        ///< --workers as given: "auto", "1,2,4" or empty
   int cpu_budget = 0;         ///< --cpu-budget, 0 when not given
   std::vector<std::string> callbacks;  ///< --callback values as given
+  std::string sync = "allreduce";      ///< --sync as given
 };
 
 /// One flag: its name (without "--"), the placeholder of its value, the default as the

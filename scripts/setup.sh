@@ -46,6 +46,8 @@ packages=(
   python3 python3-scipy python3-numpy python3-matplotlib
   # pipebench-data photos: apt-get download + dpkg -x
   apt dpkg
+  # data-parallel runs under mpirun (optional in the build: PIPEBENCH_MPI, pipeline/dist/)
+  openmpi-bin libopenmpi-dev
 )
 if [ "$reference" -eq 1 ]; then
   # torchvision 0.14 (Debian 12) as the independent reference for the pixel kernels
