@@ -128,6 +128,7 @@ std::string format_text(const Report& r) {
             "not compared: %s\n", r.spec_note.c_str());
   append_what_if_text(out, r);
   append_extras_text(out, r.extras);
+  append_ranks_text(out, r.ranks);
   findings(out, r);
   append_trust_text(out, r);
   return out;
@@ -175,6 +176,7 @@ json to_json(const Report& r) {
                                {"sample_shifts_ms", opt(r.casestudy_shifts_ms)}};
   add_what_if_json(j, r);
   j["training_extras"] = extras_json(r.extras);
+  j["ranks"] = ranks_json(r.ranks);
   return j;
 }
 

@@ -38,6 +38,7 @@
 
 #include "pipeline/bound.h"
 #include "report/extras.h"
+#include "report/ranks.h"
 #include "report/run.h"
 #include "report/trust.h"
 #include "report/whatif.h"
@@ -79,6 +80,8 @@ struct Report {
   Trust trust;
   /// The loop with training extras (callbacks), and what async saved.
   Extras extras;
+  /// A data-parallel run's ranks (mpirun; empty for one process).
+  Ranks ranks;
 
   /// The run is data-bound: it has a sweep, and no swept worker count keeps the
   /// accelerator busy. Only then does shortening a stage shorten the step.
