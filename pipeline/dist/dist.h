@@ -13,6 +13,9 @@
 // Threading: MPI is initialised with MPI_THREAD_FUNNELED; only the thread that created the
 // Session (main, the benchmark thread) may call the collectives. The loader's worker threads
 // never do.
+// Waiting: the collectives a rank may wait in for the others (barrier, the reductions,
+// agree, the allreduce's arrival) wait sleeping, polling every 50 us, not spinning as a
+// blocking MPI call does: ranks sharing a node's cores leave them to the loaders' workers.
 // Errors: MPI's default handler (MPI_ERRORS_ARE_FATAL) aborts the job on an MPI error;
 // nothing here throws. abort() ends every rank (MPI_Abort), so a rank that cannot go on
 // never leaves the others waiting in a collective.

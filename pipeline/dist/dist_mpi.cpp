@@ -2,9 +2,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <thread>
 
 #include "pipeline/dist/dist.h"
 
@@ -21,10 +23,27 @@ bool launched_by_mpi() {
   return false;
 }
 
+// Waits for a non-blocking collective sleeping between polls. A blocking MPI call
+// busy-polls while it waits for the other ranks (Open MPI's progress loop), which takes a
+// core from the loader's workers: on a node whose cores the ranks share, the fast ranks'
+// waiting would slow the slow rank's loader, and the wait would count as data time. A
+// poll every 50 us leaves the core to them, as a training process blocked on its
+// accelerator does, and adds at most that to a wait.
+void wait_sleeping(MPI_Request& request) {
+  int done = 0;
+  MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  while (!done) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  }
+}
+
 double reduce(double v, MPI_Op op) {
   if (!g_active) return v;
   double out = 0;
-  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, op, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Iallreduce(&v, &out, 1, MPI_DOUBLE, op, MPI_COMM_WORLD, &request);
+  wait_sleeping(request);
   return out;
 }
 
@@ -59,11 +78,17 @@ int rank() { return g_rank; }
 int world_size() { return g_size; }
 
 void barrier() {
-  if (g_active) MPI_Barrier(MPI_COMM_WORLD);
+  if (!g_active) return;
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  wait_sleeping(request);
 }
 
 void allreduce_sum(float* data, size_t count) {
   if (!g_active) return;
+  // The waiting for the others in a sleeping barrier; then the reduction itself, blocking
+  // (a non-blocking one progresses only while polled), with every rank present.
+  barrier();
   // MPI counts are int: large buffers in chunks.
   constexpr size_t kChunk = size_t{1} << 30;
   for (size_t off = 0; off < count; off += kChunk) {
@@ -105,7 +130,9 @@ Agreement agree(bool ok, const std::string& message) {
   if (!g_active) return ok ? Agreement{} : Agreement{0, message};
   // The lowest failing rank, or g_size when none failed.
   int mine = ok ? g_size : g_rank, first = g_size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request);
+  wait_sleeping(request);
   if (first == g_size) return {};
   Agreement a{first, g_rank == first ? message : std::string()};
   int length = static_cast<int>(a.message.size());
