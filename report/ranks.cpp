@@ -57,6 +57,35 @@ const char* verdict(double error_pct) {
   return std::abs(error_pct) <= kStragglerTolerancePct ? "within" : "beyond";
 }
 
+// The sweep cases: BM_EndToEnd/<pipeline>/<baseline>/workers:<w> and nothing after.
+bool sweep_case(const std::string& name) {
+  const size_t w = name.rfind("/workers:");
+  if (w == std::string::npos) return false;
+  if (name.find_first_not_of("0123456789", w + 9) != std::string::npos) return false;
+  return std::count(name.begin(), name.end(), '/') == 3;
+}
+
+std::optional<CoresPerRank> cores_per_rank(const Ranks& r, int node_cores) {
+  CoresPerRank c;
+  c.node_cores = node_cores;
+  for (const auto& k : r.cases)
+    if (sweep_case(k.name)) c.sweep.emplace_back(k.workers, k.au_pct);
+  if (c.sweep.empty()) return std::nullopt;
+  std::sort(c.sweep.begin(), c.sweep.end());
+  for (const auto& [w, au] : c.sweep) {
+    if (au >= 90.0) {
+      c.workers = w;
+      c.au_pct = au;
+      return c;
+    }
+    if (au > c.au_pct) {
+      c.au_pct = au;
+      c.best_workers = w;
+    }
+  }
+  return c;
+}
+
 }  // namespace
 
 Ranks rank_figures(const BenchRun& run) {
@@ -83,8 +112,35 @@ Ranks rank_figures(const BenchRun& run) {
     out.world = std::max(out.world, n);
     out.cases.push_back(std::move(c));
   }
+  const int node_cores = std::atoi(run.context_or("hardware_threads", "0").c_str());
+  if (!out.cases.empty()) out.cores = cores_per_rank(out, node_cores);
   return out;
 }
+
+namespace {
+
+void cores_text(std::string& out, int world, const CoresPerRank& c) {
+  std::string sweep;
+  for (const auto& [w, au] : c.sweep) appendf(sweep, "%s%d: %.1f %%", sweep.empty() ? "" : ", ", w, au);
+  if (c.workers) {
+    appendf(out, "  Cores per rank: %d workers per rank keep the accelerators >= 90 %% busy (AU %.1f "
+            "%%, mean over ranks): this pipeline needs %d cores per accelerator; %d ranks on a node "
+            "need %d cores", *c.workers, c.au_pct, *c.workers, world, world * *c.workers);
+    if (c.node_cores > 0)
+      appendf(out, " (this node has %d%s)", c.node_cores,
+              world * *c.workers > c.node_cores ? ": measured oversubscribed" : "");
+    appendf(out, ". Swept: %s.\n", sweep.c_str());
+  } else {
+    appendf(out, "  Cores per rank: no swept count reached AU >= 90 %% (best %.1f %% at %d workers "
+            "per rank, %d cores for %d ranks", c.au_pct, c.best_workers, world * c.best_workers, world);
+    if (c.node_cores > 0)
+      appendf(out, "; this node has %d%s", c.node_cores,
+              world * c.best_workers > c.node_cores ? ", so the ranks shared cores" : "");
+    appendf(out, "). Swept: %s.\n", sweep.c_str());
+  }
+}
+
+}  // namespace
 
 void append_ranks_text(std::string& out, const Ranks& r) {
   if (r.empty()) return;
@@ -123,6 +179,7 @@ void append_ranks_text(std::string& out, const Ranks& r) {
               *c.pred_ms, *c.pred_error_pct, verdict(*c.pred_error_pct), kStragglerTolerancePct,
               *c.iid_max_ms, *c.iid_error_pct, c.step_ms);
   }
+  if (r.cores) cores_text(out, r.world, *r.cores);
 }
 
 nlohmann::json ranks_json(const Ranks& r) {
@@ -149,6 +206,13 @@ nlohmann::json ranks_json(const Ranks& r) {
                           {"straggler_pred_error_pct", opt(c.pred_error_pct)},
                           {"straggler_iid_max_ms", opt(c.iid_max_ms)},
                           {"straggler_iid_error_pct", opt(c.iid_error_pct)}});
+  }
+  if (r.cores) {
+    nlohmann::json sweep = nlohmann::json::array();
+    for (const auto& [w, au] : r.cores->sweep) sweep.push_back({{"workers_per_rank", w}, {"au_pct", au}});
+    j["cores_per_rank"] = {{"workers_per_rank", r.cores->workers ? nlohmann::json(*r.cores->workers) : nlohmann::json()},
+                           {"au_pct", r.cores->au_pct}, {"node_cores", r.cores->node_cores},
+                           {"sweep", sweep}};
   }
   return j;
 }

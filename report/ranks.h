@@ -41,10 +41,25 @@ struct RanksCase {
   std::optional<double> pred_error_pct, iid_error_pct;  ///< against step_ms
 };
 
+/// Cores per rank (issue 13): over the sweep of workers per rank (the cases named
+/// BM_EndToEnd/<pipeline>/<baseline>/workers:<w>, no other suffix), the fewest workers per
+/// rank whose AU, averaged over ranks, reaches 90 %: one core per worker (a data-bound
+/// worker keeps a core busy; the loop's own thread mostly waits), so a node with R ranks
+/// needs R x that many cores. Oversubscribed: R x workers above the node's hardware
+/// threads (the context's hardware_threads), the ranks then share cores.
+struct CoresPerRank {
+  std::optional<int> workers;   ///< the fewest reaching AU >= 90 %; nullopt: none swept did
+  double au_pct = 0;            ///< its AU (mean over ranks), or the best swept AU
+  int best_workers = 0;         ///< the count with the best AU when none reached 90 %
+  int node_cores = 0;           ///< hardware threads of the node (0: unknown)
+  std::vector<std::pair<int, double>> sweep;  ///< workers per rank -> AU % (mean over ranks)
+};
+
 struct Ranks {
   int world = 1;
   std::string hosts, sync, grad_mib;  ///< from the run's context
   std::vector<RanksCase> cases;
+  std::optional<CoresPerRank> cores;  ///< when the run swept workers per rank
   bool empty() const { return cases.empty(); }
 };
 

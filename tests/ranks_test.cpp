@@ -124,5 +124,39 @@ TEST(ReportRanks, OneProcessRunHasNoRanksSection) {
   EXPECT_EQ(report::format_text(rep).find("Ranks ("), std::string::npos);
 }
 
+// A sweep of workers per rank at 2 ranks: AU (mean over ranks) 60, 92.5, 99 at 1, 2, 4
+// workers; plus a callbacks case at 1 worker with AU 95, which is not a sweep point.
+TEST(ReportRanks, CoresPerRankIsTheFewestWorkersReachingNinety) {
+  using report::testing::row;
+  auto doc = two_rank_run();
+  const auto at = [&](int w, double au0, double au1, const std::string& suffix = "") {
+    const std::string name = "BM_EndToEnd/imagenet_train/emulated/workers:" + std::to_string(w) +
+                             suffix + "/iterations:30/real_time";
+    nlohmann::json c = doc["benchmarks"][0];
+    c["workers"] = w;
+    c["rank0_au_pct"] = au0;
+    c["rank1_au_pct"] = au1;
+    return row(name, c);
+  };
+  doc["benchmarks"] = {at(1, 55, 65), at(2, 90, 95), at(4, 99, 99), at(1, 95, 95, "/callbacks:log")};
+  const auto r = report::rank_figures(report::parse_run(doc.dump()));
+  ASSERT_TRUE(r.cores);
+  ASSERT_TRUE(r.cores->workers);
+  EXPECT_EQ(*r.cores->workers, 2);
+  EXPECT_DOUBLE_EQ(r.cores->au_pct, 92.5);
+  ASSERT_EQ(r.cores->sweep.size(), 3u);  // the callbacks case left out
+  std::string text;
+  report::append_ranks_text(text, r);
+  EXPECT_NE(text.find("this pipeline needs 2 cores per accelerator; 2 ranks on a node need 4 cores "
+                      "(this node has 2: measured oversubscribed)"), std::string::npos) << text;
+  // None reaching 90 %: the best is named.
+  doc["benchmarks"] = {at(1, 55, 65), at(2, 80, 84)};
+  const auto none = report::rank_figures(report::parse_run(doc.dump()));
+  ASSERT_TRUE(none.cores);
+  EXPECT_FALSE(none.cores->workers);
+  EXPECT_EQ(none.cores->best_workers, 2);
+  EXPECT_DOUBLE_EQ(none.cores->au_pct, 82.0);
+}
+
 }  // namespace
 }  // namespace pipebench
