@@ -22,6 +22,7 @@
 #include "bench/flags.h"
 #include "bench/machine.h"
 #include "bench/progress.h"
+#include "bench/ranks.h"
 #include "bench/worker_auto.h"
 #include "pipeline/cuda.h"
 #include "pipeline/dist/dist.h"
@@ -242,12 +243,26 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    if (auto path = ctx->write_trace(); !path.empty())
+    const auto path = ctx->write_trace();
+    if (!path.empty() && rank == 0 && world == 1)
       std::fprintf(stderr, "pipebench: trace written to %s (open in ui.perfetto.dev)\n",
                    path.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pipebench: error: %s\n", e.what());
     rc = 4;
+  }
+  // Under mpirun: the ranks' traces into rank 0's file, one process per rank (collective).
+  if (world > 1 && ctx->trace()) {
+    std::string merged = config.trace.string();
+    if (rank != 0) merged.resize(merged.size() - (".rank" + std::to_string(rank)).size());
+    try {
+      if (pb::merge_rank_traces(merged, ctx->trace()->origin_ns(), dist::host_name()) && rank == 0)
+        std::fprintf(stderr, "pipebench: trace of %d ranks written to %s (open in ui.perfetto.dev)\n",
+                     world, merged.c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "pipebench: error: %s\n", e.what());
+      rc = 4;
+    }
   }
   if (epilogue.skipped_total > 0) {
     std::fprintf(stderr, "pipebench: %zu bad file(s) skipped (--on-error=skip), first: %s\n",

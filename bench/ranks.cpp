@@ -5,11 +5,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <stdexcept>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/loader_util.h"
+#include "datasets/file_io.h"
 #include "pipeline/dist/straggler.h"
 #include "pipeline/stage_timers.h"
 
@@ -129,6 +134,42 @@ void add_rank_counters(benchmark::State& state, const RankFigures& mine,
   state.counters["straggler_iid_max_ms"] = p.iid_max_ms;
   state.counters["straggler_pred_error_pct"] = dist::prediction_error_pct(p.queue_ms, step);
   state.counters["straggler_iid_error_pct"] = dist::prediction_error_pct(p.iid_max_ms, step);
+}
+
+bool merge_rank_traces(const std::string& path, int64_t origin_ns, const std::string& host) {
+  const auto origins = dist::gather(std::vector<double>{static_cast<double>(origin_ns)});
+  const auto hosts = dist::gather(host);
+  dist::barrier();  // every rank's file is written
+  if (dist::rank() != 0) return true;
+  bool ok = true;
+  nlohmann::json merged = nlohmann::json::array();
+  for (size_t k = 0; k < origins.size(); ++k) {
+    const std::string file = k == 0 ? path : path + ".rank" + std::to_string(k);
+    nlohmann::json doc;
+    try {
+      std::ifstream in(file);
+      doc = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "pipebench: warning: rank %zu's trace %s not merged: %s\n", k,
+                   file.c_str(), e.what());
+      ok = false;
+      continue;
+    }
+    const double shift_us = (origins[k].front() - origins[0].front()) / 1e3;
+    merged.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", k},
+                      {"args", {{"name", "rank " + std::to_string(k) + " (" + hosts[k] + ")"}}}});
+    for (auto& ev : doc["traceEvents"]) {
+      ev["pid"] = k;
+      if (ev.contains("ts")) ev["ts"] = ev["ts"].get<double>() + shift_us;
+      merged.push_back(std::move(ev));
+    }
+  }
+  replace_file(path, nlohmann::json({{"traceEvents", std::move(merged)}, {"displayTimeUnit", "ms"}}).dump());
+  for (size_t k = 1; k < origins.size(); ++k) {
+    std::error_code ec;
+    if (ok) std::filesystem::remove(path + ".rank" + std::to_string(k), ec);
+  }
+  return ok;
 }
 
 std::string rank_failure(const dist::Agreement& a) {

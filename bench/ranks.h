@@ -83,6 +83,15 @@ struct RankFigures {
 void add_rank_counters(benchmark::State& state, const RankFigures& mine,
                        const std::vector<double>& data_samples, int prefetch);
 
+/// Collective, after every rank wrote its --trace (rank 0 to `path`, rank k to
+/// `path`.rank<k>): rank 0 merges them into `path`, one process per rank (pid = rank, named
+/// "rank k (host)"), each rank's times shifted onto rank 0's clock by the difference of the
+/// recorders' origins (steady_clock: exact on one host; across hosts the clocks are not
+/// aligned, and the spans of each rank only compare among themselves), and removes the
+/// per-rank files. Returns false (after a warning on stderr) when a rank's file could not be
+/// read; that file is then left in place.
+bool merge_rank_traces(const std::string& path, int64_t origin_ns, const std::string& host);
+
 /// "rank K: MESSAGE" for an agreement that failed (a failure on another rank, named).
 std::string rank_failure(const dist::Agreement& a);
 

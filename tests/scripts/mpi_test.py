@@ -3,6 +3,7 @@
 --allow-run-as-root as root, which CI is), each run bounded by a timeout.
   - the sharded loader delivers every sample exactly once per epoch across the ranks, the
     shards disjoint (tests/dist_shard_check.cpp);
+  - one Chrome trace with a process per rank;
   - rank 0's JSON holds both ranks' counters, and its global figures are their sums / means
     / extrema (bench/ranks.h); the context records the world size and the hosts; the report
     prints the per-rank table and the straggler prediction;
@@ -75,8 +76,17 @@ class Ranks(unittest.TestCase):
         self.assertIn("epoch 1: 40 samples over 2 ranks (rank 0: 20, rank 1: 20)", r.stdout)
 
     def test_aggregated_json_and_report(self):
-        r, out = self.run_pipebench("agg", "--steps=12", "--compute-ms=25", "--sync=barrier")
+        trace = os.path.join(self.tmp.name, "agg.trace.json")
+        r, out = self.run_pipebench("agg", "--steps=12", "--compute-ms=25", "--sync=barrier",
+                                    f"--trace={trace}")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # One Chrome trace, one process per rank, the per-rank file merged and removed.
+        events = load(trace)["traceEvents"]
+        self.assertEqual({e["pid"] for e in events}, {0, 1})
+        names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+        self.assertTrue(names[1].startswith("rank 1 ("), names)
+        self.assertTrue(any(e["pid"] == 1 and e["name"] == "train_step" for e in events))
+        self.assertFalse(os.path.exists(trace + ".rank1"))
         doc = load(out)
         self.assertEqual(doc["context"]["world_size"], "2")
         self.assertEqual(len(doc["context"]["hosts"].split(",")), 2)
