@@ -40,8 +40,8 @@ class BenchContext {
   const std::vector<Image>& decoded_images(size_t count = 32);
 
   /// The loader's drop_last: --drop-last if given, else true unless the dataset (a rank's
-  /// shard under mpirun) is smaller
-  /// than one batch (then each epoch is one short batch rather than none).
+  /// shard under mpirun) is smaller than one batch (then each epoch is one short batch
+  /// rather than none).
   bool drop_last() const;
 
   /// The recorder behind --trace, or nullptr.

@@ -20,6 +20,12 @@
 //   The step gets the batch as collated (train_step.h): a uint8 batch with its deferred
 //   normalize, done on the device by the cuda step and inside compute_ms by the emulated
 //   one; compute_ms is always the float32 step on a resident batch.
+//   Under mpirun (world size > 1, bench/ranks.h): the same loop on every rank over its own
+//   shard, the phases ending with an agreement so that a failing rank fails the case on
+//   all; with --sync other than none each step ends with the step done and the collective
+//   (pipeline/dist/sync_step.h), compute_ms then includes it (sync_ms); rank 0's case
+//   carries the job's figures and every rank's (rank<k>_*), and, with one rank too, the
+//   straggler prediction (straggler_*).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

@@ -68,8 +68,8 @@ struct Agreement {
   bool ok() const { return failed_rank < 0; }
 };
 /// Collective: every rank says whether it can go on (and why not); all learn the same
-/// answer, so all take the same path afterwards (two small collectives on failure, one
-/// otherwise).
+/// answer, so all take the same path afterwards (one small allreduce; on failure two
+/// broadcasts of the message from the failed rank).
 Agreement agree(bool ok, const std::string& message);
 
 /// Ends the whole job with `code` (MPI_Abort), or the process without MPI.
