@@ -6,6 +6,7 @@
 #include "bench/image_round.h"
 #include "bench/machine.h"
 #include "datasets/open_dataset.h"
+#include "pipeline/dist/dist.h"
 #include "transforms/jpeg_decode.h"
 
 namespace pipebench::bench {
@@ -100,7 +101,8 @@ int BenchContext::table_workers() const {
 
 bool BenchContext::drop_last() const {
   if (config_.drop_last) return *config_.drop_last;
-  return disk_->size() >= static_cast<size_t>(config_.batch);
+  // The smallest rank's shard under mpirun (pipeline/sampler.h), the whole dataset alone.
+  return disk_->size() / static_cast<size_t>(dist::world_size()) >= static_cast<size_t>(config_.batch);
 }
 
 std::filesystem::path BenchContext::write_trace() {

@@ -60,8 +60,9 @@ class BenchContext {
   /// once; files that do not decode are left out.
   const std::vector<Image>& decoded_images(size_t count = 32);
 
-  /// The loader's drop_last: --drop-last if given, else true unless the dataset is smaller
-  /// than one batch (then each epoch is one short batch rather than none).
+  /// The loader's drop_last: --drop-last if given, else true unless the dataset (a rank's
+  /// shard under mpirun) is smaller than one batch (then each epoch is one short batch
+  /// rather than none).
   bool drop_last() const;
 
   /// The loader's worker count of the what-if table and the storage study: the most swept

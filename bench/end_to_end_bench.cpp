@@ -20,7 +20,15 @@
 //   The step gets the batch as collated (train_step.h): a uint8 batch with its deferred
 //   normalize, done on the device by the cuda step and inside compute_ms by the emulated
 //   one; compute_ms is always the float32 step on a resident batch. The loop's phases are
-//   also timed with pipebench::RegionTimer (add_region_counters, bench/loader_util.h).
+//   also timed with pipebench::RegionTimer (add_region_counters, bench/loader_util.h):
+//   Batch, IO (waiting for the batch), Forward (the step call), Other (callbacks), Comm
+//   (the step's collective under mpirun).
+//   Under mpirun (world size > 1, bench/ranks.h): the same loop on every rank over its own
+//   shard, the phases ending with an agreement so that a failing rank fails the case on
+//   all; with --sync other than none each step ends with the step done and the collective
+//   (pipeline/dist/sync_step.h), compute_ms then includes it (sync_ms); rank 0's case
+//   carries the job's figures and every rank's (rank<k>_*), and, with one rank too, the
+//   straggler prediction (straggler_*).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -32,6 +40,9 @@
 #include "bench/benchmarks.h"
 #include "bench/loader_util.h"
 #include "bench/machine.h"
+#include "bench/ranks.h"
+#include "pipeline/dist/dist.h"
+#include "pipeline/dist/sync_step.h"
 #include "pipeline/callbacks.h"
 #include "bench/what_if_candidates.h"
 #include "pipeline/bound.h"
@@ -80,6 +91,11 @@ void BM_TrainStep(benchmark::State& state, BenchContext& ctx, const std::string&
     state.counters["compute_gflop"] = gflop;
 }
 
+// The same loop on every rank under mpirun (bench/ranks.h): phases end with an agreement
+// (dist::agree), so a rank that fails (a bad file under --on-error=stop) fails the case on
+// every rank, naming itself and the file, instead of leaving the others in a collective.
+// With world > 1 and --sync other than none, each step ends with the step finished and the
+// collective (SyncStep); compute_ms then includes the collective on a resident batch.
 void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
                  const std::shared_ptr<const Pipeline>& pipeline, const std::string& baseline,
                  int workers, const std::string& case_name,
@@ -87,68 +103,104 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   const auto& c = ctx.config();
   TraceRecorder* trace = ctx.trace();
   const CaseMarker marker(trace, case_name);
+  const bool synced = dist::world_size() > 1 && c.sync != dist::SyncMode::kNone;
+  TestDelay delay = TestDelay::from_env(c.prefetch);
   std::unique_ptr<TrainStep> step;
   std::unique_ptr<Loader> loader;
-  double data_ms = 0, compute_ms = 0;
-  try {
-    step = make_train_step(baseline, c.compute_ms);
-    loader = make_loader(ctx, pipeline, workers);
-    if (trace) trace->name_thread("consumer");
-    // 1. The loader alone, in steady state.
-    warm_up(ctx, *loader, nullptr);
-    data_ms = ms_per_batch(*loader, c.steps, c.batch);
-    // 2. The step on a resident batch.
-    const auto shape = pipeline->output_shape();
-    compute_ms = step->measure_compute_ms(c.batch, shape[0], shape[1], shape[2], kComputeIters);
-    // 3. Both together: refill / drain the prefetch queue to steady state first.
-    warm_up(ctx, *loader, step.get());
-  } catch (const std::exception& e) {
-    ctx.fail_case(state, e.what());
-    return;
-  }
+  std::unique_ptr<dist::SyncStep> sync;
   std::unique_ptr<CallbackRunner> extras;
-  try {
-    if (!callbacks.empty()) extras = std::make_unique<CallbackRunner>(callbacks, *step);
-  } catch (const std::exception& e) {
-    ctx.fail_case(state, e.what());
+  DataSamples data;
+  double compute_ms = 0, sync_ms = 0;
+  // One phase of local work; false (the case failed on some rank, every rank told) when it
+  // threw here or anywhere else.
+  const auto phase = [&](const std::function<void()>& work) {
+    std::string error;
+    try {
+      work();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    const dist::Agreement a = dist::agree(error.empty(), error);
+    if (!a.ok()) ctx.fail_case(state, dist::world_size() > 1 ? rank_failure(a) : a.message);
+    return a.ok();
+  };
+  if (!phase([&] {
+        step = make_train_step(baseline, c.compute_ms);
+        sync = std::make_unique<dist::SyncStep>(c.sync, c.grad_mib);
+        loader = make_loader(ctx, pipeline, workers);
+        if (trace) trace->name_thread("consumer");
+        warm_up(ctx, *loader, nullptr);
+        if (!callbacks.empty()) extras = std::make_unique<CallbackRunner>(callbacks, *step);
+      }))
     return;
-  }
+  dist::barrier();  // the ranks measure their loaders alone at the same time
+  // 1. The loader alone, in steady state, with each batch's arrival interval. 2. The step
+  // on a resident batch.
+  if (!phase([&] {
+        data = measure_data(*loader, c.steps, c.batch, c.prefetch, delay);
+        const auto shape = pipeline->output_shape();
+        compute_ms = step->measure_compute_ms(c.batch, shape[0], shape[1], shape[2], kComputeIters);
+      }))
+    return;
+  if (synced) sync_ms = sync->measure_ms(kComputeIters);  // the collective alone
+  compute_ms += sync_ms;
+  // 3. Both together: refill / drain the prefetch queue to steady state first.
+  if (!phase([&] { warm_up(ctx, *loader, step.get()); })) return;
+  dist::barrier();
+  delay.restart();
   LoaderWindow window(*loader, /*sample_system=*/true, ctx.config().data.string());
   RegionTimer regions;  // the loop's phases: Batch, IO, Forward (the step call), Other
   benchmark::IterationCount done = 0;
+  double sync_wait_ms = 0;
+  std::string loop_error;
   for (auto _ : state) {
     const auto batch_region = regions.scope(Region::Batch);
     std::optional<BatchHandle> batch;
-    {
-      const auto io = regions.scope(Region::IO);
-      if (!next_batch(ctx, state, *loader, batch)) break;
-    }
-    const Batch& b = **batch;
-    {
-      const auto forward = regions.scope(Region::Forward);
-      // On the consumer's track: handing the batch to the step (waiting for the previous
-      // step, and the H2D copy for cuda). On the "accelerator" track: the step itself,
-      // drawn as compute_ms from its start (exact for emulated, the resident-batch mean
-      // for cuda).
-      TraceSpan span(trace, "submit_step", "step");
-      step->step(step_input(b));
-    }
-    if (trace) {
-      const int64_t start = now_ns();
-      trace->span_on(trace->track("accelerator"), "train_step", "step", start,
+    try {
+      {
+        const auto io = regions.scope(Region::IO);
+        batch = loader->next();
+        if (!batch) throw std::runtime_error("the loader ran out of batches");
+        delay.apply();
+      }
+      const Batch& b = **batch;
+      {
+        const auto forward = regions.scope(Region::Forward);
+        // On the consumer's track: handing the batch to the step (waiting for the previous
+        // step, and the H2D copy for cuda). On the "accelerator" track: the step itself,
+        // drawn as compute_ms from its start (exact for emulated, the resident-batch mean
+        // for cuda).
+        TraceSpan span(trace, "submit_step", "step");
+        step->step(step_input(b));
+      }
+      if (trace) {
+        const int64_t start = now_ns();
+        trace->span_on(trace->track("accelerator"), "train_step", "step", start,
                        start + static_cast<int64_t>(compute_ms * 1e6));
-    }
-    batch->release();
-    if (extras) {
-      TraceSpan span(trace, "callbacks", "step");
-      const auto other = regions.scope(Region::Other);
-      try {
+      }
+      batch->release();
+      if (extras) {
+        TraceSpan span(trace, "callbacks", "step");
+        const auto other = regions.scope(Region::Other);
         extras->after_step(done);
         if (done + 1 == state.max_iterations) extras->drain();  // the loop ends with them done
-      } catch (const std::exception& e) {
-        ctx.fail_case(state, e.what());
+      }
+    } catch (const std::exception& e) {
+      loop_error = e.what();
+    }
+    if (synced) {
+      // Every rank learns of a failure at the same step, then the step's collective.
+      const dist::Agreement a = dist::agree(loop_error.empty(), loop_error);
+      if (!a.ok()) {
+        loop_error = rank_failure(a);
         break;
       }
+      step->synchronize();
+      TraceSpan span(trace, dist::sync_mode_name(c.sync), "step");
+      const auto comm = regions.scope(Region::Comm);
+      sync_wait_ms += sync->run();
+    } else if (!loop_error.empty()) {
+      break;
     }
     // The last iteration waits for its step, so the timed region (and items_per_second)
     // ends with the accelerator idle, as step_ms does.
@@ -157,13 +209,23 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   }
   step->synchronize();
   window.finish(*loader);
+  // A failure without per-step agreement (one rank, or --sync=none) is agreed on here.
+  if (!synced) {
+    const dist::Agreement a = dist::agree(loop_error.empty(), loop_error);
+    if (!a.ok()) loop_error = dist::world_size() > 1 ? rank_failure(a) : a.message;
+  }
+  if (!loop_error.empty()) {
+    ctx.fail_case(state, loop_error);
+    return;
+  }
   // The steps the loop could sustain: those it ran, or fewer when it drew on batches
   // prefetched before it started (the workers produced less than it consumed).
   const double consumed = static_cast<double>(std::max<int64_t>(1, state.iterations()));
   const double sustained = std::max(1.0, std::min(consumed, window.produced_batches(c.batch)));
   const double step_ms = window.wall_ms / sustained;
-  state.SetItemsProcessed(std::llround(sustained * window.mean_batch(c.batch)));
-  const Bound bound = compute_bound(data_ms, compute_ms, step_ms);
+  const int64_t items = std::llround(sustained * window.mean_batch(c.batch));
+  state.SetItemsProcessed(items);
+  const Bound bound = compute_bound(data.data_ms, compute_ms, step_ms);
   state.counters["workers"] = workers;
   state.counters["batch_size"] = c.batch;
   state.counters["data_ms"] = bound.data_ms;
@@ -173,6 +235,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   state.counters["au_pct"] = bound.au_pct;
   state.counters["stall_pct"] = bound.stall_pct;
   state.counters["prediction_error_pct"] = bound.prediction_error_pct;
+  if (synced) state.counters["sync_ms"] = sync_ms;
   add_stage_counters(ctx, state, window);
   add_region_counters(ctx, state, regions);
   if (extras) {
@@ -192,6 +255,30 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
     state.counters["callbacks_ms"] = total;
     state.counters["callbacks_pct"] = 100.0 * total / std::max(1e-9, bound.step_ms);
     state.counters["callbacks_async"] = all_async ? 1 : 0;
+  }
+  // Every rank's figures to rank 0 (collective), which writes the global and per-rank ones.
+  const auto counter = [&](const char* name) {
+    const auto it = state.counters.find(name);
+    return it == state.counters.end() ? 0.0 : static_cast<double>(it->second);
+  };
+  RankFigures f;
+  f.data_ms = bound.data_ms;
+  f.compute_ms = bound.compute_ms;
+  f.step_ms = bound.step_ms;
+  f.au_pct = bound.au_pct;
+  f.images_per_second = bound.step_ms > 0 ? c.batch * 1000.0 / bound.step_ms : 0;
+  f.consumer_wait_ms = counter("consumer_wait_ms");
+  f.worker_wait_ms = counter("worker_wait_ms");
+  f.sync_wait_ms = sync_wait_ms / consumed;
+  f.read_ms = counter("read_ms");
+  f.decode_ms = counter("decode_ms");
+  f.transform_ms = counter("transform_ms");
+  f.sample_cpu_ms = counter("sample_cpu_ms");
+  f.items = static_cast<double>(items);
+  try {
+    add_rank_counters(state, f, data.per_batch_ms, c.prefetch);
+  } catch (const std::exception& e) {  // the prediction's input checks (rank 0 only)
+    ctx.fail_case(state, e.what());
   }
 }
 

@@ -158,6 +158,14 @@ std::vector<FlagSpec> make_table() {
                             if (digits && std::stoi(v) >= 8) return "";
                             return "auto, off or a shorter side of at least 8 px, got " + v;
                           }, "auto|off|N"))});
+  t.push_back({"sync", "MODE", "allreduce",
+               "under mpirun -np N: what each rank does after its training step, so the slowest "
+               "rank sets the pace: allreduce (MPI_Allreduce of --grad-mib), barrier, or none "
+               "(pipeline/dist/sync_step.h); nothing with one rank",
+               with_check(bind_to(&RawFlags::sync), CLI::IsMember({"allreduce", "barrier", "none"}))});
+  t.push_back({"grad-mib", "X", "97.5 (ResNet-50's gradients)",
+               "the gradient buffer each step's allreduce sums over ranks, MiB of float32",
+               with_check(bind_config(&BenchConfig::grad_mib), CLI::Range(0.0, 65536.0))});
   t.push_back({"quick", "", "", "a first verdict in seconds: only the run's pipeline through "
                "BM_Sample, BM_Loader and BM_EndToEnd at 1 worker and every core, 10 steps, rounds "
                "of 64 images, Google Benchmark's min time 0.05 s; says what it left out",
@@ -273,6 +281,7 @@ BenchConfig parse_flags(int argc, char** argv) {
   for (const auto& text : raw.callbacks.empty() ? std::vector<std::string>{kDefaultCallbacks}
                                                 : raw.callbacks)
     c.callbacks.push_back(parse_callback(text));
+  c.sync = dist::parse_sync_mode(raw.sync);
   c.on_error = raw.on_error == "skip" ? OnError::kSkip : OnError::kStop;
   c.cache = parse_cache_mode(raw.cache);
   const bool storage_study = c.cache == CacheMode::kCold || c.read_throttle_mib_s > 0;

@@ -16,6 +16,7 @@
 
 #include "pipeline/loader.h"
 #include "pipeline/callbacks.h"
+#include "pipeline/dist/sync_step.h"
 #include "transforms/pipeline.h"
 
 namespace CLI {
@@ -57,6 +58,9 @@ struct BenchConfig {
   double read_throttle_mib_s = 0;                 ///< --read-throttle-mib-s, 0 = none (an emulation)
   int shard_size = 0;                             ///< --shards: images per shard of the packed copy, 0 = none
   std::string presize = "auto";                   ///< --presize: auto, off or N (bench/sample_bench.cpp)
+  /// --sync: what each rank does after its step under mpirun (pipeline/dist/sync_step.h)
+  dist::SyncMode sync = dist::SyncMode::kAllreduce;
+  double grad_mib = dist::kResNet50GradMiB;       ///< --grad-mib: the allreduce's buffer, MiB
 };
 
 /// Throws std::invalid_argument ("FLAG: cannot write PATH: reason") when `path` cannot be
@@ -102,6 +106,7 @@ struct RawFlags {
   std::string workers;        ///< --workers as given: "auto", "1,2,4" or empty
   int cpu_budget = 0;         ///< --cpu-budget, 0 when not given
   std::vector<std::string> callbacks;  ///< --callback values as given
+  std::string sync = "allreduce";      ///< --sync as given
 };
 
 /// One flag: its name (without "--"), the placeholder of its value, the default as the

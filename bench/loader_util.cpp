@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "bench/machine.h"
+#include "pipeline/dist/dist.h"
 #include "pipeline/trace.h"
 
 namespace pipebench::bench {
@@ -18,6 +19,9 @@ std::unique_ptr<Loader> make_loader(BenchContext& ctx, const std::shared_ptr<con
   o.sampler.shuffle = true;
   o.sampler.seed = c.seed;
   o.sampler.drop_last = ctx.drop_last();  // fixed batch shape, as a training loop wants
+  // Under mpirun each rank loads its own shard (DistributedSampler semantics, sampler.h).
+  o.sampler.rank = dist::rank();
+  o.sampler.world_size = dist::world_size();
   o.on_error = c.on_error;
   o.epochs = 1 << 20;          // never runs out within a benchmark
   o.memory = c.baseline == "cuda" ? MemoryKind::kPinned : MemoryKind::kPageable;

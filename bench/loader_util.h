@@ -18,7 +18,8 @@ namespace pipebench::bench {
 
 /// A loader over `source` (default: ctx.loader_source(), the dataset with --cache and
 /// --read-throttle-mib-s) with the flags' batch, size, seed, prefetch depth and
-/// --on-error policy, shuffled, with effectively endless epochs, tracing to --trace; batch
+/// --on-error policy, shuffled, sharded by this process's rank and world (pipeline/dist/),
+/// with effectively endless epochs, tracing to --trace; batch
 /// buffers pinned when the baseline is cuda (as a DataLoader with pin_memory=True). A short
 /// last batch is dropped (--drop-last, default true) unless the dataset is smaller than one
 /// batch: then every epoch is one short batch. A warm source over the dataset is read

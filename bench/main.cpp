@@ -23,8 +23,10 @@
 #include "bench/flags.h"
 #include "bench/machine.h"
 #include "bench/progress.h"
+#include "bench/ranks.h"
 #include "bench/worker_auto.h"
 #include "pipeline/cuda.h"
+#include "pipeline/dist/dist.h"
 #include "transforms/recipes.h"
 #include "transforms/registry.h"
 
@@ -35,6 +37,23 @@ void print_help() {
               "pipeline\n\npipebench flags:\n%s\nGoogle Benchmark flags:\n",
               pipebench::bench::flags_help().c_str());
   benchmark::PrintDefaultHelp();
+}
+
+// The output of ranks other than 0 under mpirun: rank 0 prints and writes for the job.
+class NullReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+// Under mpirun: every rank must run the same cases (their collectives pair up); a hash of
+// the registered names compared across ranks.
+bool same_cases_on_every_rank(const std::vector<std::string>& names) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the names
+  for (const auto& n : names)
+    for (unsigned char ch : n + '\n') h = (h ^ ch) * 1099511628211ull;
+  const double mine = static_cast<double>(h >> 12);  // exact in a double
+  return pipebench::dist::allreduce_min(mine) == pipebench::dist::allreduce_max(mine);
 }
 
 // The value of --NAME=VALUE in argv (Google Benchmark takes only that form), or "".
@@ -50,13 +69,18 @@ std::string flag_value(int argc, char** argv, const char* name) {
 
 int main(int argc, char** argv) {
   namespace pb = pipebench::bench;
+  namespace dist = pipebench::dist;
+  // MPI first, when mpirun / srun started us (pipeline/dist/dist.h); rank 0 prints and
+  // writes the job's results, the other ranks run the same cases silently.
+  const dist::Session mpi(&argc, &argv);
+  const int rank = dist::rank(), world = dist::world_size();
   // A JSON results file is written by pipebench itself (bench/run_output.h): no NaN, valid
   // UTF-8, written whole or not at all. Other formats are Google Benchmark's own.
   const std::string out_path = flag_value(argc, argv, "benchmark_out");
   const std::string out_format = flag_value(argc, argv, "benchmark_out_format");
   const std::string reps = flag_value(argc, argv, "benchmark_repetitions");
   const bool listing = flag_value(argc, argv, "benchmark_list_tests") == "true";
-  const bool own_json = !out_path.empty() && (out_format.empty() || out_format == "json");
+  const bool own_json = rank == 0 && !out_path.empty() && (out_format.empty() || out_format == "json");
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--list-ops") == 0) {
       std::fputs(pipebench::OpRegistry::instance().describe().c_str(), stdout);
@@ -87,7 +111,7 @@ int main(int argc, char** argv) {
   // write its results (a full disk) would also destroy the previous file. pipebench writes
   // the JSON itself at the end (bench/run_output.h), so Google Benchmark gets /dev/null.
   static char dev_null_out[] = "--benchmark_out=/dev/null";
-  if (own_json) {
+  if (own_json || rank != 0) {
     for (auto& a : args)
       if (std::strncmp(a, "--benchmark_out=", 16) == 0) a = dev_null_out;
   }
@@ -108,9 +132,15 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv, print_help);  // removes --benchmark_* flags
   std::unique_ptr<pb::BenchContext> ctx;
   pb::MachineLoad load;  // what else ran on the machine during the run
+  std::string setup_error;
   try {
     pb::BenchConfig config = pb::parse_flags(argc, argv);
     if (own_json) pb::check_writable("--benchmark_out", out_path);  // before the run, not after
+    if (world > 1 && config.workers_auto)
+      throw std::invalid_argument("--workers=auto searches on one process: give --workers=LIST "
+                                  "under mpirun");
+    // Each rank's trace beside rank 0's: FILE.rank<k>.
+    if (rank != 0 && !config.trace.empty()) config.trace += ".rank" + std::to_string(rank);
     const std::string malloc_policy =
         config.malloc_policy == "fixed" ? pb::fix_malloc_policy() : "system: glibc defaults";
     ctx = std::make_unique<pb::BenchContext>(std::move(config));
@@ -130,10 +160,26 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("repetitions", reps.empty() ? "1" : reps);
     benchmark::AddCustomContext("min_time_s", min_time);
   } catch (const std::exception& e) {
+    setup_error = e.what();
     std::fprintf(stderr, "pipebench: error: %s\n", e.what());
+  }
+  // Every rank stops when one could not set up (a collective would wait for it forever).
+  if (const auto agreed = dist::agree(setup_error.empty(), setup_error); !agreed.ok()) {
+    if (rank == 0 && setup_error.empty())
+      std::fprintf(stderr, "pipebench: error: rank %d: %s\n", agreed.failed_rank, agreed.message.c_str());
     return 2;
   }
-  if (!pipebench::cuda_available()) {
+  {  // the job: world size and each rank's host (collective)
+    const auto hosts = dist::gather(dist::host_name());
+    std::string joined;
+    for (const auto& h : hosts) joined += (joined.empty() ? "" : ",") + h;
+    benchmark::AddCustomContext("world_size", std::to_string(world));
+    benchmark::AddCustomContext("hosts", joined);
+    benchmark::AddCustomContext("mpi", dist::built_with_mpi() ? "built" : "not built");
+    benchmark::AddCustomContext("sync", dist::sync_mode_name(ctx->config().sync));
+    benchmark::AddCustomContext("grad_mib", std::to_string(ctx->config().grad_mib));
+  }
+  if (!pipebench::cuda_available() && rank == 0) {
     std::fprintf(stderr, "pipebench: CUDA cases not run (BM_H2D, pinned collate, the cuda "
                  "baseline): %s\n", pipebench::cuda_info().reason.c_str());
   }
@@ -141,7 +187,14 @@ int main(int argc, char** argv) {
   const auto& config = ctx->config();
   if (config.quick) {
     if (!user_filter) benchmark::SetBenchmarkFilter(pb::QuickPlan::filter(config.recipe));
-    std::fprintf(stderr, "pipebench: %s\n", pb::QuickPlan::message(config).c_str());
+    if (rank == 0) std::fprintf(stderr, "pipebench: %s\n", pb::QuickPlan::message(config).c_str());
+  }
+  if (world > 1 && !same_cases_on_every_rank(ctx->case_names())) {
+    if (rank == 0)
+      std::fprintf(stderr, "pipebench: error: the ranks registered different cases (different "
+                   "cores, CUDA devices or datasets per host?): every rank must run the same "
+                   "cases under mpirun\n");
+    return 2;
   }
   // The console table with readable counters (bench/console_reporter.h: no "257u" for a
   // ms counter), plus the progress line on a terminal only. Other --benchmark_format
@@ -165,7 +218,9 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<pb::JsonFileReporter> json;
   if (own_json) json = std::make_unique<pb::JsonFileReporter>();
-  benchmark::RunSpecifiedBenchmarks(console.get(), json.get());
+  NullReporter silent;  // ranks other than 0 print nothing (rank 0 writes the job's figures)
+  if (rank != 0) benchmark::RunSpecifiedBenchmarks(&silent);
+  else benchmark::RunSpecifiedBenchmarks(console.get(), json.get());
   benchmark::Shutdown();
   // Each output is written on its own: a failed trace does not cost the JSON, or back.
   int rc = 0;
@@ -192,7 +247,7 @@ int main(int argc, char** argv) {
     epilogue.sections.emplace_back("per_image", ctx->per_image().to_json(ctx->relative_files()));
   if (!ctx->system_series().empty())  // scripts/plot.py's CPU / GPU panel (bench/system_series.h)
     epilogue.sections.emplace_back("system_series", ctx->system_series().to_json());
-  if (load.busy && !listing) std::fprintf(stderr, "pipebench: warning: %s\n", load.warning().c_str());
+  if (load.busy && !listing && rank == 0) std::fprintf(stderr, "pipebench: warning: %s\n", load.warning().c_str());
   if (json) {
     try {
       pb::write_run_json(json->text(), epilogue, out_path);
@@ -202,21 +257,38 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    if (auto path = ctx->write_trace(); !path.empty())
+    const auto path = ctx->write_trace();
+    if (!path.empty() && rank == 0 && world == 1)
       std::fprintf(stderr, "pipebench: trace written to %s (open in ui.perfetto.dev)\n",
                    path.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pipebench: error: %s\n", e.what());
     rc = 4;
   }
+  // Under mpirun: the ranks' traces into rank 0's file, one process per rank (collective).
+  if (world > 1 && ctx->trace()) {
+    std::string merged = config.trace.string();
+    if (rank != 0) merged.resize(merged.size() - (".rank" + std::to_string(rank)).size());
+    try {
+      if (pb::merge_rank_traces(merged, ctx->trace()->origin_ns(), dist::host_name()) && rank == 0)
+        std::fprintf(stderr, "pipebench: trace of %d ranks written to %s (open in ui.perfetto.dev)\n",
+                     world, merged.c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "pipebench: error: %s\n", e.what());
+      rc = 4;
+    }
+  }
   if (epilogue.skipped_total > 0) {
     std::fprintf(stderr, "pipebench: %zu bad file(s) skipped (--on-error=skip), first: %s\n",
                  epilogue.skipped_total, epilogue.skipped_files.front().c_str());
   }
   if (rc == 0 && epilogue.errored_cases > 0) {
-    std::fprintf(stderr, "pipebench: %d case(s) reported an error (ERROR OCCURRED above); "
-                 "exit code 3\n", epilogue.errored_cases);
+    if (rank == 0)
+      std::fprintf(stderr, "pipebench: %d case(s) reported an error (ERROR OCCURRED above); "
+                   "exit code 3\n", epilogue.errored_cases);
     rc = 3;
   }
+  // The job's exit code: the worst rank's (a case errored on rank 1 makes rank 0 exit 3).
+  if (world > 1) rc = static_cast<int>(dist::allreduce_max(rc));
   return rc;
 }

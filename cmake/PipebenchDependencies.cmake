@@ -63,3 +63,20 @@ if(NOT PIPEBENCH_CUDA STREQUAL "OFF")
   endif()
 endif()
 message(STATUS "pipebench: CUDA support ${PIPEBENCH_HAVE_CUDA}")
+
+# --- MPI (optional): Open MPI from Debian (openmpi-bin, libopenmpi-dev) ----------------
+# Only the C API is used (pipeline/dist/dist_mpi.cpp), so the C++ bindings are not needed.
+set(PIPEBENCH_HAVE_MPI OFF)
+if(NOT PIPEBENCH_MPI STREQUAL "OFF")
+  enable_language(C)  # FindMPI's C component looks for the C compiler's MPI
+  if(PIPEBENCH_MPI STREQUAL "ON")
+    find_package(MPI REQUIRED COMPONENTS C)
+  else()
+    find_package(MPI QUIET COMPONENTS C)
+  endif()
+  if(MPI_C_FOUND)
+    set(PIPEBENCH_HAVE_MPI ON)
+    find_program(PIPEBENCH_MPIRUN NAMES mpirun mpiexec)
+  endif()
+endif()
+message(STATUS "pipebench: MPI ${PIPEBENCH_HAVE_MPI}")

@@ -43,6 +43,9 @@ class TraceRecorder {
   /// literals (a benchmark case's name on the "benchmark cases" track).
   const char* intern(const std::string& text);
   size_t size() const;
+  /// The now_ns() that the written times ("ts", us) count from: a trace of another process
+  /// on the same host aligns by the difference of the two (bench/ranks.h merges ranks).
+  int64_t origin_ns() const { return origin_ns_; }
   void write(const std::filesystem::path& file) const;
 
  private:

@@ -135,6 +135,7 @@ std::string format_text(const Report& r) {
   append_extras_text(out, r.extras);
   append_storage_text(out, r.storage);
   append_sampler_cost_text(out, r.sampler);
+  append_ranks_text(out, r.ranks);
   findings(out, r);
   append_trust_text(out, r);
   return out;
@@ -188,6 +189,7 @@ json to_json(const Report& r) {
   j["storage"] = storage_json(r.storage);
   j["region_timers"] = regions_json(r.regions);
   j["system_sampler"] = sampler_cost_json(r.sampler);
+  j["ranks"] = ranks_json(r.ranks);
   return j;
 }
 

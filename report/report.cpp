@@ -188,6 +188,7 @@ Report build_report(const BenchRun& run) {
   r.trust = check_trust(run, cases.names, r.batch, r.cores_available, inputs.today);
   r.extras = training_extras(run, r.recipe);
   r.sampler = sampler_cost(run, r.recipe);
+  r.ranks = rank_figures(run);
 
   r.alternatives = variants_from_context(run, r);
   r.verdict = make_verdict(std::move(cases.sweep), per_sample_ms, r.batch, std::move(stages),

@@ -41,6 +41,7 @@
 #include "pipeline/bound.h"
 #include "report/extras.h"
 #include "report/regions.h"
+#include "report/ranks.h"
 #include "report/run.h"
 #include "report/storage.h"
 #include "report/trust.h"
@@ -92,6 +93,8 @@ struct Report {
   /// The run is a RegionTimer file alone (no BM_EndToEnd or BM_Loader case): the report is
   /// the loop profile and its verdict.
   bool regions_only = false;
+  /// A data-parallel run's ranks (mpirun; empty for one process).
+  Ranks ranks;
 
   /// The run is data-bound: it has a sweep, and no swept worker count keeps the
   /// accelerator busy. Only then does shortening a stage shorten the step. For a

@@ -48,6 +48,8 @@ packages=(
   apt dpkg
   # scripts/bundle.sh: the bundle's RUNPATH
   patchelf
+  # data-parallel runs under mpirun (optional in the build: PIPEBENCH_MPI, pipeline/dist/)
+  openmpi-bin libopenmpi-dev
 )
 if [ "$reference" -eq 1 ]; then
   # torchvision 0.14 (Debian 12) as the independent reference for the pixel kernels

@@ -1,0 +1,179 @@
+#include "bench/ranks.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <stdexcept>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/loader_util.h"
+#include "datasets/file_io.h"
+#include "pipeline/dist/straggler.h"
+#include "pipeline/stage_timers.h"
+
+namespace pipebench::bench {
+namespace {
+
+constexpr const char* kFields[] = {"data_ms", "compute_ms", "step_ms", "au_pct",
+                                   "images_per_second", "consumer_wait_ms", "worker_wait_ms",
+                                   "sync_wait_ms", "read_ms", "decode_ms", "transform_ms",
+                                   "sample_cpu_ms", "items"};
+constexpr size_t kFieldCount = sizeof(kFields) / sizeof(kFields[0]);
+
+std::vector<double> to_vector(const RankFigures& f) {
+  return {f.data_ms, f.compute_ms, f.step_ms, f.au_pct, f.images_per_second,
+          f.consumer_wait_ms, f.worker_wait_ms, f.sync_wait_ms, f.read_ms, f.decode_ms,
+          f.transform_ms, f.sample_cpu_ms, f.items};
+}
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+// The global figures of straggler.h / ranks.h from every rank's (rank 0 only).
+void set_global(benchmark::State& state, const std::vector<std::vector<double>>& ranks) {
+  const auto column = [&](size_t i) {
+    std::vector<double> c;
+    for (const auto& r : ranks) c.push_back(r[i]);
+    return c;
+  };
+  const auto data = column(0), compute = column(1), step = column(2), au = column(3),
+             ips = column(4), items = column(12);
+  const double data_max = *std::max_element(data.begin(), data.end());
+  const double step_mean = mean(step), au_mean = mean(au);
+  const double bound = std::max(data_max, *std::max_element(compute.begin(), compute.end()));
+  auto& c = state.counters;
+  c["world_size"] = static_cast<double>(ranks.size());
+  c["data_ms"] = data_max;
+  c["data_ms_mean"] = mean(data);
+  c["compute_ms"] = *std::max_element(compute.begin(), compute.end());
+  c["step_ms"] = step_mean;
+  c["bound_ms"] = bound;
+  c["au_pct"] = au_mean;
+  c["au_pct_min"] = *std::min_element(au.begin(), au.end());
+  c["au_pass"] = au_mean >= 90.0 ? 1 : 0;
+  c["stall_pct"] = 100.0 - au_mean;
+  c["prediction_error_pct"] = dist::prediction_error_pct(bound, step_mean);
+  c["images_per_second_total"] = std::accumulate(ips.begin(), ips.end(), 0.0);
+  c["load_imbalance"] = mean(data) > 0 ? data_max / mean(data) : 1.0;
+  c["slowest_rank"] = static_cast<double>(std::max_element(data.begin(), data.end()) - data.begin());
+  state.SetItemsProcessed(static_cast<int64_t>(std::llround(std::accumulate(items.begin(), items.end(), 0.0))));
+  for (size_t k = 0; k < ranks.size(); ++k)
+    for (size_t i = 0; i + 1 < kFieldCount; ++i)  // items is in the total only
+      c["rank" + std::to_string(k) + "_" + kFields[i]] = ranks[k][i];
+}
+
+}  // namespace
+
+TestDelay TestDelay::from_env(int depth) {
+  TestDelay d;
+  d.depth_ = std::max(1, depth);
+  const char* v = std::getenv("PIPEBENCH_TEST_SLOW_RANK");
+  if (v == nullptr || *v == '\0') return d;
+  int rank = -1;
+  double ms = 0;
+  if (std::sscanf(v, "%d:%lf", &rank, &ms) != 2 || rank < 0 || !(ms >= 0) || ms > 1e5) {
+    std::fprintf(stderr, "pipebench: warning: PIPEBENCH_TEST_SLOW_RANK=%s ignored (expected "
+                 "RANK:MS)\n", v);
+    return d;
+  }
+  if (rank == dist::rank()) d.ms_ = ms;
+  return d;
+}
+
+void TestDelay::apply() {
+  if (ms_ <= 0) return;
+  const auto period = static_cast<int64_t>(ms_ * 1e6);
+  const size_t k = taken_ns_.size();
+  int64_t start = ready_ns_ == 0 ? now_ns() : ready_ns_;  // the slow loader's first batch
+  if (k >= static_cast<size_t>(depth_)) start = std::max(start, taken_ns_[k - depth_]);
+  ready_ns_ = start + period;
+  const int64_t now = now_ns();
+  if (ready_ns_ > now) std::this_thread::sleep_for(std::chrono::nanoseconds(ready_ns_ - now));
+  taken_ns_.push_back(std::max(now, ready_ns_));
+}
+
+DataSamples measure_data(Loader& loader, int batches, int batch_size, int skip, TestDelay& delay) {
+  DataSamples out;
+  delay.restart();
+  LoaderWindow w(loader);
+  int64_t last = now_ns();
+  for (int i = 0; i < batches; ++i) {
+    if (!loader.next()) throw std::runtime_error("the loader ran out of batches");
+    delay.apply();
+    const int64_t now = now_ns();
+    if (i >= skip) out.per_batch_ms.push_back((now - last) / 1e6);
+    last = now;
+  }
+  w.finish(loader);
+  out.data_ms = w.wall_ms / std::max(1e-9, w.produced_batches(batch_size));
+  if (out.per_batch_ms.empty()) out.per_batch_ms.push_back(out.data_ms);
+  return out;
+}
+
+void add_rank_counters(benchmark::State& state, const RankFigures& mine,
+                       const std::vector<double>& data_samples, int prefetch) {
+  const auto figures = dist::gather(to_vector(mine));
+  const auto samples = dist::gather(data_samples);
+  if (dist::rank() != 0) return;
+  if (figures.size() > 1) set_global(state, figures);
+  double compute = 0, step = 0;
+  for (const auto& r : figures) {
+    compute = std::max(compute, r[1]);
+    step += r[2] / static_cast<double>(figures.size());
+  }
+  const auto p = dist::predict_synchronised_step(samples, compute, prefetch);
+  state.counters["straggler_pred_ms"] = p.queue_ms;
+  state.counters["straggler_iid_max_ms"] = p.iid_max_ms;
+  state.counters["straggler_pred_error_pct"] = dist::prediction_error_pct(p.queue_ms, step);
+  state.counters["straggler_iid_error_pct"] = dist::prediction_error_pct(p.iid_max_ms, step);
+}
+
+bool merge_rank_traces(const std::string& path, int64_t origin_ns, const std::string& host) {
+  const auto origins = dist::gather(std::vector<double>{static_cast<double>(origin_ns)});
+  const auto hosts = dist::gather(host);
+  dist::barrier();  // every rank's file is written
+  if (dist::rank() != 0) return true;
+  bool ok = true;
+  nlohmann::json merged = nlohmann::json::array();
+  for (size_t k = 0; k < origins.size(); ++k) {
+    const std::string file = k == 0 ? path : path + ".rank" + std::to_string(k);
+    nlohmann::json doc;
+    try {
+      std::ifstream in(file);
+      doc = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "pipebench: warning: rank %zu's trace %s not merged: %s\n", k,
+                   file.c_str(), e.what());
+      ok = false;
+      continue;
+    }
+    const double shift_us = (origins[k].front() - origins[0].front()) / 1e3;
+    merged.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", k},
+                      {"args", {{"name", "rank " + std::to_string(k) + " (" + hosts[k] + ")"}}}});
+    for (auto& ev : doc["traceEvents"]) {
+      ev["pid"] = k;
+      if (ev.contains("ts")) ev["ts"] = ev["ts"].get<double>() + shift_us;
+      merged.push_back(std::move(ev));
+    }
+  }
+  replace_file(path, nlohmann::json({{"traceEvents", std::move(merged)}, {"displayTimeUnit", "ms"}}).dump());
+  for (size_t k = 1; k < origins.size(); ++k) {
+    std::error_code ec;
+    if (ok) std::filesystem::remove(path + ".rank" + std::to_string(k), ec);
+  }
+  return ok;
+}
+
+std::string rank_failure(const dist::Agreement& a) {
+  return "rank " + std::to_string(a.failed_rank) + ": " + a.message;
+}
+
+}  // namespace pipebench::bench

@@ -1,0 +1,220 @@
+#include "report/ranks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+
+#include "report/appendf.h"
+
+namespace pipebench::report {
+namespace {
+
+std::optional<RankRow> rank_row(const BenchRun& run, const std::string& name, int k) {
+  const std::string p = "rank" + std::to_string(k) + "_";
+  const auto get = [&](const char* field) { return run.value(name, p + field); };
+  const auto data = get("data_ms"), step = get("step_ms"), au = get("au_pct");
+  if (!data || !step || !au) return std::nullopt;
+  RankRow r;
+  r.rank = k;
+  r.data_ms = *data;
+  r.step_ms = *step;
+  r.au_pct = *au;
+  r.images_per_second = get("images_per_second").value_or(0);
+  r.consumer_wait_ms = get("consumer_wait_ms").value_or(0);
+  r.worker_wait_ms = std::max(0.0, get("worker_wait_ms").value_or(0));
+  r.sync_wait_ms = get("sync_wait_ms").value_or(0);
+  r.read_ms = get("read_ms").value_or(0);
+  r.decode_ms = get("decode_ms").value_or(0);
+  r.transform_ms = get("transform_ms").value_or(0);
+  r.sample_cpu_ms = get("sample_cpu_ms").value_or(0);
+  return r;
+}
+
+void summarize(RanksCase& c) {
+  const double n = static_cast<double>(c.ranks.size());
+  double data = 0, step = 0, au = 0, ips = 0;
+  c.au_pct_min = c.ranks.front().au_pct;
+  for (const auto& r : c.ranks) {
+    data += r.data_ms / n;
+    step += r.step_ms / n;
+    au += r.au_pct / n;
+    ips += r.images_per_second;
+    c.au_pct_min = std::min(c.au_pct_min, r.au_pct);
+  }
+  const auto slowest = std::max_element(c.ranks.begin(), c.ranks.end(),
+                                        [](const RankRow& a, const RankRow& b) { return a.data_ms < b.data_ms; });
+  c.data_ms_mean = data;
+  c.step_ms = step;
+  c.au_pct = au;
+  c.au_pass = au >= 90.0;
+  c.images_per_second = ips;
+  c.slowest_rank = slowest->rank;
+  c.load_imbalance = data > 0 ? slowest->data_ms / data : 1.0;
+}
+
+const char* verdict(double error_pct) {
+  return std::abs(error_pct) <= kStragglerTolerancePct ? "within" : "beyond";
+}
+
+// The sweep cases: BM_EndToEnd/<pipeline>/<baseline>/workers:<w> and nothing after.
+bool sweep_case(const std::string& name) {
+  const size_t w = name.rfind("/workers:");
+  if (w == std::string::npos) return false;
+  if (name.find_first_not_of("0123456789", w + 9) != std::string::npos) return false;
+  return std::count(name.begin(), name.end(), '/') == 3;
+}
+
+std::optional<CoresPerRank> cores_per_rank(const Ranks& r, int node_cores) {
+  CoresPerRank c;
+  c.node_cores = node_cores;
+  for (const auto& k : r.cases)
+    if (sweep_case(k.name)) c.sweep.emplace_back(k.workers, k.au_pct);
+  if (c.sweep.empty()) return std::nullopt;
+  std::sort(c.sweep.begin(), c.sweep.end());
+  for (const auto& [w, au] : c.sweep) {
+    if (au >= 90.0) {
+      c.workers = w;
+      c.au_pct = au;
+      return c;
+    }
+    if (au > c.au_pct) {
+      c.au_pct = au;
+      c.best_workers = w;
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+Ranks rank_figures(const BenchRun& run) {
+  Ranks out;
+  out.hosts = run.context_or("hosts", "");
+  out.sync = run.context_or("sync", "");
+  out.grad_mib = run.context_or("grad_mib", "");
+  for (const auto& [name, means] : run.cases) {
+    if (name.rfind("BM_EndToEnd/", 0) != 0) continue;
+    const auto world = run.value(name, "world_size");
+    if (!world || *world < 2) continue;
+    RanksCase c;
+    c.name = strip_case_suffixes(name);
+    c.workers = static_cast<int>(std::lround(run.value(name, "workers").value_or(0)));
+    const int n = static_cast<int>(std::lround(*world));
+    for (int k = 0; k < n; ++k)
+      if (auto row = rank_row(run, name, k)) c.ranks.push_back(*row);
+    if (static_cast<int>(c.ranks.size()) != n) continue;  // incomplete: not aggregated here
+    summarize(c);
+    c.pred_ms = run.value(name, "straggler_pred_ms");
+    c.iid_max_ms = run.value(name, "straggler_iid_max_ms");
+    if (c.pred_ms) c.pred_error_pct = 100 * (*c.pred_ms - c.step_ms) / std::max(1e-9, c.step_ms);
+    if (c.iid_max_ms) c.iid_error_pct = 100 * (*c.iid_max_ms - c.step_ms) / std::max(1e-9, c.step_ms);
+    out.world = std::max(out.world, n);
+    out.cases.push_back(std::move(c));
+  }
+  const int node_cores = std::atoi(run.context_or("hardware_threads", "0").c_str());
+  if (!out.cases.empty()) out.cores = cores_per_rank(out, node_cores);
+  return out;
+}
+
+namespace {
+
+void cores_text(std::string& out, int world, const CoresPerRank& c) {
+  std::string sweep;
+  for (const auto& [w, au] : c.sweep) appendf(sweep, "%s%d: %.1f %%", sweep.empty() ? "" : ", ", w, au);
+  if (c.workers) {
+    appendf(out, "  Cores per rank: %d workers per rank keep the accelerators >= 90 %% busy (AU %.1f "
+            "%%, mean over ranks): this pipeline needs %d cores per accelerator; %d ranks on a node "
+            "need %d cores", *c.workers, c.au_pct, *c.workers, world, world * *c.workers);
+    if (c.node_cores > 0)
+      appendf(out, " (this node has %d%s)", c.node_cores,
+              world * *c.workers > c.node_cores ? ": measured oversubscribed" : "");
+    appendf(out, ". Swept: %s.\n", sweep.c_str());
+  } else {
+    appendf(out, "  Cores per rank: no swept count reached AU >= 90 %% (best %.1f %% at %d workers "
+            "per rank, %d cores for %d ranks", c.au_pct, c.best_workers, world * c.best_workers, world);
+    if (c.node_cores > 0)
+      appendf(out, "; this node has %d%s", c.node_cores,
+              world * c.best_workers > c.node_cores ? ", so the ranks shared cores" : "");
+    appendf(out, "). Swept: %s.\n", sweep.c_str());
+  }
+}
+
+}  // namespace
+
+void append_ranks_text(std::string& out, const Ranks& r) {
+  if (r.empty()) return;
+  std::string sync = r.sync.empty() ? "unknown" : r.sync;
+  if (r.sync == "allreduce" && !r.grad_mib.empty()) {
+    std::string mib;
+    appendf(mib, " of %.1f MiB", std::atof(r.grad_mib.c_str()));
+    sync += mib;
+  }
+  appendf(out, "\nRanks (mpirun: world size %d%s%s; sync %s):\n", r.world,
+          r.hosts.empty() ? "" : ", hosts ", r.hosts.c_str(), sync.c_str());
+  for (const auto& c : r.cases) {
+    appendf(out, "  %s (%d workers per rank): %.0f images/s over %zu ranks, step %.2f ms, AU mean "
+            "%.1f %% (min %.1f %%): MLPerf AU >= 90 %%: %s\n", c.name.c_str(), c.workers,
+            c.images_per_second, c.ranks.size(), c.step_ms, c.au_pct, c.au_pct_min,
+            c.au_pass ? "pass" : "FAIL");
+    appendf(out, "  %6s %9s %9s %7s %9s %9s %9s %9s %8s %8s %9s\n", "rank", "data ms", "step ms",
+            "AU %", "images/s", "wait ms", "sync ms", "idle ms", "read", "decode", "transform");
+    for (const auto& k : c.ranks)
+      appendf(out, "  %6d %9.2f %9.2f %7.1f %9.0f %9.2f %9.2f %9.2f %8.3f %8.3f %9.3f\n", k.rank,
+              k.data_ms, k.step_ms, k.au_pct, k.images_per_second, k.consumer_wait_ms,
+              k.sync_wait_ms, k.worker_wait_ms, k.read_ms, k.decode_ms, k.transform_ms);
+    appendf(out, "  (ms per batch; wait = the loop waiting for its batch, sync = in the step's "
+            "collective waiting for the others, idle = the rank's workers idle; stages in ms per "
+            "sample)\n");
+    const RankRow& s = *std::find_if(c.ranks.begin(), c.ranks.end(),
+                                     [&](const RankRow& k) { return k.rank == c.slowest_rank; });
+    appendf(out, "  Load imbalance (max / mean data time): %.2f. Slowest rank: %d, data %.2f ms "
+            "per batch against a mean of %.2f; per sample read %.3f, decode %.3f, transform "
+            "%.3f ms, CPU %.3f ms.\n", c.load_imbalance, s.rank, s.data_ms, c.data_ms_mean,
+            s.read_ms, s.decode_ms, s.transform_ms, s.sample_cpu_ms);
+    if (c.pred_ms && c.iid_max_ms)
+      appendf(out, "  Straggler prediction from the ranks' per-batch data times: %.2f ms per "
+              "step (the loop simulated with prefetch; %+.1f %%, %s %.0f %%), E[max over ranks "
+              "of max(data, compute)] %.2f ms (%+.1f %%), against %.2f ms measured.\n",
+              *c.pred_ms, *c.pred_error_pct, verdict(*c.pred_error_pct), kStragglerTolerancePct,
+              *c.iid_max_ms, *c.iid_error_pct, c.step_ms);
+  }
+  if (r.cores) cores_text(out, r.world, *r.cores);
+}
+
+nlohmann::json ranks_json(const Ranks& r) {
+  nlohmann::json j = nlohmann::json::object();
+  j["world_size"] = r.world;
+  j["hosts"] = r.hosts;
+  j["sync"] = r.sync;
+  j["cases"] = nlohmann::json::array();
+  const auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  for (const auto& c : r.cases) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& k : c.ranks)
+      rows.push_back({{"rank", k.rank}, {"data_ms", k.data_ms}, {"step_ms", k.step_ms},
+                      {"au_pct", k.au_pct}, {"images_per_second", k.images_per_second},
+                      {"consumer_wait_ms", k.consumer_wait_ms}, {"sync_wait_ms", k.sync_wait_ms},
+                      {"worker_wait_ms", k.worker_wait_ms}, {"read_ms", k.read_ms},
+                      {"decode_ms", k.decode_ms}, {"transform_ms", k.transform_ms},
+                      {"sample_cpu_ms", k.sample_cpu_ms}});
+    j["cases"].push_back({{"case", c.name}, {"workers", c.workers}, {"ranks", rows},
+                          {"step_ms", c.step_ms}, {"au_pct", c.au_pct}, {"au_pct_min", c.au_pct_min},
+                          {"au_pass", c.au_pass}, {"images_per_second", c.images_per_second},
+                          {"load_imbalance", c.load_imbalance}, {"slowest_rank", c.slowest_rank},
+                          {"straggler_pred_ms", opt(c.pred_ms)},
+                          {"straggler_pred_error_pct", opt(c.pred_error_pct)},
+                          {"straggler_iid_max_ms", opt(c.iid_max_ms)},
+                          {"straggler_iid_error_pct", opt(c.iid_error_pct)}});
+  }
+  if (r.cores) {
+    nlohmann::json sweep = nlohmann::json::array();
+    for (const auto& [w, au] : r.cores->sweep) sweep.push_back({{"workers_per_rank", w}, {"au_pct", au}});
+    j["cores_per_rank"] = {{"workers_per_rank", r.cores->workers ? nlohmann::json(*r.cores->workers) : nlohmann::json()},
+                           {"au_pct", r.cores->au_pct}, {"node_cores", r.cores->node_cores},
+                           {"sweep", sweep}};
+  }
+  return j;
+}
+
+}  // namespace pipebench::report

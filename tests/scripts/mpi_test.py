@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""pipebench under mpirun on one machine (issue 13): `mpirun -np 2 --oversubscribe` (plus
+--allow-run-as-root as root, which CI is), each run bounded by a timeout.
+  - the sharded loader delivers every sample exactly once per epoch across the ranks, the
+    shards disjoint (tests/dist_shard_check.cpp);
+  - one Chrome trace with a process per rank;
+  - rank 0's JSON holds both ranks' counters, and its global figures are their sums / means
+    / extrema (bench/ranks.h); the context records the world size and the hosts; the report
+    prints the per-rank table and the straggler prediction;
+  - a rank slowed on purpose (PIPEBENCH_TEST_SLOW_RANK, a test-only slow loader) is named
+    the slowest rank, and AU drops on every rank, not only on the slow one;
+  - a rank that meets a bad file under --on-error=stop ends the whole job non-zero, the file
+    named, no hang.
+Skips (exit 77) with a message when mpirun is missing or pipebench was built without MPI.
+
+usage: mpi_test.py --pipebench BIN --pipebench-data BIN --report BIN --shard-check BIN
+                   --mpi-built ON|OFF [--mpirun PATH]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ARGS = None
+TIMEOUT = 90  # seconds per mpirun: a hang fails the test instead of CI
+CASE = "BM_EndToEnd/imagenet_train/emulated/workers:1/iterations"
+COMMON = ["--batch=8", "--size=64", "--workers=1", "--baseline=emulated", "--quiet",
+          f"--benchmark_filter={CASE}"]
+
+
+def mpirun(np, *cmd, env=None):
+    launcher = [ARGS.mpirun, "-np", str(np), "--oversubscribe"]
+    if os.geteuid() == 0:
+        launcher.append("--allow-run-as-root")
+    full = ["timeout", str(TIMEOUT)] + launcher + list(cmd)
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run(full, capture_output=True, text=True, env=e, timeout=TIMEOUT + 30)
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def end_to_end(doc):
+    rows = [r for r in doc["benchmarks"] if r["name"].startswith(CASE)]
+    assert len(rows) == 1, [r["name"] for r in doc["benchmarks"]]
+    return rows[0]
+
+
+class Ranks(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.data = os.path.join(cls.tmp.name, "data")
+        r = subprocess.run([ARGS.pipebench_data, "synthetic", cls.data, "--count", "40",
+                            "--classes", "2", "--width", "160", "--height", "120"],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+
+    def run_pipebench(self, name, *flags, env=None):
+        out = os.path.join(self.tmp.name, name + ".json")
+        r = mpirun(2, ARGS.pipebench, f"--data={self.data}", *COMMON, *flags,
+                   f"--benchmark_out={out}", env=env)
+        return r, out
+
+    def test_every_sample_once_per_epoch_disjoint_shards(self):
+        r = mpirun(2, ARGS.shard_check, self.data, "2")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("every sample exactly once per epoch, shards disjoint", r.stdout)
+        self.assertIn("epoch 1: 40 samples over 2 ranks (rank 0: 20, rank 1: 20)", r.stdout)
+
+    def test_aggregated_json_and_report(self):
+        trace = os.path.join(self.tmp.name, "agg.trace.json")
+        r, out = self.run_pipebench("agg", "--steps=12", "--compute-ms=25", "--sync=barrier",
+                                    f"--trace={trace}")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # One Chrome trace, one process per rank, the per-rank file merged and removed.
+        events = load(trace)["traceEvents"]
+        self.assertEqual({e["pid"] for e in events}, {0, 1})
+        names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+        self.assertTrue(names[1].startswith("rank 1 ("), names)
+        self.assertTrue(any(e["pid"] == 1 and e["name"] == "train_step" for e in events))
+        self.assertFalse(os.path.exists(trace + ".rank1"))
+        doc = load(out)
+        self.assertEqual(doc["context"]["world_size"], "2")
+        self.assertEqual(len(doc["context"]["hosts"].split(",")), 2)
+        row = end_to_end(doc)
+        self.assertEqual(row["world_size"], 2)
+        per = {f: [row[f"rank{k}_{f}"] for k in (0, 1)]
+               for f in ("data_ms", "step_ms", "au_pct", "images_per_second", "sync_wait_ms",
+                         "consumer_wait_ms", "decode_ms")}
+        self.assertAlmostEqual(row["images_per_second_total"], sum(per["images_per_second"]), places=6)
+        self.assertAlmostEqual(row["au_pct"], sum(per["au_pct"]) / 2, places=6)
+        self.assertAlmostEqual(row["au_pct_min"], min(per["au_pct"]), places=6)
+        self.assertAlmostEqual(row["step_ms"], sum(per["step_ms"]) / 2, places=6)
+        self.assertAlmostEqual(row["data_ms"], max(per["data_ms"]), places=6)
+        self.assertAlmostEqual(row["data_ms_mean"], sum(per["data_ms"]) / 2, places=6)
+        self.assertAlmostEqual(row["load_imbalance"], max(per["data_ms"]) / (sum(per["data_ms"]) / 2), places=6)
+        self.assertEqual(row["au_pass"], 1 if row["au_pct"] >= 90 else 0)
+        self.assertEqual(row["slowest_rank"], per["data_ms"].index(max(per["data_ms"])))
+        # Each rank ran its own loop: both produced images.
+        self.assertTrue(all(v > 0 for v in per["images_per_second"]))
+        self.assertIn("straggler_pred_ms", row)
+        text = subprocess.run([ARGS.report, out], capture_output=True, text=True)
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("Ranks (mpirun: world size 2", text.stdout)
+        self.assertIn("Load imbalance (max / mean data time)", text.stdout)
+        self.assertIn("Straggler prediction", text.stdout)
+        table = text.stdout.split("Ranks (mpirun")[1]
+        rows = [l.split() for l in table.splitlines() if l.split()[:1] in (["0"], ["1"])]
+        self.assertEqual([r[0] for r in rows], ["0", "1"], table)
+
+    def test_slowed_rank_is_the_straggler_and_lowers_au_everywhere(self):
+        common = ["--steps=16", "--compute-ms=25", "--sync=barrier"]
+        r, base_out = self.run_pipebench("base", *common)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r, slow_out = self.run_pipebench("slow", *common, env={"PIPEBENCH_TEST_SLOW_RANK": "1:80"})
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        base, slow = end_to_end(load(base_out)), end_to_end(load(slow_out))
+        self.assertEqual(slow["slowest_rank"], 1)
+        self.assertGreater(slow["rank1_data_ms"], 2 * slow["rank0_data_ms"])
+        # A batch every 80 ms against a 25 ms step: about 31 % AU on both ranks (the fast
+        # rank waits in the barrier), from near 100 % without the delay.
+        for k in (0, 1):
+            self.assertLess(slow[f"rank{k}_au_pct"], 60, slow)
+            self.assertGreater(base[f"rank{k}_au_pct"] - slow[f"rank{k}_au_pct"], 25, (base, slow))
+        # The fast rank spends the difference waiting for the slow one in the collective.
+        self.assertGreater(slow["rank0_sync_wait_ms"], slow["rank1_sync_wait_ms"] + 20)
+        text = subprocess.run([ARGS.report, slow_out], capture_output=True, text=True).stdout
+        self.assertIn("Slowest rank: 1", text)
+
+    def test_failing_rank_ends_the_job_naming_the_file(self):
+        bad = os.path.join(self.tmp.name, "bad")
+        shutil.copytree(self.data, bad)
+        victim = os.path.join(bad, "class_001", sorted(os.listdir(os.path.join(bad, "class_001")))[0])
+        with open(victim, "wb") as f:
+            f.write(b"not an image")
+        out = os.path.join(self.tmp.name, "bad.json")
+        r = mpirun(2, ARGS.pipebench, f"--data={bad}", *COMMON, "--steps=12", "--compute-ms=5",
+                   "--on-error=stop", f"--benchmark_out={out}")
+        self.assertNotIn(r.returncode, (0, 124), r.stdout + r.stderr)  # non-zero, no hang
+        name = os.path.basename(victim)
+        self.assertIn(name, r.stdout + r.stderr)
+        if os.path.exists(out):
+            row = end_to_end(load(out))
+            self.assertTrue(row.get("error_occurred"), row)
+            self.assertIn(name, row["error_message"])
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("--pipebench", required=True)
+    p.add_argument("--pipebench-data", required=True)
+    p.add_argument("--report", required=True)
+    p.add_argument("--shard-check", required=True)
+    p.add_argument("--mpi-built", default="OFF")
+    p.add_argument("--mpirun", default="")
+    ARGS, rest = p.parse_known_args()
+    if ARGS.mpi_built.upper() not in ("ON", "1", "TRUE"):
+        print("mpi_test: skipped: pipebench was built without MPI (scripts/setup.sh installs "
+              "libopenmpi-dev; CMake PIPEBENCH_MPI)")
+        return 77
+    ARGS.mpirun = ARGS.mpirun if ARGS.mpirun and "NOTFOUND" not in ARGS.mpirun else shutil.which("mpirun") or ""
+    if not ARGS.mpirun:
+        print("mpi_test: skipped: no mpirun on PATH (scripts/setup.sh installs openmpi-bin)")
+        return 77
+    result = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2).result
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
