@@ -134,6 +134,7 @@ std::string format_text(const Report& r) {
   append_what_if_text(out, r);
   append_extras_text(out, r.extras);
   append_sampler_cost_text(out, r.sampler);
+  append_regions_text(out, r.regions, r.batch);  // RegionTimer rows beside pipebench's cases
   findings(out, r);
   append_trust_text(out, r);
   return out;
