@@ -136,6 +136,7 @@ std::string format_text(const Report& r) {
   append_storage_text(out, r.storage);
   append_sampler_cost_text(out, r.sampler);
   append_ranks_text(out, r.ranks);
+  append_regions_text(out, r.regions, r.batch);  // RegionTimer rows beside pipebench's cases
   findings(out, r);
   append_trust_text(out, r);
   return out;

@@ -50,10 +50,14 @@ RegionProfile region_profile(const BenchRun& run) {
   }
   if (p.empty()) return p;
   p.clock = run.context_or("region_timer", "?");
-  if (const RegionRow* b = find_row(p, "Batch")) p.steps = b->count, p.step_from_batch = true;
-  else if (const RegionRow* io = find_row(p, "IO")) p.steps = io->count;
-  else
+  if (const RegionRow* b = find_row(p, "Batch")) {
+    p.steps = b->count;
+    p.step_from_batch = true;
+  } else if (const RegionRow* io = find_row(p, "IO")) {
+    p.steps = io->count;
+  } else {
     for (const auto& r : p.rows) p.steps = std::max(p.steps, r.count);
+  }
   if (p.steps <= 0) return p;
   const double n = p.steps;
   p.data_ms = total(p, "IO") / n;

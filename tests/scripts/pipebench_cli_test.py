@@ -96,6 +96,41 @@ class PipebenchFlags(unittest.TestCase):
         self.assertTrue(names)
         self.assertTrue(all("/workers:1/" in n for n in names), names)
 
+    def test_profiler_outputs_of_a_short_run(self):
+        # Issue 10: the loop's region timers, the sampler's series and its own cost, the
+        # GPU-metrics note; and the report reads the sampler's cost back.
+        out = os.path.join(self.tmp.name, "prof.json")
+        r = run(ARGS.pipebench, "--data=" + self.data, "--workers=1", "--batch=2", "--steps=4",
+                "--size=32", "--presize=off", "--callback=log:every=1,sync",
+                "--benchmark_filter=BM_(EndToEnd/[^/]+/emulated/workers:1|SystemSampler)/",
+                "--benchmark_min_time=0.01", "--benchmark_out=" + out,
+                "--benchmark_out_format=json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        rows = {b["run_name"]: b for b in doc["benchmarks"]}
+        e2e = next(b for n, b in rows.items() if n.startswith("BM_EndToEnd/") and "callbacks" not in n)
+        for key in ("Batch", "IO", "Forward"):
+            self.assertIn(f"region:{key}_ms", e2e)
+            self.assertIn(f"region:{key}_p99_ms", e2e)
+        self.assertNotIn("region:Other_ms", e2e)  # no callbacks in the sweep case
+        # Each Batch region encloses that step's IO and Forward regions.
+        self.assertGreaterEqual(e2e["region:Batch_ms"], e2e["region:IO_ms"] + e2e["region:Forward_ms"])
+        with_cb = next(b for n, b in rows.items() if "/callbacks:" in n)
+        self.assertIn("region:Other_ms", with_cb)
+        sampler = next(b for n, b in rows.items() if n.startswith("BM_SystemSampler/"))
+        for key in ("on_ms", "off_ms", "overhead_pct", "sampler_cores", "sampler_cost_pct"):
+            self.assertIn(key, sampler)
+        self.assertGreater(sampler["sampler_cores"], 0)
+        series = doc["system_series"]["cases"]
+        name = e2e["run_name"].split("/iterations:")[0]
+        self.assertIn(name, series)
+        self.assertEqual(len(series[name]["t_s"]), len(series[name]["pipebench_cores"]))
+        self.assertTrue(doc["context"]["gpu_metrics"])  # "NVML: ..." or why not
+        rep = run(ARGS.report, out)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn("System sampler's cost (BM_SystemSampler/", rep.stdout)
+
     def test_readme_flag_table_is_the_generated_one(self):
         # One flag table drives parsing, --help and README.md: README's copy must be current.
         r = run(ARGS.pipebench, "--help=markdown")
