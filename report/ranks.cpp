@@ -164,7 +164,8 @@ void append_ranks_text(std::string& out, const Ranks& r) {
               k.data_ms, k.step_ms, k.au_pct, k.images_per_second, k.consumer_wait_ms,
               k.sync_wait_ms, k.worker_wait_ms, k.read_ms, k.decode_ms, k.transform_ms);
     appendf(out, "  (ms per batch; wait = the loop waiting for its batch, sync = in the step's "
-            "collective waiting for the others, idle = the rank's workers idle; stages in ms per "
+            "collective (a barrier: waiting for the others; an allreduce: that too, plus its "
+            "own transfer), idle = the rank's workers idle; stages in ms per "
             "sample)\n");
     const RankRow& s = *std::find_if(c.ranks.begin(), c.ranks.end(),
                                      [&](const RankRow& k) { return k.rank == c.slowest_rank; });

@@ -199,6 +199,7 @@ Report build_report(const BenchRun& run) {
   std::optional<double> compute_ms;
   if (!r.verdict.sweep.empty()) compute_ms = r.verdict.sweep.front().bound.compute_ms;
   r.storage = storage_split(run, r.recipe, compute_ms);
+  add_storage_rows(r.what_if, r.storage);
 
   r.mask_conv_ms = run.ms_per_item("BM_Transform/random_mask/dilation:conv");
   r.mask_shifts_ms = run.ms_per_item("BM_Transform/random_mask/dilation:shifts");

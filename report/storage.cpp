@@ -83,6 +83,7 @@ Storage storage_split(const BenchRun& run, const std::string& pipeline, std::opt
   add_warnings(run, cold_name, s);
   if (!warm || (s.cache_mode != "cold" && !s.throttle_mib_s)) return s;
   s.workers = warm->second;
+  s.cold_case = cold_name;
   s.cold_data_ms = run.value(cold_name, "data_ms");
   s.warm_data_ms = run.value(warm->first, "data_ms");
   s.compute_ms = compute_ms ? compute_ms : context_number(run, "compute_ms");
@@ -101,13 +102,48 @@ Storage storage_split(const BenchRun& run, const std::string& pipeline, std::opt
     s.predicted_fetch_images_per_second = *s.throttle_mib_s * 1048576.0 / (*bytes / *images);
   if (const auto n = context_number(run, "packed_shard_images"); n && *n > 0) {
     s.packed_layout = "shards-" + std::to_string(std::lround(*n));
-    s.packed_data_ms = run.value("BM_Loader/" + pipeline + "/" + s.packed_layout + "/cold/workers:" +
-                                     std::to_string(s.workers),
-                                 "data_ms");
+    s.packed_case = "BM_Loader/" + pipeline + "/" + s.packed_layout + "/cold/workers:" +
+                    std::to_string(s.workers);
+    s.packed_data_ms = run.value(s.packed_case, "data_ms");
     s.packed_read_mb_per_second = mb_per_second(run, "BM_Read/" + s.packed_layout + "/cold");
     s.files_read_mb_per_second = s.fetch_mb_per_second;
   }
   return s;
+}
+
+void add_storage_rows(WhatIf& w, const Storage& s) {
+  if (w.empty() || !s.cold_data_ms || !s.packed_data_ms || s.stall_ms <= 0) return;
+  if (100 * s.fetch_stall_ms / s.stall_ms < kSignificantFetchPct) return;
+  const double compute_ms = w.compute_ms > 0 ? w.compute_ms : s.compute_ms.value_or(0);
+  if (compute_ms <= 0 || *s.cold_data_ms <= 0 || *s.packed_data_ms <= 0) return;
+  const auto row = [&](std::string label, std::string case_name, double data_ms) {
+    WhatIfRow r;
+    r.kind = CandidateKind::kStorage;
+    r.label = std::move(label);
+    r.case_name = std::move(case_name);
+    r.workers = s.workers;
+    r.cores_needed = s.workers;
+    r.data_ms = data_ms;
+    r.step_ms = std::max(data_ms, compute_ms);
+    r.au_pct = 100 * compute_ms / r.step_ms;
+    r.images_per_second = w.batch * 1000.0 / r.step_ms;
+    r.data_saving_ms = *s.cold_data_ms - data_ms;
+    return r;
+  };
+  const WhatIfRow files = row(s.layout + ", cold", s.cold_case, *s.cold_data_ms);
+  const WhatIfRow packed = row("pack into " + s.packed_layout, s.packed_case, *s.packed_data_ms);
+  const auto first_price = std::find_if(w.rows.begin(), w.rows.end(), [](const WhatIfRow& x) {
+    return x.kind == CandidateKind::kPrice;
+  });
+  const auto at = w.rows.insert(first_price, files);
+  w.rows.insert(at + 1, packed);
+  std::string& text = w.recommendation.text;
+  if (!text.empty() && text.back() != ' ') text += ' ';
+  appendf(text, "Read cold, %.0f %% of the data stall is fetch: packed into %s the loader "
+          "measured %.2f ms per batch against %.2f for the files (AU %.1f %% against %.1f %%, "
+          "at %d workers)%s.", 100 * s.fetch_stall_ms / s.stall_ms, s.packed_layout.c_str(),
+          packed.data_ms, files.data_ms, packed.au_pct, files.au_pct, s.workers,
+          packed.data_saving_ms > 0 ? "" : ": packing does not help here");
 }
 
 void append_storage_text(std::string& out, const Storage& s) {

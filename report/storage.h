@@ -17,6 +17,11 @@
 // beside the cold loader's measured images/s.
 // Packed shards: BM_Loader/<pipeline>/shards-N/cold/workers:<w> and BM_Read/shards-N/cold
 // against the files, the "pack into shards" what-if (data_ms saved per batch, MB/s ratio).
+// The what-if table (report/whatif.h) gains two measured rows when the fetch stall is
+// significant (at least kSignificantFetchPct of the data stall) and the run packed the
+// dataset: "files, cold" (the cold loader as stored) and "pack into shards" (the cold loader
+// on the packed copy), each priced from its measured data ms at the split's workers, and
+// the recommendation says which one the fetch stall calls for.
 // Warnings, as DLIO's: a cold run whose files were still resident after the drop
 // (cold_resident_pct > 10) or whose cold loader read (almost) nothing from the device
 // (disk_read_mib_per_s below 1 % of what it consumed) was served from memory; a warm run
@@ -31,8 +36,13 @@
 #include <nlohmann/json.hpp>
 
 #include "report/run.h"
+#include "report/whatif.h"
 
 namespace pipebench::report {
+
+/// The fetch stall's share of the data stall, percent, from which "pack into shards" joins
+/// the what-if table (a choice: below it, the CPU stages are the fix whatever the layout).
+inline constexpr double kSignificantFetchPct = 10.0;
 
 struct Storage {
   std::string layout, cache_mode;           ///< context: storage_layout, cache_mode
@@ -46,6 +56,7 @@ struct Storage {
   // Packed shards.
   std::string packed_layout;                ///< "shards-N", or empty
   std::optional<double> packed_data_ms, packed_read_mb_per_second, files_read_mb_per_second;
+  std::string cold_case, packed_case;       ///< the cold loaders' case names (files, shards)
   std::vector<std::string> warnings;
   bool empty() const { return !cold_data_ms && warnings.empty(); }
   /// "fetch" or "prep": the larger part of the stall; empty without a stall.
@@ -55,6 +66,10 @@ struct Storage {
 /// The storage study of `pipeline` in `run` (empty when the run has none). `compute_ms` is
 /// the step's time per batch from the sweep (nullopt: the context's compute_ms).
 Storage storage_split(const BenchRun& run, const std::string& pipeline, std::optional<double> compute_ms);
+/// Adds the storage rows to `w` (after the fixes, before the operators' prices) and a
+/// sentence to its recommendation, when the fetch stall is significant and the run measured
+/// the packed copy; otherwise leaves `w` alone (also when the table is empty).
+void add_storage_rows(WhatIf& w, const Storage& s);
 /// The "Storage" section of pipebench-report's text (nothing when empty).
 void append_storage_text(std::string& out, const Storage& s);
 /// The report's "storage" JSON: units in every key (_ms, _pct, _images_per_second).

@@ -89,7 +89,9 @@ struct WhatIfInputs {
 };
 
 /// kPeer: another loader measured outside the run (report/peer.h), priced from its images/s.
-enum class CandidateKind { kToday, kWorkers, kFix, kPrice, kPeer };
+/// kStorage: a loader measured cold in the run's storage study (report/storage.h: the files
+/// as stored, and "pack into shards"), priced from its measured data ms per batch.
+enum class CandidateKind { kToday, kWorkers, kFix, kPrice, kPeer, kStorage };
 
 /// One row of the table: the model's prediction for one candidate, per batch.
 struct WhatIfRow {
@@ -112,6 +114,8 @@ struct WhatIfRow {
   bool measured = false;            ///< workers: the count comes from the measured sweep
   std::optional<int> model_workers;  ///< workers: the model's own count, when the sweep overrode it
   bool exceeds_cores = false;       ///< cores_needed > the cores available
+  /// kStorage: data ms per batch saved against the files read cold (measured; 0 otherwise).
+  double data_saving_ms = 0;
 };
 
 /// The one-sentence advice, and what it rests on.

@@ -74,6 +74,56 @@ TEST(StorageReport, WarnsWhenColdWasServedFromMemory) {
   EXPECT_NE(s.warnings[1].find("0.01 MiB/s"), std::string::npos);
 }
 
+// A what-if table with one today row and one operator price, batch 64, step 25 ms.
+WhatIf small_table() {
+  WhatIf w;
+  w.batch = 64;
+  w.compute_ms = 25;
+  WhatIfRow today;
+  today.kind = CandidateKind::kToday;
+  today.label = "today";
+  WhatIfRow price;
+  price.kind = CandidateKind::kPrice;
+  price.label = "without:normalize";
+  w.rows = {today, price};
+  w.recommendation.text = "Use 2 workers.";
+  return w;
+}
+
+TEST(StorageReport, PackIntoShardsJoinsTheWhatIfTableWhenFetchDominates) {
+  const Storage s = storage_split(parse_run(cold_run().dump()), "p", 25.0);
+  WhatIf w = small_table();
+  add_storage_rows(w, s);
+  ASSERT_EQ(w.rows.size(), 4u);  // today, files cold, pack, then the price
+  EXPECT_EQ(w.rows[1].label, "files, cold");
+  EXPECT_EQ(w.rows[1].case_name, "BM_Loader/p/workers:2");
+  EXPECT_EQ(w.rows[2].label, "pack into shards-256");
+  EXPECT_EQ(w.rows[2].case_name, "BM_Loader/p/shards-256/cold/workers:2");
+  EXPECT_EQ(w.rows[3].kind, CandidateKind::kPrice);
+  // Packed: 50 ms per batch against a 25 ms step: AU 50 %, 64 / 50 ms = 1280 images/s; the
+  // files: 80 ms, AU 31.25 %, 800 images/s; 30 ms per batch saved.
+  EXPECT_DOUBLE_EQ(w.rows[2].step_ms, 50.0);
+  EXPECT_DOUBLE_EQ(w.rows[2].au_pct, 50.0);
+  EXPECT_DOUBLE_EQ(w.rows[2].images_per_second, 1280.0);
+  EXPECT_DOUBLE_EQ(w.rows[2].data_saving_ms, 30.0);
+  EXPECT_DOUBLE_EQ(w.rows[1].au_pct, 31.25);
+  EXPECT_DOUBLE_EQ(w.rows[1].data_saving_ms, 0.0);
+  EXPECT_NE(w.recommendation.text.find("Use 2 workers. Read cold, 91 % of the data stall is fetch: "
+                                       "packed into shards-256 the loader measured 50.00 ms"),
+            std::string::npos) << w.recommendation.text;
+}
+
+TEST(StorageReport, PackIntoShardsStaysOutOfTheTableWhenPrepDominates) {
+  json doc = cold_run();
+  doc["benchmarks"][1]["data_ms"] = 79.0;  // warm 79 against cold 80: fetch 1 ms of a 55 ms stall
+  const Storage s = storage_split(parse_run(doc.dump()), "p", 25.0);
+  ASSERT_LT(100 * s.fetch_stall_ms / s.stall_ms, kSignificantFetchPct);
+  WhatIf w = small_table();
+  add_storage_rows(w, s);
+  EXPECT_EQ(w.rows.size(), 2u);
+  EXPECT_EQ(w.recommendation.text, "Use 2 workers.");
+}
+
 TEST(StorageReport, WarmRunWithoutTheStudyIsEmpty) {
   json doc;
   doc["context"] = {{"cache_mode", "warm"}, {"dataset_bytes", "1000"},
