@@ -44,6 +44,9 @@ BenchContext::BenchContext(BenchConfig config) : config_(std::move(config)) {
   check_decodable(*disk_, config_.data);
   bad_ = std::make_unique<BadFiles>(*disk_, config_.on_error);
   if (config_.shard_size > 0 && folder() != nullptr) packed_ = std::make_shared<PackedCopy>(config_.shard_size);
+  if (folder() != nullptr)
+    if (const auto n = presize_shorter_side(config_.presize, config_.pipeline->spec()))
+      presized_ = std::make_shared<PresizedCopy>(*n, kPresizeQuality);
   if (!config_.trace.empty()) trace_ = std::make_unique<TraceRecorder>();
   round_ = round_indices(disk_->size(), static_cast<size_t>(config_.round));
   per_image_ = std::make_unique<PerImageCosts>(disk_->size());

@@ -16,6 +16,7 @@
 #include "bench/bad_files.h"
 #include "bench/flags.h"
 #include "bench/packed_copy.h"
+#include "bench/presized_copy.h"
 #include "bench/per_image.h"
 #include "bench/system_series.h"
 #include "datasets/image_folder.h"
@@ -75,6 +76,9 @@ class BenchContext {
   }
   /// The packed shard copy of --data (--shards N > 0 over an ImageFolder), or null.
   const std::shared_ptr<PackedCopy>& packed_copy() const { return packed_; }
+  /// The presized copy of the round (--presize over an ImageFolder; bench/presized_copy.h),
+  /// or null (--presize=off, shards, or a spec whose first operator fixes no size).
+  const std::shared_ptr<PresizedCopy>& presized_copy() const { return presized_; }
 
   /// The recorder behind --trace, or nullptr.
   TraceRecorder* trace() { return trace_.get(); }
@@ -121,6 +125,7 @@ class BenchContext {
   std::mutex stored_mu_;
   std::map<std::pair<CacheMode, bool>, std::unique_ptr<StoredSource>> stored_;
   std::shared_ptr<PackedCopy> packed_;
+  std::shared_ptr<PresizedCopy> presized_;
   std::atomic<bool> evicted_{true};
   std::mutex decoded_mu_;
   std::vector<Image> decoded_;

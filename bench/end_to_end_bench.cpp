@@ -99,7 +99,8 @@ void BM_TrainStep(benchmark::State& state, BenchContext& ctx, const std::string&
 void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
                  const std::shared_ptr<const Pipeline>& pipeline, const std::string& baseline,
                  int workers, const std::string& case_name,
-                 const std::vector<CallbackSpec>& callbacks) {
+                 const std::vector<CallbackSpec>& callbacks,
+                 const std::shared_ptr<PresizedCopy>& presized) {
   const auto& c = ctx.config();
   TraceRecorder* trace = ctx.trace();
   const CaseMarker marker(trace, case_name);
@@ -127,7 +128,13 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   if (!phase([&] {
         step = make_train_step(baseline, c.compute_ms);
         sync = std::make_unique<dist::SyncStep>(c.sync, c.grad_mib);
-        loader = make_loader(ctx, pipeline, workers);
+        const SampleSource* source = nullptr;  // the run's dataset
+        if (presized) {
+          const PresizedCopy::Ready* copy = presized->get(ctx);
+          if (!copy) throw std::runtime_error(presized->error());
+          source = copy->dataset.get();
+        }
+        loader = make_loader(ctx, pipeline, workers, /*stage_timers=*/true, source);
         if (trace) trace->name_thread("consumer");
         warm_up(ctx, *loader, nullptr);
         if (!callbacks.empty()) extras = std::make_unique<CallbackRunner>(callbacks, *step);
@@ -290,18 +297,20 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   const auto add = [&](const std::string& name, const std::shared_ptr<const Pipeline>& p, int w,
-                       const std::vector<CallbackSpec>& callbacks = {}) {
-    register_case(ctx, name, BM_EndToEnd, p, c.baseline, w, name, callbacks)
+                       const std::vector<CallbackSpec>& callbacks = {},
+                       const std::shared_ptr<PresizedCopy>& presized = nullptr) {
+    register_case(ctx, name, BM_EndToEnd, p, c.baseline, w, name, callbacks, presized)
         ->UseRealTime()
         ->Iterations(c.steps)
         ->Unit(benchmark::kMillisecond);
   };
   const std::string base = "BM_EndToEnd/" + c.pipeline->name() + "/";
   for (int w : c.workers) add(base + c.baseline + "/workers:" + std::to_string(w), c.pipeline, w);
-  // The decode fix applied for real (issue 8, "the check"): the pipeline with the ROI /
-  // DCT-scaled decode planner, end to end at every swept count within the cores (the
-  // table prices fixes at the largest; the recommendation may ask for fewer), so
-  // pipebench-report can set its predicted step against the measured one.
+  // The fixes applied for real (issue 8, "the check"): the pipeline with the ROI /
+  // DCT-scaled decode planner, and the pipeline on the presized copy of the round, end to
+  // end at every swept count within the cores (the table prices fixes at the largest; the
+  // recommendation may ask for fewer), so pipebench-report can set each one's predicted
+  // step against the measured one.
   // The cores the run may use (affinity, cgroup quota), as the report's table counts them.
   const int cores = std::max(1, static_cast<int>(cores_available()));
   const int at = ctx.table_workers();
@@ -311,6 +320,10 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
     for (int w : c.workers)
       if (w <= cores) add(base + label + "/" + c.baseline + "/workers:" + std::to_string(w), candidate, w);
   }
+  if (const auto& copy = ctx.presized_copy())
+    for (int w : c.workers)
+      if (w <= cores)
+        add(base + copy->label() + "/" + c.baseline + "/workers:" + std::to_string(w), c.pipeline, w, {}, copy);
   // Training extras (issue 10): the loop with the --callback set as given, and with each of
   // its callbacks that can be async made async, at the same count: what async saves,
   // measured. Case names end in /callbacks:<label>+<label>...

@@ -18,7 +18,11 @@ std::unique_ptr<Loader> make_loader(BenchContext& ctx, const std::shared_ptr<con
   o.prefetch_depth_batches = c.prefetch;
   o.sampler.shuffle = true;
   o.sampler.seed = c.seed;
-  o.sampler.drop_last = ctx.drop_last();  // fixed batch shape, as a training loop wants
+  const SampleSource& src = source ? *source : ctx.loader_source();
+  // Fixed batch shape, as a training loop wants; another source than the dataset (a copy of
+  // the round) smaller than a batch per rank gets short batches rather than none.
+  o.sampler.drop_last = ctx.drop_last() && src.size() / static_cast<size_t>(dist::world_size()) >=
+                                               static_cast<size_t>(c.batch);
   // Under mpirun each rank loads its own shard (DistributedSampler semantics, sampler.h).
   o.sampler.rank = dist::rank();
   o.sampler.world_size = dist::world_size();
@@ -27,7 +31,6 @@ std::unique_ptr<Loader> make_loader(BenchContext& ctx, const std::shared_ptr<con
   o.memory = c.baseline == "cuda" ? MemoryKind::kPinned : MemoryKind::kPageable;
   o.stage_timers = stage_timers;
   o.trace = stage_timers ? ctx.trace() : nullptr;  // a trace reads the clocks too
-  const SampleSource& src = source ? *source : ctx.loader_source();
   // A warm case after a cold one would start cold: read the dataset in once first, when
   // something may have evicted it and it fits in half the available memory (a larger one
   // cannot be warm; the report says so). The packed copy is another dataset: not tracked.

@@ -28,97 +28,12 @@
 #include "bench/benchmarks.h"
 #include "bench/what_if_candidates.h"
 #include "bench/image_round.h"
-#include "datasets/presize_cache.h"
+#include "bench/presized_copy.h"
 #include "pipeline/stage_timers.h"
 #include "transforms/recipes.h"
 
 namespace pipebench::bench {
 namespace {
-
-// The presized candidate's JPEG quality: photos-in's own (datasets/README.md), so the copy
-// differs from the original in size, not in encoding.
-constexpr int kPresizeQuality = 90;
-// --presize=auto: the shorter side kept, per pixel of the crop: torchvision's evaluation
-// resize ratio, Resize(256) before CenterCrop(224) (references/classification), so the
-// crop sees nearly what it saw: 8/7 of it, 256 px for a 224 crop.
-constexpr double kPresizePerCropPixel = 256.0 / 224.0;
-
-// The crop (or resize) the pipeline's first operator fixes, in pixels; nullopt when the
-// first operator is no crop, or a resize to [h, w].
-std::optional<int> crop_of(const PipelineSpec& spec) {
-  if (spec.transforms.empty()) return std::nullopt;
-  const OpSpec& op = spec.transforms.front();
-  if (op.name == "random_resized_crop" || op.name == "center_crop" || op.name == "random_crop")
-    return static_cast<int>(std::lround(op.params.get_int("size") * kPresizePerCropPixel));
-  if (op.name == "resize" && op.params.get_list("size").size() == 1)
-    return static_cast<int>(std::lround(op.params.get_list("size")[0]));  // resize's own side
-  return std::nullopt;
-}
-
-// --presize: the shorter side of the presized candidate, or nullopt for none.
-std::optional<int> presize_shorter_side(const std::string& flag, const PipelineSpec& spec) {
-  if (flag == "off") return std::nullopt;
-  if (flag == "auto") return crop_of(spec);
-  return std::stoi(flag);  // flags.cpp checked it: digits, >= 8
-}
-
-// The presized copy of the run's round of --data (the images every BM_Sample case
-// measures, so today and presized:<N> average the same images; the whole dataset when the
-// round is), made (or found in the cache) on the first call of its case, outside the timed
-// loop, once per run.
-class PresizedCopy {
- public:
-  struct Ready {
-    std::unique_ptr<ImageFolder> dataset;
-    std::vector<size_t> round;  // every image of the copy
-  };
-  PresizedCopy(std::filesystem::path data, int shorter_side, int quality)
-      : data_(std::move(data)), shorter_side_(shorter_side), quality_(quality) {}
-
-  /// The copy, or nullptr after a failure (error() says why).
-  const Ready* get(const ImageFolder& original, const std::vector<size_t>& round) {
-    std::call_once(once_, [&] {
-      try {
-        PresizeOptions o;
-        o.shorter_side = shorter_side_;
-        o.quality = quality_;
-        std::string tag;
-        if (round.size() < original.size()) {
-          o.only = round;
-          o.selection = "round of " + std::to_string(round.size()) + " of " +
-                        std::to_string(original.size()) + " images (bench/image_round.h)";
-          tag = "round" + std::to_string(round.size());
-        }
-        const CachedPresize c = cached_presize(data_, original.fingerprint(), o,
-                                               binary_folder() / ".pipebench-cache", std::cerr, tag);
-        dir_ = c.dir;
-        Ready r;
-        r.dataset = std::make_unique<ImageFolder>(c.dir);
-        r.round = round_indices(r.dataset->size(), 0);  // the copy is the round
-        ready_ = std::move(r);
-      } catch (const std::exception& e) {
-        error_ = std::string("presized copy: ") + e.what();
-      }
-    });
-    return ready_ ? &*ready_ : nullptr;
-  }
-  const std::string& error() const { return error_; }
-  const std::filesystem::path& dir() const { return dir_; }
-  int shorter_side() const { return shorter_side_; }
-  int quality() const { return quality_; }
-
- private:
-  static std::filesystem::path binary_folder() {
-    std::error_code ec;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::filesystem::current_path() : exe.parent_path();
-  }
-  std::filesystem::path data_, dir_;
-  int shorter_side_, quality_;
-  std::once_flag once_;
-  std::optional<Ready> ready_;
-  std::string error_;
-};
 
 // The body of every BM_Sample case: `pipeline` over the images of `ds` that `run_one_round`
 // hands out, one round (of round_size images) per iteration. run_one_round(images, fn)
@@ -200,7 +115,7 @@ void BM_Sample(benchmark::State& state, BenchContext& ctx,
 void BM_SamplePresized(benchmark::State& state, BenchContext& ctx,
                        const std::shared_ptr<const Pipeline>& pipeline,
                        const std::shared_ptr<PresizedCopy>& copy) {
-  const PresizedCopy::Ready* ready = copy->get(*ctx.folder(), ctx.round());
+  const PresizedCopy::Ready* ready = copy->get(ctx);
   if (!ready) {
     ctx.fail_case(state, copy->error());
     return;
@@ -238,13 +153,9 @@ void register_sample_benchmarks(BenchContext& ctx) {
     register_case(ctx, "BM_Sample/" + mine->name() + "/" + label, BM_Sample, candidate)
         ->Unit(benchmark::kMicrosecond);
   // Presizing rewrites an ImageFolder tree; shards (--data of tar files) have none.
-  const auto n = ctx.folder() ? presize_shorter_side(ctx.config().presize, mine->spec()) : std::nullopt;
-  if (n) {
-    auto copy = std::make_shared<PresizedCopy>(ctx.config().data, *n, kPresizeQuality);
-    register_case(ctx, "BM_Sample/" + mine->name() + "/presized:" + std::to_string(*n),
-                  BM_SamplePresized, mine, copy)
+  if (const auto& copy = ctx.presized_copy())
+    register_case(ctx, "BM_Sample/" + mine->name() + "/" + copy->label(), BM_SamplePresized, mine, copy)
         ->Unit(benchmark::kMicrosecond);
-  }
 }
 
 }  // namespace pipebench::bench

@@ -13,7 +13,9 @@
 //                        the rest still builds: what the operator costs (it changes what
 //                        the model sees, so it is a price, not a fix);
 //   presized:<N>         the same spec on a copy of the data presized to shorter side N
-//                        (--presize; registered by register_sample_benchmarks).
+//                        (--presize; bench/presized_copy.h; registered by
+//                        register_sample_benchmarks, and end to end by
+//                        register_end_to_end_benchmarks).
 #pragma once
 
 #include <memory>

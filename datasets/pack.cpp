@@ -238,7 +238,8 @@ PackResult pack_dataset(const fs::path& in, const fs::path& out, const PackOptio
   std::string classes;
   for (const auto& c : ds.classes()) classes += c + "\n";
   replace_file(out / kPackClasses, classes);
-  replace_file(out / kPackManifest, to_json(m, r.bad).dump(2) + "\n");
+  // File names need not be UTF-8: replaced, not thrown on.
+  replace_file(out / kPackManifest, to_json(m, r.bad).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   r.out = out;
   return r;
 }

@@ -221,7 +221,8 @@ PresizeResult presize_dataset(const fs::path& in, const fs::path& out, const Pre
     throw DatasetError(in.string() + ": no image of " + std::to_string(indices.size()) +
                        " could be read and decoded (first: " + r.bad.front().reason + ")");
   }
-  const std::string text = to_json(m, r.bad).dump(2) + "\n";
+  // File names need not be UTF-8 (a Latin-1 name from an old archive): replaced, not thrown on.
+  const std::string text = to_json(m, r.bad).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   try {
     write_file(tmp / kPresizeManifest, reinterpret_cast<const uint8_t*>(text.data()), text.size());
     publish(tmp, out);

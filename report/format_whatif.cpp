@@ -183,6 +183,8 @@ void append_what_if_text(std::string& out, const Report& r) {
   workers_text(out, w, !r.verdict.sweep.empty());
   appendf(out, "Recommendation: %s\n", w.recommendation.text.c_str());
   if (w.check) check_text(out, *w.check);
+  if (w.check && w.check->over_tolerance() && !w.cold_sweep_note.empty())
+    appendf(out, "Here %s.\n", w.cold_sweep_note.c_str());
   for (const auto& f : w.fix_checks) {
     const PredictionCheck& c = f.check;
     appendf(out, "Check (the %s fix ran for real, end to end at %d workers): step predicted %.2f ms, "
@@ -216,6 +218,7 @@ void add_what_if_json(json& j, const Report& r) {
                 {"cpu_cost_source", w.cost_source}, {"evaluated_at_workers", w.eval_workers},
                 {"evaluated_at", w.eval_reason}, {"rows", json::array()}};
   if (!w.note.empty()) table["note"] = w.note;
+  if (!w.cold_sweep_note.empty()) table["cold_sweep_note"] = w.cold_sweep_note;
   for (const auto& row : w.rows) {
     json o = {{"candidate", row.label}, {"kind", kind_name(row.kind)}, {"case", row.case_name},
               {"cpu_ms_per_sample", row.cpu_ms_per_sample}, {"workers", row.workers},

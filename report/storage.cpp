@@ -137,13 +137,24 @@ void add_storage_rows(WhatIf& w, const Storage& s) {
   });
   const auto at = w.rows.insert(first_price, files);
   w.rows.insert(at + 1, packed);
-  std::string& text = w.recommendation.text;
-  if (!text.empty() && text.back() != ' ') text += ' ';
-  appendf(text, "Read cold, %.0f %% of the data stall is fetch: packed into %s the loader "
+  std::string storage;
+  appendf(storage, "Read cold, %.0f %% of the data stall is fetch: packed into %s the loader "
           "measured %.2f ms per batch against %.2f for the files (AU %.1f %% against %.1f %%, "
           "at %d workers)%s.", 100 * s.fetch_stall_ms / s.stall_ms, s.packed_layout.c_str(),
           packed.data_ms, files.data_ms, packed.au_pct, files.au_pct, s.workers,
           packed.data_saving_ms > 0 ? "" : ": packing does not help here");
+  std::string& text = w.recommendation.text;
+  if (s.fix_first() == "fetch" && packed.data_saving_ms > 0) {
+    // Storage first: the CPU candidates are priced as if every byte were in memory.
+    text = "Fix storage first. " + storage +
+           (text.empty() ? std::string() : " Then, with reads keeping up (the CPU candidates, priced warm): " + text);
+  } else {
+    if (!text.empty() && text.back() != ' ') text += ' ';
+    text += storage;
+  }
+  if (s.cache_mode == "cold")
+    w.cold_sweep_note = "the sweep read cold, and the model prices CPU work only: the gap "
+                        "includes the fetch stall (the storage rows and section price it)";
 }
 
 void append_storage_text(std::string& out, const Storage& s) {

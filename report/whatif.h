@@ -179,6 +179,9 @@ struct WhatIf {
   std::vector<FixCheck> fix_checks;  ///< fixes that ran end to end
   std::optional<PeerSummary> peer;  ///< with pipebench-report --peer
   std::string note;              ///< non-empty when there is no table, and why
+  /// Set when the sweep itself read cold (report/storage.h's add_storage_rows): the model
+  /// prices CPU work only, so its check against that sweep also measures the fetch stall.
+  std::string cold_sweep_note;
 
   bool empty() const { return rows.empty(); }
 };

@@ -108,9 +108,13 @@ TEST(StorageReport, PackIntoShardsJoinsTheWhatIfTableWhenFetchDominates) {
   EXPECT_DOUBLE_EQ(w.rows[2].data_saving_ms, 30.0);
   EXPECT_DOUBLE_EQ(w.rows[1].au_pct, 31.25);
   EXPECT_DOUBLE_EQ(w.rows[1].data_saving_ms, 0.0);
-  EXPECT_NE(w.recommendation.text.find("Use 2 workers. Read cold, 91 % of the data stall is fetch: "
-                                       "packed into shards-256 the loader measured 50.00 ms"),
+  // Fetch first: the storage sentence leads, the CPU advice follows.
+  EXPECT_EQ(w.recommendation.text.find("Fix storage first. Read cold, 91 % of the data stall is "
+                                       "fetch: packed into shards-256 the loader measured 50.00 ms"),
+            0u) << w.recommendation.text;
+  EXPECT_NE(w.recommendation.text.find("(the CPU candidates, priced warm): Use 2 workers."),
             std::string::npos) << w.recommendation.text;
+  EXPECT_FALSE(w.cold_sweep_note.empty());
 }
 
 TEST(StorageReport, PackIntoShardsStaysOutOfTheTableWhenPrepDominates) {

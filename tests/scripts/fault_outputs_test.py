@@ -196,7 +196,10 @@ class Outputs(unittest.TestCase):
 
     def test_unreadable_file_skip_and_stop_in_the_loader_families(self):
         root, bad = self.unreadable_set("unreadable_loader")
-        filt = "--benchmark_filter=BM_(Read/files/warm|Sample/imagenet_train$|Loader|EndToEnd)"
+        # The dataset's bad file, not the presized copy (its cache folder is not writable
+        # for nobody, and that case then errors on its own): the main sweep of BM_EndToEnd.
+        filt = ("--benchmark_filter=BM_(Read/files/warm|Sample/imagenet_train$|Loader|"
+                "EndToEnd/imagenet_train/emulated)")
         args = ["--data=" + root, filt]
         skip = run(ARGS.pipebench, *FAST, *args, "--on-error=skip", user="nobody",
                    cwd=self.tmp.name)

@@ -202,6 +202,29 @@ class Pipelines(unittest.TestCase):
                  "--benchmark_filter=BM_Sample/mine", "--benchmark_min_time=0.01")
         self.assertEqual(r2.returncode, 0, r2.stderr)
 
+    def test_the_presize_fix_runs_end_to_end_and_the_report_checks_it(self):
+        spec = os.path.join(self.tmp.name, "pre.yaml")
+        with open(spec, "w") as f:
+            f.write("transforms:\n  - random_resized_crop: {size: 56}\n  - normalize\n")
+        out = os.path.join(self.tmp.name, "pre.json")
+        r = run(ARGS.pipebench, "--data=" + self.data, "--pipeline=" + spec, "--batch=4",
+                "--steps=3", "--workers=1", "--presize=64", "--benchmark_min_time=0.01",
+                "--benchmark_filter=BM_Sample/pre(/presized:64)?$|"
+                "BM_EndToEnd/pre/(presized:64/)?emulated/workers:1/iterations",
+                "--benchmark_out=" + out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        e2e = [b for b in doc["benchmarks"]
+               if b["run_name"].startswith("BM_EndToEnd/pre/presized:64/emulated/workers:1")]
+        self.assertEqual(len(e2e), 1, [b["run_name"] for b in doc["benchmarks"]])
+        self.assertNotIn("error_occurred", e2e[0])
+        self.assertGreater(e2e[0]["step_ms"], 0)
+        rep = run(ARGS.report, out)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn("Check (the presized:64 fix ran for real, end to end at 1 workers)",
+                      rep.stdout)
+
     def test_a_bad_spec_is_one_line_with_file_line_and_column(self):
         spec = os.path.join(self.tmp.name, "bad.yaml")
         with open(spec, "w") as f:
