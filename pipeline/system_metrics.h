@@ -26,6 +26,9 @@
 // thread 0.45-0.55 % of one core at 20 Hz (2-core dev VM, cold caches between samples);
 // the thread sleeps on a condition variable, one wake-up per sample (sleeping in 5 ms
 // slices cost 0.9 % of a core, mostly wake-ups). BM_SystemSampler (bench) measures it.
+// /proc/stat counts in ticks of 1/USER_HZ s (10 ms): at 50 Hz an interval holds about 2
+// ticks per core, so one interval's shares move in steps of ~50 % of a core; the means over
+// a case (SystemSummary) are not affected. Rates above ~20 Hz buy finer time, not precision.
 // Errors: none thrown while sampling (an unreadable file leaves its metric absent);
 // start() throws std::invalid_argument for rate_hz outside (0, 1000].
 #pragma once
