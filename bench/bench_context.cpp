@@ -37,7 +37,8 @@ std::unique_ptr<SampleSource> open_source(const std::filesystem::path& path, OnE
 
 }  // namespace
 
-BenchContext::BenchContext(BenchConfig config) : config_(std::move(config)) {
+BenchContext::BenchContext(BenchConfig config)
+    : config_(std::move(config)), series_(config_.system_sample_hz) {
   disk_ = open_source(config_.data, config_.on_error);
   if (config_.read_throttle_mib_s > 0)
     throttle_ = std::make_shared<ReadThrottle>(config_.read_throttle_mib_s);

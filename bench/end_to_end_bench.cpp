@@ -155,7 +155,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   if (!phase([&] { warm_up(ctx, *loader, step.get()); })) return;
   dist::barrier();
   delay.restart();
-  LoaderWindow window(*loader, /*sample_system=*/true, ctx.config().data.string());
+  LoaderWindow window(*loader, system_sampling(ctx));
   RegionTimer regions;  // the loop's phases: Batch, IO, Forward (the step call), Other
   benchmark::IterationCount done = 0;
   double sync_wait_ms = 0;

@@ -166,6 +166,11 @@ std::vector<FlagSpec> make_table() {
   t.push_back({"grad-mib", "X", "97.5 (ResNet-50's gradients)",
                "the gradient buffer each step's allreduce sums over ranks, MiB of float32",
                with_check(bind_config(&BenchConfig::grad_mib), CLI::Range(0.0, 65536.0))});
+  t.push_back({"system-sample-hz", "N", "20",
+               "the system sampler's rate during the loader and end-to-end cases, samples per "
+               "second (CPU per core, user and system, memory, disk, context switches, GPU: "
+               "pipeline/system_metrics.h); 0: off, no system counters, series or BM_SystemSampler",
+               with_check(bind_config(&BenchConfig::system_sample_hz), CLI::Range(0, 1000))});
   t.push_back({"quick", "", "", "a first verdict in seconds: only the run's pipeline through "
                "BM_Sample, BM_Loader and BM_EndToEnd at 1 worker and every core, 10 steps, rounds "
                "of 64 images, Google Benchmark's min time 0.05 s; says what it left out",

@@ -61,6 +61,9 @@ struct BenchConfig {
   /// --sync: what each rank does after its step under mpirun (pipeline/dist/sync_step.h)
   dist::SyncMode sync = dist::SyncMode::kAllreduce;
   double grad_mib = dist::kResNet50GradMiB;       ///< --grad-mib: the allreduce's buffer, MiB
+  /// --system-sample-hz: the system sampler's rate during loader and end-to-end cases, Hz
+  /// (pipeline/system_metrics.h); 0 = off (no system counters, series or BM_SystemSampler)
+  int system_sample_hz = 20;
 };
 
 /// Throws std::invalid_argument ("FLAG: cannot write PATH: reason") when `path` cannot be

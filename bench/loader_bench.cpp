@@ -47,7 +47,7 @@ void BM_Loader(benchmark::State& state, BenchContext& ctx, const std::shared_ptr
     ctx.fail_case(state, e.what());
     return;
   }
-  LoaderWindow window(*loader, /*sample_system=*/true, ctx.config().data.string());
+  LoaderWindow window(*loader, system_sampling(ctx));
   for (auto _ : state) {
     std::optional<BatchHandle> batch;
     if (!next_batch(ctx, state, *loader, batch)) break;

@@ -60,19 +60,26 @@ bool next_batch(BenchContext& ctx, benchmark::State& state, Loader& loader,
   return true;
 }
 
-LoaderWindow::LoaderWindow(const Loader& loader, bool sample_system, const std::string& dataset)
+SystemSampling system_sampling(const BenchContext& ctx) {
+  return {static_cast<double>(ctx.config().system_sample_hz), ctx.config().data.string()};
+}
+
+LoaderWindow::LoaderWindow(const Loader& loader, const SystemSampling& sampling)
     : before(loader.stats()), format(loader.options().pipeline->output()) {
-  if (sample_system) {
-    sampler_ = std::make_unique<SystemSampler>(dataset);
-    sampler_->start();
+  if (sampling.rate_hz > 0) {
+    sampler_ = std::make_unique<SystemSampler>(sampling.dataset);
+    sampler_->start(sampling.rate_hz);
   }
   t0_ = now_ns();
-  cpu0_ = process_cpu_ns();
+  cpu_ = std::make_unique<RoleCpuWindow>(sampler_.get());
 }
 
 void LoaderWindow::finish(const Loader& loader) {
   wall_ms = (now_ns() - t0_) / 1e6;
-  process_cpu_ms = (process_cpu_ns() - cpu0_) / 1e6;
+  const RoleCpu cpu = cpu_->finish();  // before the sampler stops: its clock is read live
+  process_cpu_ms = cpu.process_ns / 1e6;
+  consumer_cpu_ms = cpu.consumer_ns / 1e6;
+  workers_cpu_ms = cpu.workers_ns / 1e6;
   after = loader.stats();
   produced = after.processed - before.processed;
   if (sampler_) {
@@ -143,6 +150,11 @@ void add_system_counters(BenchContext& ctx, benchmark::State& state, const Loade
   put("disk_read_mib_per_s", s.disk_read_mib_per_s);
   put("disk_read_iops", s.disk_read_iops);
   put("process_read_mib_per_s", s.process_read_mib_per_s);
+  state.counters["cpu_user_pct_mean"] = s.cpu_user_pct_mean;
+  state.counters["cpu_system_pct_mean"] = s.cpu_system_pct_mean;
+  if (!s.core_util_pct_mean.empty()) state.counters["cpu_core_util_pct_max"] = s.cpu_core_util_pct_max;
+  put("voluntary_switches_per_s", s.voluntary_switches_per_s);
+  put("involuntary_switches_per_s", s.involuntary_switches_per_s);
   put("context_switches_per_s", s.context_switches_per_s);
   put("major_faults", s.major_faults);
   put("gpu_util_pct_mean", s.gpu_util_pct_mean);
@@ -198,7 +210,10 @@ void add_stage_counters(BenchContext& ctx, benchmark::State& state, const Loader
   state.counters["batch_bytes"] = static_cast<double>(format.bytes()) * batch_size;
   state.counters["batch_uint8"] = format.dtype == SampleDtype::kUint8 ? 1 : 0;
   if (w.produced > 0) state.counters["wall_us_per_image"] = w.wall_ms * 1e3 / static_cast<double>(w.produced);
-  state.counters["process_cpu_ms"] = w.process_cpu_ms / std::max(1e-9, w.produced_batches(batch_size));
+  const double produced_batches = std::max(1e-9, w.produced_batches(batch_size));
+  state.counters["process_cpu_ms"] = w.process_cpu_ms / produced_batches;
+  state.counters["consumer_cpu_ms"] = w.consumer_cpu_ms / produced_batches;
+  state.counters["workers_cpu_ms"] = w.workers_cpu_ms / produced_batches;
   if (w.wall_ms > 0) state.counters["cpu_cores_used"] = w.process_cpu_ms / w.wall_ms;
   state.counters["consumer_wait_ms"] =
       (after.consumer_wait_ns - before.consumer_wait_ns) / 1e6 / batches;

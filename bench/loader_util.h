@@ -12,6 +12,7 @@
 #include "pipeline/loader.h"
 #include "pipeline/region_timer.h"
 #include "pipeline/system_metrics.h"
+#include "pipeline/thread_cpu.h"
 #include "pipeline/train_step.h"
 
 namespace pipebench::bench {
@@ -35,28 +36,44 @@ std::unique_ptr<Loader> make_loader(BenchContext& ctx, const std::shared_ptr<con
 bool next_batch(BenchContext& ctx, benchmark::State& state, Loader& loader,
                 std::optional<BatchHandle>& batch);
 
+/// The system sampler of a loader window: its rate, Hz (0: no sampler), and the dataset
+/// whose block device's reads it counts.
+struct SystemSampling {
+  double rate_hz = 0;
+  std::string dataset;
+};
+
+/// The run's sampling: --system-sample-hz over --data (rate 0 when the flag turned it off).
+SystemSampling system_sampling(const BenchContext& ctx);
+
 /// A timed window over a running loader. Throughput is what the workers produced in it
 /// (LoaderStats::processed), not what the consumer took: batches prefetched before the
 /// window started would otherwise count as speed (at prefetch 8 and 30 steps that read
 /// 17.4 ms per batch where 2 cores can reach 20.3). CPU is the whole process's (every
-/// worker thread), not the benchmark thread's.
+/// worker thread), split by thread role (pipeline/thread_cpu.h): the consumer is the
+/// thread that constructed the window (the benchmark loop), the sampler its own thread.
 class LoaderWindow {
  public:
-  /// Starts now. With `sample_system`, a SystemSampler (pipeline/system_metrics.h, 20 Hz)
-  /// runs until finish(), counting disk reads on the device of `dataset`.
-  explicit LoaderWindow(const Loader& loader, bool sample_system = false,
-                        const std::string& dataset = "");
-  /// Ends the window: wall ms, process CPU ms, samples produced, stats at both ends.
+  /// Starts now, on the consumer's thread. With a sampling rate above 0, a SystemSampler
+  /// (pipeline/system_metrics.h) runs at that rate until finish(), counting disk reads on
+  /// the device of the sampling's dataset.
+  explicit LoaderWindow(const Loader& loader, const SystemSampling& sampling = {});
+  /// Ends the window: wall ms, CPU ms by role, samples produced, stats at both ends.
   void finish(const Loader& loader);
 
   double wall_ms = 0;
-  double process_cpu_ms = 0;
+  double process_cpu_ms = 0;   ///< every thread of the process, CPU ms in the window
+  double consumer_cpu_ms = 0;  ///< the consumer thread's CPU ms in the window
+  /// Every other thread but the sampler's (the loader's oneTBB workers; async callbacks'
+  /// and driver threads where those run), CPU ms: process - consumer - sampler.
+  double workers_cpu_ms = 0;
   int64_t produced = 0;  ///< samples the workers finished inside the window
   LoaderStats before, after;
   SampleFormat format;   ///< one sample of the loader's batches (dtype, layout, C, H, W)
-  std::vector<SystemSample> system_samples;  ///< with sample_system, after finish()
+  std::vector<SystemSample> system_samples;  ///< with a sampler, after finish()
   std::optional<SystemSummary> system;       ///< their summary
-  double sampler_cpu_ms = 0;  ///< with sample_system: the sampler thread's own CPU time
+  /// With a sampler: its thread's CPU ms from start to stop (its cost; BM_SystemSampler).
+  double sampler_cpu_ms = 0;
 
   /// Samples per delivered batch in the window (short batches included), or `nominal`
   /// when none was delivered.
@@ -65,8 +82,9 @@ class LoaderWindow {
   double produced_batches(int nominal) const { return produced / mean_batch(nominal); }
 
  private:
-  int64_t t0_ = 0, cpu0_ = 0;
+  int64_t t0_ = 0;
   std::unique_ptr<SystemSampler> sampler_;
+  std::unique_ptr<RoleCpuWindow> cpu_;
 };
 
 /// Marks a benchmark case in the trace: a span named after the case, from construction
@@ -103,7 +121,12 @@ void warm_up(const BenchContext& ctx, Loader& loader, TrainStep* step);
 /// only when the loader copies to the device; sample_cpu_ms (workers' thread CPU for
 /// read + decode + transform, + collate when it copies) and preempted_ms (that stage wall time minus CPU: waiting
 /// for a core when workers outnumber cores, or for I/O); process_cpu_ms per batch produced
-/// (every thread of the process) and cpu_cores_used (process CPU / wall); consumer_wait_ms
+/// (every thread of the process), split by thread role as consumer_cpu_ms (the benchmark
+/// loop's thread) and workers_cpu_ms (every thread but the consumer's and the system
+/// sampler's), both CPU ms per batch produced (process = consumer + workers + the sampler's
+/// share), and cpu_cores_used (process CPU / wall); with the system sampler, its summary
+/// (add_system_counters in loader_util.cpp: cpu_util_pct_mean, cpu_user_pct_mean,
+/// cpu_system_pct_mean, cpu_core_util_pct_max, voluntary_switches_per_s, ...); consumer_wait_ms
 /// and worker_wait_ms per batch; op:<step>_ms and op:<step>_pct; collate_ms only when the
 /// batch is not float32 NCHW (the worker then copies each sample into its slot);
 /// wall_us_per_image (loader wall time per produced image, us; BM_Sample's us_per_image

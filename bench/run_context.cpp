@@ -105,6 +105,8 @@ void add_run_context(BenchContext& ctx) {
   add("compute_ms", std::to_string(c.compute_ms));
   add("workers", join(c.workers));
   add("prefetch_depth_batches", std::to_string(c.prefetch));
+  // The system sampler's rate, samples/s (--system-sample-hz; 0: off, no system counters).
+  add("system_sample_hz", std::to_string(c.system_sample_hz));
   add("hardware_threads", std::to_string(std::thread::hardware_concurrency()));
   add_storage_context(ctx);
 }

@@ -13,6 +13,7 @@
 
 #include "pipeline/nvml.h"
 #include "pipeline/stage_timers.h"
+#include "pipeline/thread_cpu.h"
 #include "pipeline/trace.h"
 
 namespace pipebench {
@@ -146,19 +147,26 @@ SystemInterval interval_between(const SystemSample& a, const SystemSample& b) {
       if (c.core == core) return &c;
     return nullptr;
   };
-  double busy = 0, total = 0;
+  double busy = 0, user = 0, system = 0, total = 0;
   for (const auto& cb : b.cpus) {
     if (cb.core < 0) continue;
     const CpuTicks* ca = find(a, cb.core);
     if (!ca) continue;  // came online in between
-    const double db = static_cast<double>(grown(ca->busy(), cb.busy()));
     const double dt = static_cast<double>(grown(ca->total(), cb.total()));
-    r.core_util_pct.push_back(dt > 0 ? 100.0 * std::min(db, dt) / dt : 0.0);
-    busy += std::min(db, dt);
+    // Each share at most the interval's ticks (fields that went backwards count as 0).
+    const auto part = [&](uint64_t ta, uint64_t tb) { return std::min(static_cast<double>(grown(ta, tb)), dt); };
+    const double db = part(ca->busy(), cb.busy());
+    r.core_util_pct.push_back(dt > 0 ? 100.0 * db / dt : 0.0);
+    r.core_ids.push_back(cb.core);
+    busy += db;
+    user += std::min(db, part(ca->user + ca->nice, cb.user + cb.nice));
+    system += std::min(db, part(ca->system + ca->irq + ca->softirq, cb.system + cb.irq + cb.softirq));
     total += dt;
   }
   if (total > 0) {
     r.cpu_util_pct = 100.0 * busy / total;
+    r.cpu_user_pct = 100.0 * user / total;
+    r.cpu_system_pct = 100.0 * std::min(system, busy - std::min(user, busy)) / total;
     r.cpu_busy_cores = r.cpu_util_pct / 100.0 * static_cast<double>(r.core_util_pct.size());
   }
   if (r.seconds > 0) {
@@ -169,9 +177,12 @@ SystemInterval interval_between(const SystemSample& a, const SystemSample& b) {
     }
     if (a.process_read_bytes && b.process_read_bytes)
       r.process_read_mib_per_s = grown(*a.process_read_bytes, *b.process_read_bytes) / double(1 << 20) / r.seconds;
-    if (a.voluntary_switches && b.voluntary_switches && a.involuntary_switches && b.involuntary_switches)
-      r.context_switches_per_s = (grown(*a.voluntary_switches, *b.voluntary_switches) +
-                                  grown(*a.involuntary_switches, *b.involuntary_switches)) / r.seconds;
+    if (a.voluntary_switches && b.voluntary_switches)
+      r.voluntary_switches_per_s = grown(*a.voluntary_switches, *b.voluntary_switches) / r.seconds;
+    if (a.involuntary_switches && b.involuntary_switches)
+      r.involuntary_switches_per_s = grown(*a.involuntary_switches, *b.involuntary_switches) / r.seconds;
+    if (r.voluntary_switches_per_s && r.involuntary_switches_per_s)
+      r.context_switches_per_s = *r.voluntary_switches_per_s + *r.involuntary_switches_per_s;
   }
   if (a.major_faults && b.major_faults) r.major_faults = grown(*a.major_faults, *b.major_faults);
   return r;
@@ -219,24 +230,33 @@ SystemSummary summarize(const std::vector<SystemSample>& samples) {
       s.mem_available_mib_min = std::min(s.mem_available_mib_min.value_or(1e300), mib(*x.mem_available_bytes));
   }
   if (samples.size() < 2) return s;
-  double util_sum = 0, cores_sum = 0, seconds = 0;
+  double util_sum = 0, user_sum = 0, system_sum = 0, cores_sum = 0, seconds = 0;
   for (size_t i = 1; i < samples.size(); ++i) {
     const SystemInterval in = interval_between(samples[i - 1], samples[i]);
     util_sum += in.cpu_util_pct * in.seconds;
+    user_sum += in.cpu_user_pct * in.seconds;
+    system_sum += in.cpu_system_pct * in.seconds;
     cores_sum += in.cpu_busy_cores * in.seconds;
     seconds += in.seconds;
     s.cpu_util_pct_max = std::max(s.cpu_util_pct_max, in.cpu_util_pct);
   }
   if (seconds > 0) {
     s.cpu_util_pct_mean = util_sum / seconds;
+    s.cpu_user_pct_mean = user_sum / seconds;
+    s.cpu_system_pct_mean = system_sum / seconds;
     s.cpu_busy_cores_mean = cores_sum / seconds;
   }
   // Rates over the whole run: first to last sample (backwards steps inside count as 0).
   const SystemInterval whole = interval_between(samples.front(), samples.back());
+  s.core_util_pct_mean = whole.core_util_pct;
+  s.core_ids = whole.core_ids;
+  for (double u : whole.core_util_pct) s.cpu_core_util_pct_max = std::max(s.cpu_core_util_pct_max, u);
   s.process_cores_mean = whole.process_cores;
   s.disk_read_mib_per_s = whole.disk_read_mib_per_s;
   s.disk_read_iops = whole.disk_read_iops;
   s.process_read_mib_per_s = whole.process_read_mib_per_s;
+  s.voluntary_switches_per_s = whole.voluntary_switches_per_s;
+  s.involuntary_switches_per_s = whole.involuntary_switches_per_s;
   s.context_switches_per_s = whole.context_switches_per_s;
   s.major_faults = whole.major_faults;
   summarize_gpu(samples, s);
@@ -301,6 +321,12 @@ void SystemSampler::start(double rate_hz) {
   samples_.clear();
   running_ = true;
   thread_ = std::thread([this, rate_hz] { run(rate_hz); });
+  native_ = thread_.native_handle();
+}
+
+std::optional<int64_t> SystemSampler::running_thread_cpu_ns() const {
+  if (!thread_.joinable()) return std::nullopt;
+  return thread_cpu_ns_of(native_);
 }
 
 std::vector<SystemSample> SystemSampler::stop() {

@@ -19,12 +19,16 @@
 // count as 0 for that interval, never as a negative or a huge rate. A core present in only
 // one of two samples (hot-unplugged) is left out of that interval.
 //
-// SystemSampler: a thread that reads these files every 1/rate_hz s (default 20 Hz) between
+// SystemSampler: a thread that reads these files every 1/rate_hz s (default 20 Hz; pipebench's
+// --system-sample-hz) between
 // start() and stop(), and a Summary of the interval. Its own cost: reading five small
 // procfs files per sample: 70-90 us of CPU read back to back, and in the running sampler
 // thread 0.45-0.55 % of one core at 20 Hz (2-core dev VM, cold caches between samples);
 // the thread sleeps on a condition variable, one wake-up per sample (sleeping in 5 ms
 // slices cost 0.9 % of a core, mostly wake-ups). BM_SystemSampler (bench) measures it.
+// /proc/stat counts in ticks of 1/USER_HZ s (10 ms): at 50 Hz an interval holds about 2
+// ticks per core, so one interval's shares move in steps of ~50 % of a core; the means over
+// a case (SystemSummary) are not affected. Rates above ~20 Hz buy finer time, not precision.
 // Errors: none thrown while sampling (an unreadable file leaves its metric absent);
 // start() throws std::invalid_argument for rate_hz outside (0, 1000].
 #pragma once
@@ -32,6 +36,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <pthread.h>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -76,14 +81,25 @@ std::optional<std::pair<uint64_t, uint64_t>> parse_diskstats(std::string_view te
                                                              unsigned minor);
 
 /// What happened between two samples. Rates per second of wall time between them.
+/// CPU shares are of the ticks of the cores present in both samples (all processes):
+/// busy = user + nice + system + irq + softirq + steal; of it, user mode = user + nice and
+/// kernel mode ("system") = system + irq + softirq (steal, time a hypervisor gave another
+/// guest, is in neither), so cpu_user_pct + cpu_system_pct <= cpu_util_pct.
 struct SystemInterval {
   double seconds = 0;
   double cpu_busy_cores = 0;          ///< cores busy (all processes), 0..cores
   double process_cores = 0;           ///< this process's CPU time / wall time, cores
-  double cpu_util_pct = 0;            ///< 100 * busy / total over all cores
-  std::vector<double> core_util_pct;  ///< per core present in both samples
+  double cpu_util_pct = 0;            ///< 100 * busy / total over all cores, %
+  double cpu_user_pct = 0;            ///< 100 * (user + nice) / total over all cores, %
+  double cpu_system_pct = 0;          ///< 100 * (system + irq + softirq) / total, %
+  std::vector<double> core_util_pct;  ///< %, per core present in both samples, in /proc/stat order
+  std::vector<int> core_ids;          ///< the core of each core_util_pct entry (cpuN)
   std::optional<double> disk_read_mib_per_s, disk_read_iops, process_read_mib_per_s;
-  std::optional<double> context_switches_per_s;  ///< voluntary + involuntary, this process
+  /// This process's context switches, per s: voluntary (it blocked: waiting for I/O, a
+  /// lock, a condition variable), involuntary (the scheduler took its core: more runnable
+  /// threads than cores), and their sum.
+  std::optional<double> voluntary_switches_per_s, involuntary_switches_per_s;
+  std::optional<double> context_switches_per_s;
   std::optional<uint64_t> major_faults;          ///< this process, in the interval
 };
 
@@ -93,11 +109,19 @@ SystemInterval interval_between(const SystemSample& a, const SystemSample& b);
 /// Mean and max over a run's samples, with units in the names (the case's counters).
 struct SystemSummary {
   int samples = 0;
-  double cpu_util_pct_mean = 0, cpu_util_pct_max = 0;
+  double cpu_util_pct_mean = 0, cpu_util_pct_max = 0;  ///< all cores, %: mean over time, busiest interval
+  double cpu_user_pct_mean = 0, cpu_system_pct_mean = 0;  ///< all cores, user / kernel mode, %
   double cpu_busy_cores_mean = 0;
   double process_cores_mean = 0;      ///< this process alone, cores
+  /// Per core, first to last sample: its utilisation over the run, % (cores present in
+  /// both; in /proc/stat order, core_ids names them); and the busiest core's, % (0 without any).
+  std::vector<double> core_util_pct_mean;
+  std::vector<int> core_ids;
+  double cpu_core_util_pct_max = 0;
   std::optional<double> rss_mib_max, peak_rss_mib, mem_available_mib_min;
   std::optional<double> disk_read_mib_per_s, disk_read_iops, process_read_mib_per_s;
+  /// Per s over the run: voluntary, involuntary, and their sum (SystemInterval).
+  std::optional<double> voluntary_switches_per_s, involuntary_switches_per_s;
   std::optional<double> context_switches_per_s;
   std::optional<uint64_t> major_faults;
   /// Over the samples that have them (NVML): mean and max %, max MiB, mean MiB/s and MHz.
@@ -133,6 +157,10 @@ class SystemSampler {
   /// CPU time the sampler's own thread used from start() to stop(), ns (its cost, measured
   /// directly: CLOCK_THREAD_CPUTIME_ID at the thread's end); 0 before a stop().
   int64_t thread_cpu_ns() const { return thread_cpu_ns_; }
+  /// CPU time the sampler's thread has used so far, ns, read while it runs (its per-thread
+  /// CPU clock, pipeline/thread_cpu.h); nullopt when it is not running. Read at both ends of
+  /// a window, it takes the sampler's share out of the window's process CPU (RoleCpuWindow).
+  std::optional<int64_t> running_thread_cpu_ns() const;
 
  private:
   void run(double rate_hz);
@@ -142,6 +170,7 @@ class SystemSampler {
   std::condition_variable wake_;
   std::atomic<int64_t> thread_cpu_ns_{0};
   std::thread thread_;
+  pthread_t native_{};                 // thread_'s handle while joinable (its CPU clock)
   std::vector<SystemSample> samples_;  // written by the thread only while running_
 };
 

@@ -23,9 +23,11 @@ of its predicted images/s (images_per_second of the table's rows, at the table's
 count), against the training step's capacity, batch_size * 1000 / compute_ms_per_batch
 (vertical line): a bar that reaches the line keeps the accelerator busy.
 
-With the run's "system_series" section (bench/system_series.h: the 20 Hz system sampler's
-series per case), a bottom panel: CPU cores busy over time during each BM_EndToEnd sweep
-case, pipebench's own (solid) and all processes' (dotted), x = seconds since the case's
+With the run's "system_series" section (bench/system_series.h: the system sampler's series
+per case at its rate_hz, pipebench's --system-sample-hz), a bottom panel: CPU cores busy
+over time during each BM_EndToEnd sweep case, pipebench's own (solid), all processes'
+(dotted) and of those the cores in the kernel (dash-dot, where the series has
+cpu_system_cores), x = seconds since the case's
 first sample, against the cores available (dashed); GPU utilisation % on the right-hand axis
 where the series has it (NVML). A run without the section has no such panel.
 
@@ -112,8 +114,10 @@ def extract(data):
       loader_stages: (label, {stage: ms per sample}) or None
       sample_stages: (label, {stage: ms per sample}) or None
       errored: [case names]; context: the run context; cases: {case: fields}
-      system_series: {case: {t_s, cpu_busy_cores, pipebench_cores[, gpu_util_pct]}} of the
-        BM_EndToEnd sweep cases, from the run's "system_series" section ({} without it)
+      system_series: {case: {t_s, cpu_busy_cores, pipebench_cores[, cpu_system_cores,
+        gpu_util_pct]}} of the BM_EndToEnd sweep cases, from the run's "system_series"
+        section ({} without it)
+      system_rate_hz: the section's rate_hz, samples/s, or None
     """
     ctx = data.get("context") if isinstance(data.get("context"), dict) else {}
     cases, errored = case_means(data)
@@ -175,7 +179,15 @@ def extract(data):
     return {"sweeps": sweeps, "loader": loader, "compute_ips": compute_ips,
             "compute_ms": step_ms, "batch_size": batch, "loader_stages": loader_stages,
             "sample_stages": sample_stages, "errored": errored, "context": ctx,
-            "cases": cases, "system_series": system_series(data, cases)}
+            "cases": cases, "system_series": system_series(data, cases),
+            "system_rate_hz": system_rate_hz(data)}
+
+
+def system_rate_hz(data):
+    """The system sampler's rate (samples/s) the "system_series" section states, or None."""
+    section = data.get("system_series")
+    rate = section.get("rate_hz") if isinstance(section, dict) else None
+    return rate if _number(rate) and rate > 0 else None
 
 
 def system_series(data, cases):
@@ -191,7 +203,8 @@ def system_series(data, cases):
         f = next((f for n, f in cases.items() if settings.fullmatch(n)), None)
         if not _END_TO_END.match(name) or f is None or "callbacks_ms" in f or not isinstance(series, dict):
             continue
-        keys = [k for k in ("t_s", "cpu_busy_cores", "pipebench_cores", "gpu_util_pct") if k in series]
+        keys = [k for k in ("t_s", "cpu_busy_cores", "cpu_system_cores", "pipebench_cores",
+                            "gpu_util_pct") if k in series]
         cols = [series[k] for k in keys]
         if "t_s" not in keys or "pipebench_cores" not in keys or \
                 not all(isinstance(c, list) and all(_number(v) for v in c) for c in cols) or \
@@ -394,6 +407,9 @@ def _plot_system(ax, ex):
         if "cpu_busy_cores" in s:
             ax.plot(s["t_s"], s["cpu_busy_cores"], color=color, lw=1, ls=":",
                     label=f"{label}: all processes")
+        if "cpu_system_cores" in s:
+            ax.plot(s["t_s"], s["cpu_system_cores"], color=color, lw=1, ls="-.", alpha=0.8,
+                    label=f"{label}: all processes, kernel")
         if "gpu_util_pct" in s:
             gpu_ax = gpu_ax or ax.twinx()
             gpu_ax.plot(s["t_s"], s["gpu_util_pct"], color=color, lw=1, ls="--", alpha=0.7,
@@ -404,7 +420,9 @@ def _plot_system(ax, ex):
     ax.set_xlabel("seconds since the case's first sample")
     ax.set_ylabel("CPU cores busy")
     ax.set_ylim(bottom=0)
-    ax.set_title("CPU cores busy over time (BM_EndToEnd, system sampler 20 Hz)"
+    rate = ex.get("system_rate_hz")
+    ax.set_title("CPU cores busy over time (BM_EndToEnd, system sampler"
+                 + (f" {rate:g} Hz)" if rate else ")")
                  + (" and GPU utilisation" if gpu_ax else ""))
     if gpu_ax:
         gpu_ax.set_ylabel("GPU utilisation %")

@@ -71,6 +71,62 @@ TEST(SystemMetrics, ACoreGoingOfflineIsLeftOutNotNegative) {
   }
 }
 
+// User vs system, worked by hand. 1 s after kStatA (USER_HZ 100, 100 ticks per core):
+//   cpu0: user +60, nice +10, system +20, softirq +5, idle +5  -> busy 95, user mode 70, kernel 25
+//   cpu1: user +10, system +30, idle +45, iowait +10, steal +5 -> busy 45, user mode 10, kernel 30
+// All cores (200 ticks): busy 140 = 70 %, user 80 = 40 %, system 55 = 27.5 % (steal in neither).
+constexpr const char* kStatUserSystem =
+    "cpu  1070 20 550 8050 110 0 25 5 0 0\n"
+    "cpu0 660 15 270 3905 50 0 15 0 0 0\n"
+    "cpu1 410 5 280 4145 60 0 10 5 0 0\n";
+// 1 s later: cpu0 idle (+100 idle), cpu1 all user (+100 user): util 50 %, user 50 %, system 0 %.
+constexpr const char* kStatUserSystem2 =
+    "cpu  1170 20 550 8150 110 0 25 5 0 0\n"
+    "cpu0 660 15 270 4005 50 0 15 0 0 0\n"
+    "cpu1 510 5 280 4145 60 0 10 5 0 0\n";
+
+TEST(SystemMetrics, UserAndSystemSharesOfAllCores) {
+  const auto in = interval_between(sample(kStatA, 0), sample(kStatUserSystem, 1'000'000'000));
+  ASSERT_EQ(in.core_util_pct.size(), 2u);
+  EXPECT_DOUBLE_EQ(in.core_util_pct[0], 95.0);
+  EXPECT_DOUBLE_EQ(in.core_util_pct[1], 45.0);
+  EXPECT_EQ(in.core_ids, (std::vector<int>{0, 1}));
+  EXPECT_DOUBLE_EQ(in.cpu_util_pct, 70.0);
+  EXPECT_DOUBLE_EQ(in.cpu_user_pct, 40.0);
+  EXPECT_DOUBLE_EQ(in.cpu_system_pct, 27.5);
+  EXPECT_DOUBLE_EQ(in.cpu_busy_cores, 1.4);
+}
+
+TEST(SystemMetrics, SummaryOfUserSystemAndTheBusiestCore) {
+  const auto s = summarize({sample(kStatA, 0), sample(kStatUserSystem, 1'000'000'000),
+                            sample(kStatUserSystem2, 2'000'000'000)});
+  // Two 1 s intervals: util 70 then 50, user 40 then 50, system 27.5 then 0.
+  EXPECT_DOUBLE_EQ(s.cpu_util_pct_mean, 60.0);
+  EXPECT_DOUBLE_EQ(s.cpu_user_pct_mean, 45.0);
+  EXPECT_DOUBLE_EQ(s.cpu_system_pct_mean, 13.75);
+  EXPECT_DOUBLE_EQ(s.cpu_util_pct_max, 70.0);
+  // Per core over the 2 s: cpu0 (95 + 0) / 200 = 47.5 %, cpu1 (45 + 100) / 200 = 72.5 %.
+  ASSERT_EQ(s.core_util_pct_mean.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.core_util_pct_mean[0], 47.5);
+  EXPECT_DOUBLE_EQ(s.core_util_pct_mean[1], 72.5);
+  EXPECT_EQ(s.core_ids, (std::vector<int>{0, 1}));
+  EXPECT_DOUBLE_EQ(s.cpu_core_util_pct_max, 72.5);
+}
+
+TEST(SystemMetrics, UserAndSystemOfACoreThatWentBackwardsCountAsZero) {
+  // cpu0 +100 ticks (50 user, 50 system); cpu1 back from offline with lower counters: it
+  // adds no ticks, so the shares are cpu0's alone, and none is negative.
+  constexpr const char* kLater =
+      "cpu0 710 15 320 3905 50 0 15 0 0 0\n"
+      "cpu1 10 0 5 100 0 0 0 0 0 0\n";
+  const auto in = interval_between(sample(kStatUserSystem, 0), sample(kLater, 1'000'000'000));
+  EXPECT_DOUBLE_EQ(in.cpu_util_pct, 100.0);
+  EXPECT_DOUBLE_EQ(in.cpu_user_pct, 50.0);
+  EXPECT_DOUBLE_EQ(in.cpu_system_pct, 50.0);
+  ASSERT_EQ(in.core_util_pct.size(), 2u);
+  EXPECT_DOUBLE_EQ(in.core_util_pct[1], 0.0);
+}
+
 TEST(SystemMetrics, KeyValueFieldsInBytes) {
   const char* status =
       "Name:\tpipebench\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\n"
@@ -82,6 +138,45 @@ TEST(SystemMetrics, KeyValueFieldsInBytes) {
   EXPECT_FALSE(parse_kv_field(status, "VmSwap").has_value());
   EXPECT_FALSE(parse_kv_field(status, "Vm").has_value()) << "a prefix is not the key";
   EXPECT_EQ(parse_kv_field("MemTotal: 24000000 kB\nMemAvailable:   1000 kB\n", "MemAvailable"), 1024000u);
+}
+
+// Two readings of /proc/self/status 2 s apart: 400 voluntary and 60 involuntary switches.
+SystemSample switches_sample(const char* status, int64_t t_ns) {
+  SystemSample s;
+  s.t_ns = t_ns;
+  s.voluntary_switches = parse_kv_field(status, "voluntary_ctxt_switches");
+  s.involuntary_switches = parse_kv_field(status, "nonvoluntary_ctxt_switches");
+  return s;
+}
+
+TEST(SystemMetrics, VoluntaryAndInvoluntarySwitchesApart) {
+  const char* before = "Name:\tpipebench\nvoluntary_ctxt_switches:\t17\nnonvoluntary_ctxt_switches:\t3\n";
+  const char* after = "Name:\tpipebench\nvoluntary_ctxt_switches:\t417\nnonvoluntary_ctxt_switches:\t63\n";
+  const auto in = interval_between(switches_sample(before, 0), switches_sample(after, 2'000'000'000));
+  EXPECT_DOUBLE_EQ(in.voluntary_switches_per_s.value_or(-1), 200.0);
+  EXPECT_DOUBLE_EQ(in.involuntary_switches_per_s.value_or(-1), 30.0);
+  EXPECT_DOUBLE_EQ(in.context_switches_per_s.value_or(-1), 230.0);
+  // Over a run: first to last sample (the middle one does not change the rate).
+  const char* middle = "voluntary_ctxt_switches:\t20\nnonvoluntary_ctxt_switches:\t60\n";
+  const auto s = summarize({switches_sample(before, 0), switches_sample(middle, 1'000'000'000),
+                            switches_sample(after, 2'000'000'000)});
+  EXPECT_DOUBLE_EQ(s.voluntary_switches_per_s.value_or(-1), 200.0);
+  EXPECT_DOUBLE_EQ(s.involuntary_switches_per_s.value_or(-1), 30.0);
+  EXPECT_DOUBLE_EQ(s.context_switches_per_s.value_or(-1), 230.0);
+}
+
+TEST(SystemMetrics, ASwitchCountMissingFromOneReadingLeavesOnlyItsRateOut) {
+  const char* before = "voluntary_ctxt_switches:\t17\nnonvoluntary_ctxt_switches:\t3\n";
+  const char* no_involuntary = "voluntary_ctxt_switches:\t117\n";
+  const auto in = interval_between(switches_sample(before, 0), switches_sample(no_involuntary, 1'000'000'000));
+  EXPECT_DOUBLE_EQ(in.voluntary_switches_per_s.value_or(-1), 100.0);
+  EXPECT_FALSE(in.involuntary_switches_per_s.has_value());
+  EXPECT_FALSE(in.context_switches_per_s.has_value()) << "a sum of one part would read as the total";
+  // A count that went backwards is 0, not a huge rate.
+  const char* lower = "voluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t1\n";
+  const auto back = interval_between(switches_sample(before, 0), switches_sample(lower, 1'000'000'000));
+  EXPECT_DOUBLE_EQ(back.voluntary_switches_per_s.value_or(-1), 0.0);
+  EXPECT_DOUBLE_EQ(back.involuntary_switches_per_s.value_or(-1), 0.0);
 }
 
 TEST(SystemMetrics, MajorFaultsWithSpacesAndParenthesesInTheName) {

@@ -75,6 +75,8 @@ class PipebenchFlags(unittest.TestCase):
                           mentions="--cpu-budget")
         self.expect_exit2("--data=" + self.data, "--workers=1,2", "--cpu-budget=2",
                           mentions="--cpu-budget")
+        self.expect_exit2("--data=" + self.data, "--system-sample-hz=5000", mentions="--system-sample-hz")
+        self.expect_exit2("--data=" + self.data, "--system-sample-hz=-1", mentions="--system-sample-hz")
 
     def test_workers_auto_stays_within_the_budget_and_records_its_search(self):
         # The search on the real loader: with a budget of 1 core it may try only 1 worker,
@@ -101,7 +103,7 @@ class PipebenchFlags(unittest.TestCase):
         # GPU-metrics note; and the report reads the sampler's cost back.
         out = os.path.join(self.tmp.name, "prof.json")
         r = run(ARGS.pipebench, "--data=" + self.data, "--workers=1", "--batch=2", "--steps=4",
-                "--size=32", "--presize=off", "--callback=log:every=1,sync",
+                "--size=32", "--presize=off", "--callback=log:every=1,sync", "--system-sample-hz=50",
                 "--benchmark_filter=BM_(EndToEnd/[^/]+/emulated/workers:1|SystemSampler)/",
                 "--benchmark_min_time=0.01", "--benchmark_out=" + out,
                 "--benchmark_out_format=json")
@@ -122,14 +124,62 @@ class PipebenchFlags(unittest.TestCase):
         for key in ("on_ms", "off_ms", "overhead_pct", "sampler_cores", "sampler_cost_pct"):
             self.assertIn(key, sampler)
         self.assertGreater(sampler["sampler_cores"], 0)
+        # The system counters (units in the names), user / system and the busiest core,
+        # the two kinds of context switch, and the process's CPU by thread role.
+        for key in ("cpu_util_pct_mean", "cpu_user_pct_mean", "cpu_system_pct_mean",
+                    "cpu_core_util_pct_max", "voluntary_switches_per_s",
+                    "involuntary_switches_per_s", "context_switches_per_s"):
+            self.assertIn(key, e2e)
+        self.assertLessEqual(e2e["cpu_user_pct_mean"] + e2e["cpu_system_pct_mean"],
+                             e2e["cpu_util_pct_mean"] + 1e-6)
+        self.assertGreaterEqual(e2e["cpu_core_util_pct_max"], 0)
+        self.assertLessEqual(e2e["cpu_core_util_pct_max"], 100 + 1e-6)
+        self.assertAlmostEqual(e2e["context_switches_per_s"],
+                               e2e["voluntary_switches_per_s"] + e2e["involuntary_switches_per_s"], 6)
+        # Roles add up to at most the process (the sampler's share is the rest); the
+        # consumer is the benchmark thread, whose CPU Google Benchmark measures too.
+        self.assertGreater(e2e["workers_cpu_ms"], 0)
+        self.assertLessEqual(e2e["workers_cpu_ms"] + e2e["consumer_cpu_ms"], e2e["process_cpu_ms"] + 1e-6)
+        # The flag's rate reaches the sampler, the context and the series.
+        self.assertEqual(doc["context"]["system_sample_hz"], "50")
+        self.assertEqual(doc["system_series"]["rate_hz"], 50)
         series = doc["system_series"]["cases"]
         name = e2e["run_name"].split("/iterations:")[0]
         self.assertIn(name, series)
-        self.assertEqual(len(series[name]["t_s"]), len(series[name]["pipebench_cores"]))
+        n = len(series[name]["t_s"])
+        for key in ("pipebench_cores", "cpu_user_cores", "cpu_system_cores", "core_util_pct"):
+            self.assertEqual(len(series[name][key]), n, key)
+        self.assertTrue(all(isinstance(c, list) and c for c in series[name]["core_util_pct"]))
         self.assertTrue(doc["context"]["gpu_metrics"])  # "NVML: ..." or why not
         rep = run(ARGS.report, out)
         self.assertEqual(rep.returncode, 0, rep.stderr)
         self.assertIn("System sampler's cost (BM_SystemSampler/", rep.stdout)
+
+    def test_system_sampler_off(self):
+        # --system-sample-hz=0: no sampler, so no system counters, no series and no
+        # BM_SystemSampler; the CPU by role still comes (clocks, not the sampler), and the
+        # report reads the run.
+        out = os.path.join(self.tmp.name, "nosampler.json")
+        r = run(ARGS.pipebench, "--data=" + self.data, "--workers=1", "--batch=2", "--steps=4",
+                "--size=32", "--presize=off", "--system-sample-hz=0",
+                "--benchmark_filter=BM_(Loader/[^/]+/workers:1|EndToEnd/[^/]+/emulated/workers:1|SystemSampler)/",
+                "--benchmark_min_time=0.01", "--benchmark_out=" + out,
+                "--benchmark_out_format=json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["context"]["system_sample_hz"], "0")
+        self.assertNotIn("system_series", doc)
+        names = [b["name"] for b in doc["benchmarks"]]
+        self.assertTrue(any(n.startswith("BM_Loader/") for n in names), names)
+        self.assertFalse(any(n.startswith("BM_SystemSampler/") for n in names), names)
+        for b in doc["benchmarks"]:
+            self.assertNotIn("cpu_util_pct_mean", b)
+            self.assertNotIn("voluntary_switches_per_s", b)
+            for key in ("process_cpu_ms", "consumer_cpu_ms", "workers_cpu_ms"):
+                self.assertIn(key, b)
+        rep = run(ARGS.report, out)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
 
     def test_readme_flag_table_is_the_generated_one(self):
         # One flag table drives parsing, --help and README.md: README's copy must be current.

@@ -137,6 +137,8 @@ class SystemSeriesTest(unittest.TestCase):
         e2e = "BM_EndToEnd/imagenet_train/emulated/workers:"
         doc["system_series"] = {"rate_hz": 20, "cases": {
             e2e + "1": {"t_s": [0.05, 0.1], "cpu_busy_cores": [1.5, 1.7],
+                        "cpu_system_cores": [0.25, 0.5], "cpu_user_cores": [1.25, 1.2],
+                        "core_util_pct": [[75.0, 75.0], [85.0, 85.0]],
                         "pipebench_cores": [1.0, 1.2], "gpu_util_pct": [40.0, 60.0]},
             e2e + "2": {"t_s": [0.05, 0.1], "cpu_busy_cores": [2.0], "pipebench_cores": [1.9, 2.0]},
             "BM_Loader/imagenet_train/workers:1": {"t_s": [0.05], "cpu_busy_cores": [1.0],
@@ -150,6 +152,17 @@ class SystemSeriesTest(unittest.TestCase):
         s = series["BM_EndToEnd/imagenet_train/emulated/workers:1"]
         self.assertEqual(s["pipebench_cores"], [1.0, 1.2])
         self.assertEqual(s["gpu_util_pct"], [40.0, 60.0])
+        self.assertEqual(s["cpu_system_cores"], [0.25, 0.5])
+
+    def test_the_sections_rate(self):
+        doc = self.doc()
+        self.assertEqual(self.plot.extract(doc)["system_rate_hz"], 20)
+        doc["system_series"]["rate_hz"] = 50.0  # --system-sample-hz=50
+        self.assertEqual(self.plot.extract(doc)["system_rate_hz"], 50.0)
+        doc["system_series"]["rate_hz"] = "fast"
+        self.assertIsNone(self.plot.extract(doc)["system_rate_hz"])
+        del doc["system_series"]
+        self.assertIsNone(self.plot.extract(doc)["system_rate_hz"])
 
     def test_no_section_no_series(self):
         cases, ctx = pipeline_cases(workers=(1, 2))
