@@ -219,9 +219,16 @@ int main(int argc, char** argv) {
   std::unique_ptr<pb::JsonFileReporter> json;
   if (own_json) json = std::make_unique<pb::JsonFileReporter>();
   NullReporter silent;  // ranks other than 0 print nothing (rank 0 writes the job's figures)
-  if (rank != 0) benchmark::RunSpecifiedBenchmarks(&silent);
-  else benchmark::RunSpecifiedBenchmarks(console.get(), json.get());
+  const size_t ran = rank != 0 ? benchmark::RunSpecifiedBenchmarks(&silent)
+                               : benchmark::RunSpecifiedBenchmarks(console.get(), json.get());
   benchmark::Shutdown();
+  if (ran == 0) {  // Google Benchmark said "Failed to match any benchmarks": no JSON to write
+    if (rank == 0)
+      std::fprintf(stderr, "pipebench: error: no case matches --benchmark_filter=%s (pipebench "
+                   "--benchmark_list_tests lists the cases of this run)\n",
+                   benchmark::GetBenchmarkFilter().c_str());
+    return 2;
+  }
   // Each output is written on its own: a failed trace does not cost the JSON, or back.
   int rc = 0;
   load.finish();

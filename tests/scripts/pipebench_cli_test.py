@@ -198,6 +198,14 @@ class PipebenchFlags(unittest.TestCase):
             flag = row.split("`")[1].split("=")[0]
             self.assertIn("  " + flag, helptext)
 
+    def test_a_filter_that_matches_nothing_exits_2_saying_so(self):
+        out = os.path.join(self.tmp.name, "none.json")
+        r = run(ARGS.pipebench, "--data=" + self.data, "--benchmark_filter=NoSuchCase",
+                "--benchmark_out=" + out)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("no case matches --benchmark_filter=NoSuchCase", r.stderr)
+        self.assertNotIn("internal error", r.stderr)
+
     def test_a_good_run_names_the_dataset_in_the_context(self):
         out = os.path.join(self.tmp.name, "ok.json")
         r = run(ARGS.pipebench, "--data=" + self.data, "--benchmark_filter=BM_Read/files/warm",
