@@ -101,11 +101,16 @@ void table_text(std::string& out, const WhatIf& w) {
     appendf(out, "(a negative saving: the candidate measured slower than today; noise at this "
             "size (see the CV with --benchmark_repetitions), or a change that makes another "
             "step costlier, such as a fusion lost)\n");
-  appendf(out, "(predicted: CPU ms per sample; data = CPU ms x %d / min(workers, cores), step = "
+  std::string overhead;
+  if (w.loader_overhead_workers > 0)
+    appendf(overhead, " x %.3f, the loader's overhead over one thread's sample (collate, "
+            "hand-off), measured: today's loader alone at %d worker%s over the CPU model",
+            w.loader_overhead, w.loader_overhead_workers, w.loader_overhead_workers == 1 ? "" : "s");
+  appendf(out, "(predicted: CPU ms per sample; data = CPU ms x %d / min(workers, cores)%s; step = "
           "max(data, compute %.2f ms), both ms per batch; AU = compute / step; saving = CPU ms per "
           "sample vs today; \"for 90 %%\" = workers reaching AU %.0f %% with that cost. Today, "
-          "fixes and operators at %d workers: %s.)\n", w.batch, w.compute_ms, kAuTargetPct,
-          w.eval_workers, w.eval_reason.c_str());
+          "fixes and operators at %d workers: %s.)\n", w.batch, overhead.c_str(), w.compute_ms,
+          kAuTargetPct, w.eval_workers, w.eval_reason.c_str());
 }
 
 void workers_text(std::string& out, const WhatIf& w, bool swept) {
@@ -216,7 +221,9 @@ void add_what_if_json(json& j, const Report& r) {
   json table = {{"au_target_pct", kAuTargetPct}, {"batch_size", w.batch},
                 {"compute_ms_per_batch", w.compute_ms}, {"cores_available", w.cores},
                 {"cpu_cost_source", w.cost_source}, {"evaluated_at_workers", w.eval_workers},
-                {"evaluated_at", w.eval_reason}, {"rows", json::array()}};
+                {"evaluated_at", w.eval_reason}, {"rows", json::array()},
+                {"loader_overhead", w.loader_overhead},
+                {"loader_overhead_workers", w.loader_overhead_workers > 0 ? json(w.loader_overhead_workers) : json()}};
   if (!w.note.empty()) table["note"] = w.note;
   if (!w.cold_sweep_note.empty()) table["cold_sweep_note"] = w.cold_sweep_note;
   for (const auto& row : w.rows) {

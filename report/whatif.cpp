@@ -122,6 +122,25 @@ void read_today(const BenchRun& run, const std::string& pipeline,
             " nor a loader case with sample_cpu_ms";
 }
 
+// k of the model (whatif.h): today's loader alone at the fewest swept count within the
+// cores over the CPU model there (one worker, usually: the loader's own overhead, before
+// any contention between workers, which the workers check must still see). None from a
+// cold or throttled sweep, whose data time holds the fetch stall.
+void measure_loader_overhead(const BenchRun& run, WhatIfInputs& in) {
+  if (!in.today || in.batch <= 0) return;
+  const bool cold = run.context_or("cache_mode", "warm") == "cold" ||
+                    context_number(run, "read_throttle_mib_s").value_or(0) > 0;
+  if (cold) return;
+  for (const auto& p : in.sweep) {
+    if (in.cores > 0 && p.workers > in.cores + kEps) continue;
+    const double model = predicted_data_ms(in.today->cpu_ms, in.batch, p.workers, in.cores);
+    if (!(model > 0) || !(p.bound.data_ms > 0)) continue;
+    in.loader_overhead = p.bound.data_ms / model;
+    in.loader_overhead_workers = p.workers;
+    return;
+  }
+}
+
 WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double cores,
                 const WhatIfInputs& in) {
   WhatIfRow r;
@@ -132,13 +151,13 @@ WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double 
   r.kept_shorter_side_px = cost.kept_shorter_side_px;
   r.jpeg_quality = cost.jpeg_quality;
   r.workers = workers;
-  r.data_ms = predicted_data_ms(cost.cpu_ms, in.batch, workers, cores);
+  r.data_ms = in.loader_overhead * predicted_data_ms(cost.cpu_ms, in.batch, workers, cores);
   r.step_ms = std::max(r.data_ms, in.compute_ms);
   r.au_pct = 100.0 * in.compute_ms / r.step_ms;
   r.images_per_second = in.batch * 1000.0 / r.step_ms;
   r.saving_ms_per_sample = in.today->cpu_ms - cost.cpu_ms;
   r.saving_pct = in.today->cpu_ms > 0 ? 100.0 * r.saving_ms_per_sample / in.today->cpu_ms : 0;
-  r.workers_for_target = workers_for_target(cost.cpu_ms, in.batch, in.compute_ms);
+  r.workers_for_target = workers_for_target(cost.cpu_ms, in.batch, in.compute_ms, in.loader_overhead);
   r.cores_needed = workers;
   return r;
 }
@@ -188,7 +207,7 @@ WhatIfRow workers_row(const WhatIfInputs& in) {
       return r;
     }
   }
-  const int model = workers_for_target(in.today->cpu_ms, in.batch, in.compute_ms);
+  const int model = workers_for_target(in.today->cpu_ms, in.batch, in.compute_ms, in.loader_overhead);
   // Only counts within the cores say the workers were too few; beyond them the cores were.
   int beyond = 0;
   for (const auto& p : in.sweep)
@@ -255,8 +274,8 @@ Recommendation compute_bound_already(const SweepPoint& p, int model_workers) {
 // presizing, then to the cheaper sample).
 Recommendation recommend(const WhatIfInputs& in, const WhatIf& w) {
   if (!in.sweep.empty() && in.sweep.front().bound.au_pct >= kAuTargetPct)
-    return compute_bound_already(in.sweep.front(),
-                                 workers_for_target(in.today->cpu_ms, in.batch, in.compute_ms));
+    return compute_bound_already(in.sweep.front(), workers_for_target(in.today->cpu_ms, in.batch,
+                                                                      in.compute_ms, in.loader_overhead));
   std::vector<WhatIfRow> options;
   for (const auto& r : w.rows) {
     if (r.kind == CandidateKind::kWorkers) options.push_back(r);
@@ -327,7 +346,7 @@ std::optional<PredictionCheck> check(const WhatIfInputs& in, const WhatIf& w) {
     PredictionCheck c;
     c.workers = at;
     c.at_workers_candidate = workers && workers->measured;
-    const double data = predicted_data_ms(in.today->cpu_ms, in.batch, at, in.cores);
+    const double data = in.loader_overhead * predicted_data_ms(in.today->cpu_ms, in.batch, at, in.cores);
     // The point's own compute time: the case that ran the fix measured it.
     c.predicted_step_ms = std::max(data, p.bound.compute_ms);
     c.predicted_au_pct = 100.0 * p.bound.compute_ms / c.predicted_step_ms;
@@ -348,8 +367,8 @@ double predicted_data_ms(double cpu_ms_per_sample, int batch, int workers, doubl
   return cpu_ms_per_sample * batch / std::max(parallel, kEps);
 }
 
-int workers_for_target(double cpu_ms_per_sample, int batch, double compute_ms) {
-  const double w = kAuTargetPct / 100.0 * cpu_ms_per_sample * batch / compute_ms;
+int workers_for_target(double cpu_ms_per_sample, int batch, double compute_ms, double overhead) {
+  const double w = kAuTargetPct / 100.0 * overhead * cpu_ms_per_sample * batch / compute_ms;
   return std::max(1, static_cast<int>(std::ceil(w - kEps)));
 }
 
@@ -365,6 +384,7 @@ WhatIfInputs what_if_inputs(const BenchRun& run, const std::string& pipeline, in
   in.compute_ms = compute_ms_of(run, in.sweep);
   read_today(run, pipeline, loaders, in);
   read_fix_points(run, pipeline, in);
+  measure_loader_overhead(run, in);
   if (in.note.empty() && !(in.compute_ms > 0))
     in.note = "no training step time: neither a BM_EndToEnd case nor compute_ms in the context";
   return in;
@@ -377,6 +397,8 @@ WhatIf build_what_if(const WhatIfInputs& in) {
   w.cores = in.cores;
   w.cost_source = in.cost_source;
   w.note = in.note;
+  w.loader_overhead = in.loader_overhead;
+  w.loader_overhead_workers = in.loader_overhead_workers;
   if (!in.today || !(in.compute_ms > 0) || in.batch <= 0) {
     if (w.note.empty()) w.note = "no per-sample cost, step time or batch size to price candidates with";
     return w;
@@ -402,7 +424,7 @@ WhatIf build_what_if(const WhatIfInputs& in) {
     fc.label = f.label;
     PredictionCheck& c = fc.check;
     c.workers = p.workers;
-    c.predicted_step_ms = std::max(predicted_data_ms(f.cpu_ms, in.batch, p.workers, in.cores),
+    c.predicted_step_ms = std::max(in.loader_overhead * predicted_data_ms(f.cpu_ms, in.batch, p.workers, in.cores),
                                    p.bound.compute_ms);
     c.predicted_au_pct = 100.0 * p.bound.compute_ms / c.predicted_step_ms;
     c.measured_step_ms = p.bound.step_ms;

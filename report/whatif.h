@@ -3,18 +3,26 @@
 // the model against the worker sweep, where the fix "more workers" was run for real.
 //
 // The model (pipeline/bound.h's bound, with the loader's time predicted from CPU cost):
-//   data_ms(p, w)  = p * batch / min(w, cores)     ms per batch; p = CPU ms per sample
+//   data_ms(p, w)  = k * p * batch / min(w, cores) ms per batch; p = CPU ms per sample
 //   step_ms        = max(data_ms, compute_ms)      ms per batch
 //   au_pct         = 100 * compute_ms / step_ms    accelerator utilisation
 //   images/s       = batch * 1000 / step_ms
+// k = the loader's overhead over one thread's sample (collate, hand-off, scheduling), measured
+// in the same run: today's loader alone (the sweep's data_ms) at the fewest swept count within
+// the cores, over p * batch / min(w, cores) with today's p there; 1 without a sweep, or when
+// the sweep read cold or throttled (its data time then holds the fetch stall, not CPU work:
+// report/storage.h prices that). At the fewest count, so that what workers lose to each
+// other at more (contention) still shows in the workers check. (photos-in, idle machine:
+// k = 1.087 at 1 worker; the same loader at 2 workers measured 19.06 ms against k x 17.60 =
+// 19.13.)
 // cores = the context's cores_available (affinity and cgroup quota; a float), else
 // hardware_threads, else unknown (then min(w, cores) = w). A count of workers predicted
 // beyond this machine's cores is priced on as many cores as workers (one core each), and
 // flagged (WhatIfRow::exceeds_cores).
 // Target: AU >= 90 % (kAuTargetPct), MLPerf Storage's passing threshold (v1.0 rules: a
 // run passes when accelerator utilisation is >= 90 % for ResNet-50 and 3D U-Net).
-// Workers that reach it with cost p: the smallest w >= 1 with p * batch / w <= compute_ms /
-// 0.9, i.e. ceil(0.9 * p * batch / compute_ms).
+// Workers that reach it with cost p: the smallest w >= 1 with k * p * batch / w <= compute_ms /
+// 0.9, i.e. ceil(0.9 * k * p * batch / compute_ms).
 //
 // Candidates, each only where the run measured it (bench/README.md, JSON contract):
 //   today        BM_Sample/<pipeline>: the run's pipeline as it is;
@@ -86,6 +94,9 @@ struct WhatIfInputs {
   /// au_pct).
   std::map<std::string, std::map<int, SweepPoint>> fix_points;
   std::string note;               ///< why `today` or compute_ms is missing, if it is
+  /// k of the model above (1 = none measured).
+  double loader_overhead = 1.0;
+  int loader_overhead_workers = 0;  ///< where k was measured; 0 = not measured
 };
 
 /// kPeer: another loader measured outside the run (report/peer.h), priced from its images/s.
@@ -170,6 +181,8 @@ struct FixCheck {
 struct WhatIf {
   int batch = 0;
   double compute_ms = 0, cores = 0;
+  double loader_overhead = 1.0;  ///< k (WhatIfInputs::loader_overhead)
+  int loader_overhead_workers = 0;
   int eval_workers = 0;          ///< where fixes and prices are priced
   std::string eval_reason;       ///< why that count, in words
   std::string cost_source;
@@ -188,8 +201,8 @@ struct WhatIf {
 
 /// data_ms(p, w) of the model above; cores <= 0 means unknown (min(w, cores) = w).
 double predicted_data_ms(double cpu_ms_per_sample, int batch, int workers, double cores);
-/// The smallest worker count reaching kAuTargetPct with that cost (>= 1).
-int workers_for_target(double cpu_ms_per_sample, int batch, double compute_ms);
+/// The smallest worker count reaching kAuTargetPct with that cost (>= 1); `overhead` = k.
+int workers_for_target(double cpu_ms_per_sample, int batch, double compute_ms, double overhead = 1.0);
 
 /// The inputs of `pipeline` (the context's recipe) in `run`: sweep, the report's
 /// BM_EndToEnd points; loaders, its BM_Loader cases by worker count (the fallback cost).

@@ -404,7 +404,11 @@ TEST_F(LoaderTest, SkipStopsWhenEverySampleFails) {
     EXPECT_NE(std::string(e.what()).find("every one of the dataset's 40 samples failed"), std::string::npos) << e.what();
     EXPECT_FALSE(e.file().empty());
   }
-  EXPECT_LE(loader.stats().skipped, 40 + 2 * 6);  // stopped within about one epoch
+  // Stopped within about two epochs: the prefetched batches of the next epoch start before
+  // the last ones of this epoch end, so repeats (not counted as distinct) can come before the
+  // 40th distinct failure; a loaded machine measured up to 62 here, where 40 + 2 x 6 held
+  // when idle. A loader cycling through its 2^20 epochs would be far beyond.
+  EXPECT_LE(loader.stats().skipped, 2 * 40 + 2 * 6);
 }
 
 TEST_F(LoaderTest, SkipOverManyEpochsWithHalfTheFilesBadKeepsGoing) {

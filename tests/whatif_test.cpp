@@ -386,6 +386,37 @@ TEST(FixCheck, TheDecodeFixRunEndToEndIsSetAgainstItsPrediction) {
   EXPECT_TRUE(report_of(run_doc(sweep_rows(20))).what_if.fix_checks.empty());
 }
 
+TEST(FixCheck, TheLoadersOwnOverheadMeasuredAtOneWorkerScalesThePrediction) {
+  // Today 1 ms per sample, but its loader alone took 69.12 ms per batch at 1 worker, not
+  // 1 x 64 = 64: k = 69.12 / 64 = 1.08. decode:auto at 0.4 ms per sample, run end to end at
+  // 1 worker: predicted data 1.08 x 0.4 x 64 = 27.648 ms against a 25 ms step, measured
+  // 27.9 ms: error (27.648 - 27.9) / 27.9 = -0.90 % (without k: 25.6, -8.2 %).
+  std::vector<json> rows = {sample("", 1000), sample("/decode:auto", 400),
+                            end_to_end(1, 69.12, 25, 69.5), end_to_end(2, 34.8, 25, 35.1)};
+  rows.push_back(row("BM_EndToEnd/imagenet_train/decode:auto/emulated/workers:1/iterations:30/real_time",
+                     {{"workers", 1}, {"data_ms", 27.7}, {"compute_ms", 25.0}, {"step_ms", 27.9},
+                      {"au_pct", 100.0 * 25 / 27.9}, {"batch_size", 64}}));
+  const Report r = report_of(run_doc(rows));
+  EXPECT_NEAR(r.what_if.loader_overhead, 1.08, 1e-12);
+  EXPECT_EQ(r.what_if.loader_overhead_workers, 1);
+  ASSERT_EQ(r.what_if.fix_checks.size(), 1u);
+  const PredictionCheck& c = r.what_if.fix_checks[0].check;
+  EXPECT_NEAR(c.predicted_step_ms, 1.08 * 0.4 * 64, 1e-9);
+  EXPECT_NEAR(c.error_pct, 100.0 * (1.08 * 0.4 * 64 - 27.9) / 27.9, 1e-9);
+  EXPECT_FALSE(c.over_tolerance());
+  // The table's rows carry k too: decode:auto at 2 workers, 1.08 x 0.4 x 64 / 2 = 13.824 ms,
+  // and the workers it needs: ceil(0.9 x 1.08 x 0.4 x 64 / 25) = ceil(0.995) = 1.
+  const WhatIfRow& fix = row_of(r.what_if, "decode:auto");
+  EXPECT_NEAR(fix.data_ms, 13.824, 1e-9);
+  EXPECT_EQ(fix.workers_for_target, 1);
+  EXPECT_NE(format_text(r).find("x 1.080, the loader's overhead"), std::string::npos);
+  EXPECT_NEAR(to_json(r)["what_if"]["loader_overhead"].get<double>(), 1.08, 1e-12);
+  // A cold sweep's data time holds the fetch stall: no k from it.
+  const Report cold = report_of(run_doc(rows, {{"cache_mode", "cold"}}));
+  EXPECT_DOUBLE_EQ(cold.what_if.loader_overhead, 1.0);
+  EXPECT_EQ(cold.what_if.loader_overhead_workers, 0);
+}
+
 TEST(FixCheck, AtTheRecommendedWorkerCountWhenThatRan) {
   // decode:auto at 0.3 ms per sample reaches AU 90 % with 1 worker (0.3 x 64 = 19.2 ms
   // against a 25 ms step) while today needs 3 (more than the 2 cores): the recommendation
