@@ -103,8 +103,8 @@ void table_text(std::string& out, const WhatIf& w) {
             "step costlier, such as a fusion lost)\n");
   std::string overhead;
   if (w.loader_overhead_workers > 0)
-    appendf(overhead, " x %.3f, the loader's overhead over one thread's sample (collate, "
-            "hand-off), measured: today's loader alone at %d worker%s over the CPU model",
+    appendf(overhead, " x %.3f: today's loader alone at %d worker%s measured against the CPU "
+            "model (its collate and hand-off, and the whole dataset against the round's images)",
             w.loader_overhead, w.loader_overhead_workers, w.loader_overhead_workers == 1 ? "" : "s");
   appendf(out, "(predicted: CPU ms per sample; data = CPU ms x %d / min(workers, cores)%s; step = "
           "max(data, compute %.2f ms), both ms per batch; AU = compute / step; saving = CPU ms per "

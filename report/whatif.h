@@ -7,8 +7,9 @@
 //   step_ms        = max(data_ms, compute_ms)      ms per batch
 //   au_pct         = 100 * compute_ms / step_ms    accelerator utilisation
 //   images/s       = batch * 1000 / step_ms
-// k = the loader's overhead over one thread's sample (collate, hand-off, scheduling), measured
-// in the same run: today's loader alone (the sweep's data_ms) at the fewest swept count within
+// k = the loader against one thread's sample (its collate, hand-off and scheduling, and the
+// whole dataset's images against BM_Sample's round: k < 1 where the round is costlier than
+// the average image; photos-in deit_train, idle: 0.785), measured in the same run: today's loader alone (the sweep's data_ms) at the fewest swept count within
 // the cores, over p * batch / min(w, cores) with today's p there; 1 without a sweep, or when
 // the sweep read cold or throttled (its data time then holds the fetch stall, not CPU work:
 // report/storage.h prices that). At the fewest count, so that what workers lose to each

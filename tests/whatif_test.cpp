@@ -409,7 +409,7 @@ TEST(FixCheck, TheLoadersOwnOverheadMeasuredAtOneWorkerScalesThePrediction) {
   const WhatIfRow& fix = row_of(r.what_if, "decode:auto");
   EXPECT_NEAR(fix.data_ms, 13.824, 1e-9);
   EXPECT_EQ(fix.workers_for_target, 1);
-  EXPECT_NE(format_text(r).find("x 1.080, the loader's overhead"), std::string::npos);
+  EXPECT_NE(format_text(r).find("x 1.080: today's loader alone at 1 worker measured against the CPU model"), std::string::npos);
   EXPECT_NEAR(to_json(r)["what_if"]["loader_overhead"].get<double>(), 1.08, 1e-12);
   // A cold sweep's data time holds the fetch stall: no k from it.
   const Report cold = report_of(run_doc(rows, {{"cache_mode", "cold"}}));
