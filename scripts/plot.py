@@ -55,10 +55,11 @@ STAGE_COLORS = {"read_ms": "#8c8c8c", "decode_ms": "#d62728", "transform_ms": "#
 
 _END_TO_END = re.compile(r"^BM_EndToEnd/([^/]+)/([^/]+)/workers:(\d+)(?:/|$)")
 _LOADER = re.compile(r"^BM_Loader/([^/]+)/workers:(\d+)(?:/|$)")
-_SAMPLE = re.compile(r"^BM_Sample/([^/]+)(?:/|$)")
 _TRAIN_STEP = re.compile(r"^BM_TrainStep/([^/]+)(?:/|$)")
 _GB_SETTINGS = (r"(/(iterations|repeats|threads|min_time|min_warmup_time):[0-9.e+-]+s?"
                 r"|/real_time|/manual_time|/process_time)*")
+# The pipeline's own sample, not a what-if candidate (BM_Sample/<p>/presized:256, ...).
+_SAMPLE = re.compile(r"^BM_Sample/([^/]+)" + _GB_SETTINGS + "$")
 _NOT_VALUES = {"name", "run_name", "run_type", "aggregate_name", "aggregate_unit",
                "time_unit", "label", "family_index", "per_family_instance_index",
                "repetitions", "repetition_index", "threads", "iterations", "error_occurred",

@@ -54,6 +54,17 @@ class ExtractTest(unittest.TestCase):
         self.assertAlmostEqual(ex["compute_ips"], 64 * 1000.0 / statistics.fmean(e2e_compute))
         self.assertEqual([r["workers"] for r in ex["loader"]["imagenet_train"]], [1, 2, 4, 8])
 
+    def test_the_sample_panel_is_the_pipelines_own_sample_not_a_candidate(self):
+        # A what-if candidate written after the pipeline's own case (presized:256 costs half)
+        # must not take its place in the per-stage panel.
+        cases, ctx = pipeline_cases(workers=(1, 2))
+        own = next(c for c in cases if c.name.startswith("BM_Sample/imagenet_train/"))
+        cases.append(Case("BM_Sample/imagenet_train/presized:256", real_ms=0.1,
+                          counters={"read_ms": 0.01, "decode_ms": 0.05, "transform_ms": 0.02}))
+        ex = self.plot.extract(make_run(cases, reps=1, seed=3, context=ctx))
+        _, stages = ex["sample_stages"]
+        self.assertAlmostEqual(stages["decode_ms"], own.counters["decode_ms"])
+
     def test_throughput_axis_is_log_when_values_are_far_apart(self):
         import matplotlib
         matplotlib.use("Agg")
