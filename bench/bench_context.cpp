@@ -44,7 +44,8 @@ BenchContext::BenchContext(BenchConfig config)
     throttle_ = std::make_shared<ReadThrottle>(config_.read_throttle_mib_s);
   check_decodable(*disk_, config_.data);
   bad_ = std::make_unique<BadFiles>(*disk_, config_.on_error);
-  if (config_.shard_size > 0 && folder() != nullptr) packed_ = std::make_shared<PackedCopy>(config_.shard_size);
+  if (folder() != nullptr)
+    for (int n : config_.shard_sizes) packed_.push_back(std::make_shared<PackedCopy>(n));
   if (folder() != nullptr)
     if (const auto n = presize_shorter_side(config_.presize, config_.pipeline->spec()))
       presized_ = std::make_shared<PresizedCopy>(*n, kPresizeQuality);

@@ -74,8 +74,9 @@ class BenchContext {
   bool storage_study() const {
     return config_.cache == CacheMode::kCold || config_.read_throttle_mib_s > 0;
   }
-  /// The packed shard copy of --data (--shards N > 0 over an ImageFolder), or null.
-  const std::shared_ptr<PackedCopy>& packed_copy() const { return packed_; }
+  /// The packed shard copies of --data, one per --shards size (over an ImageFolder), by
+  /// ascending shard size; empty for none.
+  const std::vector<std::shared_ptr<PackedCopy>>& packed_copies() const { return packed_; }
   /// The presized copy of the round (--presize over an ImageFolder; bench/presized_copy.h),
   /// or null (--presize=off, shards, or a spec whose first operator fixes no size).
   const std::shared_ptr<PresizedCopy>& presized_copy() const { return presized_; }
@@ -124,7 +125,7 @@ class BenchContext {
   std::shared_ptr<ReadThrottle> throttle_;
   std::mutex stored_mu_;
   std::map<std::pair<CacheMode, bool>, std::unique_ptr<StoredSource>> stored_;
-  std::shared_ptr<PackedCopy> packed_;
+  std::vector<std::shared_ptr<PackedCopy>> packed_;
   std::shared_ptr<PresizedCopy> presized_;
   std::atomic<bool> evicted_{true};
   std::mutex decoded_mu_;

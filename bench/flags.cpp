@@ -44,6 +44,7 @@ Bind with_check(Bind bind, CLI::Validator check) {
                        const std::string& help) { return bind(app, raw, option, help)->check(check); };
 }
 
+std::vector<int> parse_count_list(const std::string& text, int max);
 std::vector<int> parse_worker_list(const std::string& text);
 
 std::vector<FlagSpec> make_table() {
@@ -128,11 +129,19 @@ std::vector<FlagSpec> make_table() {
                "emulate slow storage: every read of the run shares one link of X MiB/s (an "
                "emulation, labelled in every result; with it the storage cases run as with --cache=cold)",
                with_check(bind_config(&BenchConfig::read_throttle_mib_s), CLI::Range(0.0, 1e9))});
-  t.push_back({"shards", "N", "256 with --cache=cold or a throttle, else 0",
-               "also measure --data packed into WebDataset shards of N images (made once into "
-               "DATA/../.pipebench-cache/, like --presize): BM_Read/shards-N/... and the loader "
-               "cold on them, the 'pack into shards' what-if; 0: off",
-               with_check(bind_to(&RawFlags::shards), CLI::Range(-1, 1 << 20))});
+  t.push_back({"shards", "LIST", "64,256,1024 with --cache=cold or a throttle, else 0",
+               "also measure --data packed into WebDataset shards of N images, for each N of the "
+               "list (each made once into DATA/../.pipebench-cache/, like --presize): "
+               "BM_Read/shards-N/... and the loader cold on them, the 'pack into shards' "
+               "what-if; 0: off",
+               [](CLI::App& app, RawFlags& raw, const std::string& option, const std::string& help) {
+                 return app.add_option(option, raw.shards, help)->check(CLI::Validator(
+                     [](std::string& v) -> std::string {
+                       if (v == "0" || !parse_count_list(v, 1 << 20).empty()) return "";
+                       return "0 or a comma-separated list of images per shard 1..1048576; got " + v;
+                     },
+                     "LIST"));
+               }});
   t.push_back({"on-error", "POLICY", "stop",
                "a file that cannot be read or decoded: stop (each case that meets it errors, "
                "naming it) or skip (passed over, counted and listed in the JSON context)",
@@ -183,21 +192,24 @@ std::vector<FlagSpec> make_table() {
 }
 
 // "1,2,4" -> {1, 2, 4}; empty when any item is not a count 1..1024.
-std::vector<int> parse_worker_list(const std::string& text) {
+// "1,2,4": counts in [1, max]; empty for anything else.
+std::vector<int> parse_count_list(const std::string& text, int max) {
   std::vector<int> out;
   size_t pos = 0;
   while (pos <= text.size()) {
     const size_t comma = std::min(text.find(',', pos), text.size());
     const std::string item = text.substr(pos, comma - pos);
-    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
+    if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
       return {};
     const int n = std::stoi(item);
-    if (n < 1 || n > 1024) return {};
+    if (n < 1 || n > max) return {};
     out.push_back(n);
     pos = comma + 1;
   }
   return out;
 }
+
+std::vector<int> parse_worker_list(const std::string& text) { return parse_count_list(text, 1024); }
 
 std::vector<int> default_workers() {
   const int cores = std::max(1u, std::thread::hardware_concurrency());
@@ -290,7 +302,13 @@ BenchConfig parse_flags(int argc, char** argv) {
   c.on_error = raw.on_error == "skip" ? OnError::kSkip : OnError::kStop;
   c.cache = parse_cache_mode(raw.cache);
   const bool storage_study = c.cache == CacheMode::kCold || c.read_throttle_mib_s > 0;
-  c.shard_size = raw.shards >= 0 ? raw.shards : (storage_study ? 256 : 0);
+  if (raw.shards.empty()) {
+    if (storage_study) c.shard_sizes = {64, 256, 1024};
+  } else if (raw.shards != "0") {
+    c.shard_sizes = parse_count_list(raw.shards, 1 << 20);
+    std::sort(c.shard_sizes.begin(), c.shard_sizes.end());
+    c.shard_sizes.erase(std::unique(c.shard_sizes.begin(), c.shard_sizes.end()), c.shard_sizes.end());
+  }
   if (!raw.drop_last.empty()) c.drop_last = raw.drop_last == "true";
   c.pipeline = resolve_pipeline(raw, c.size);
   c.recipe = c.pipeline->name();

@@ -56,7 +56,7 @@ struct BenchConfig {
   bool quick = false;                             ///< --quick: a first verdict, fast
   CacheMode cache = CacheMode::kWarm;             ///< --cache: the sweep's page cache (datasets/storage.h)
   double read_throttle_mib_s = 0;                 ///< --read-throttle-mib-s, 0 = none (an emulation)
-  int shard_size = 0;                             ///< --shards: images per shard of the packed copy, 0 = none
+  std::vector<int> shard_sizes;                   ///< --shards: images per shard of each packed copy, ascending; empty = none
   std::string presize = "auto";                   ///< --presize: auto, off or N (bench/sample_bench.cpp)
   /// --sync: what each rank does after its step under mpirun (pipeline/dist/sync_step.h)
   dist::SyncMode sync = dist::SyncMode::kAllreduce;
@@ -104,7 +104,7 @@ struct RawFlags {
   double compute_ms = -1;     ///< --compute-ms, -1 when not given
   std::string on_error = "stop";
   std::string cache = "warm";
-  int shards = -1;  ///< --shards; -1: the default rule (flags.cpp)
+  std::string shards;  ///< --shards as given: "0", "64,256" or empty (the default rule, flags.cpp)
   std::string drop_last;      ///< "", "true" or "false"
   std::string workers;        ///< --workers as given: "auto", "1,2,4" or empty
   int cpu_budget = 0;         ///< --cpu-budget, 0 when not given

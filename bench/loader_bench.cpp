@@ -113,7 +113,7 @@ void register_loader_benchmarks(BenchContext& ctx) {
   // The storage study (issue 12; --cache=cold or --read-throttle-mib-s): DS-Analyzer's
   // fetch/prep split needs the prep-bound rate, the same loader with the page cache warm
   // and no throttle (every byte in memory),
-  // beside the sweep's cold one; and the same loader cold on the packed shards (--shards),
+  // beside the sweep's cold one; and the same loader cold on each packed copy (--shards),
   // at the table's worker count. BM_Read/<layout>/cold is the fetch rate alone.
   const int at = ctx.table_workers();
   if (!ctx.storage_study() || at == 0) return;
@@ -121,7 +121,7 @@ void register_loader_benchmarks(BenchContext& ctx) {
   const std::string base = "BM_Loader/" + pipeline->name() + "/";
   add(base + ctx.disk().layout() + "/warm" + tail, at,
       [](BenchContext& x) -> const SampleSource* { return &x.stored(CacheMode::kWarm, /*throttled=*/false); });
-  if (const auto copy = ctx.packed_copy()) {
+  for (const auto& copy : ctx.packed_copies()) {
     add(base + copy->layout() + "/cold" + tail, at, [copy](BenchContext& x) -> const SampleSource* {
       const PackedCopy::Ready* ready = copy->get(x);
       if (!ready) throw std::runtime_error(copy->error());

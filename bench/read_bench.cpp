@@ -103,7 +103,7 @@ void register_read_benchmarks(BenchContext& ctx) {
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
   }
-  if (const auto copy = ctx.packed_copy()) {
+  for (const auto& copy : ctx.packed_copies()) {
     for (CacheMode mode : {CacheMode::kWarm, CacheMode::kCold}) {
       register_case(ctx, "BM_Read/" + copy->layout() + "/" + to_string(mode), BM_ReadPacked, mode, copy)
           ->UseRealTime()

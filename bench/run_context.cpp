@@ -49,7 +49,9 @@ void add_storage_context(BenchContext& ctx) {
                                  "not this machine's disk");
   add("host_memory_bytes", std::to_string(host_memory_bytes()));
   add("host_available_memory_bytes", std::to_string(available_memory_bytes()));
-  if (const auto& copy = ctx.packed_copy()) add("packed_shard_images", std::to_string(copy->shard_size()));
+  std::string sizes;  // "64,256,1024": one packed copy per size
+  for (const auto& copy : ctx.packed_copies()) sizes += (sizes.empty() ? "" : ",") + std::to_string(copy->shard_size());
+  if (!sizes.empty()) add("packed_shard_images", sizes);
   if (!ctx.storage_study()) return;
   try {
     const ResidencyCheck r = ctx.stored(CacheMode::kCold).check_residency();

@@ -100,13 +100,29 @@ Storage storage_split(const BenchRun& run, const std::string& pipeline, std::opt
   const auto bytes = context_number(run, "dataset_bytes");
   if (s.throttle_mib_s && images && bytes && *images > 0 && *bytes > 0)
     s.predicted_fetch_images_per_second = *s.throttle_mib_s * 1048576.0 / (*bytes / *images);
-  if (const auto n = context_number(run, "packed_shard_images"); n && *n > 0) {
-    s.packed_layout = "shards-" + std::to_string(std::lround(*n));
-    s.packed_case = "BM_Loader/" + pipeline + "/" + s.packed_layout + "/cold/workers:" +
-                    std::to_string(s.workers);
-    s.packed_data_ms = run.value(s.packed_case, "data_ms");
-    s.packed_read_mb_per_second = mb_per_second(run, "BM_Read/" + s.packed_layout + "/cold");
-    s.files_read_mb_per_second = s.fetch_mb_per_second;
+  s.files_read_mb_per_second = s.fetch_mb_per_second;
+  const std::string sizes = run.context_or("packed_shard_images", "");
+  for (size_t pos = 0; pos < sizes.size();) {  // "64,256,1024"
+    const size_t comma = std::min(sizes.find(',', pos), sizes.size());
+    const long n = std::strtol(sizes.substr(pos, comma - pos).c_str(), nullptr, 10);
+    pos = comma + 1;
+    if (n <= 0) continue;
+    PackedLayout p;
+    p.layout = "shards-" + std::to_string(n);
+    p.loader_case = "BM_Loader/" + pipeline + "/" + p.layout + "/cold/workers:" + std::to_string(s.workers);
+    p.data_ms = run.value(p.loader_case, "data_ms");
+    p.read_mb_per_second = mb_per_second(run, "BM_Read/" + p.layout + "/cold");
+    s.packed.push_back(p);
+  }
+  const PackedLayout* best = nullptr;
+  for (const auto& p : s.packed)
+    if (p.data_ms && (!best || *p.data_ms < *best->data_ms)) best = &p;
+  if (!best && !s.packed.empty()) best = &s.packed.front();
+  if (best) {
+    s.packed_layout = best->layout;
+    s.packed_case = best->loader_case;
+    s.packed_data_ms = best->data_ms;
+    s.packed_read_mb_per_second = best->read_mb_per_second;
   }
   return s;
 }
@@ -132,11 +148,13 @@ void add_storage_rows(WhatIf& w, const Storage& s) {
   };
   const WhatIfRow files = row(s.layout + ", cold", s.cold_case, *s.cold_data_ms);
   const WhatIfRow packed = row("pack into " + s.packed_layout, s.packed_case, *s.packed_data_ms);
+  std::vector<WhatIfRow> rows = {files};
+  for (const auto& p : s.packed)  // every size measured, ascending
+    if (p.data_ms && *p.data_ms > 0) rows.push_back(row("pack into " + p.layout, p.loader_case, *p.data_ms));
   const auto first_price = std::find_if(w.rows.begin(), w.rows.end(), [](const WhatIfRow& x) {
     return x.kind == CandidateKind::kPrice;
   });
-  const auto at = w.rows.insert(first_price, files);
-  w.rows.insert(at + 1, packed);
+  w.rows.insert(first_price, rows.begin(), rows.end());
   std::string storage;
   appendf(storage, "Read cold, %.0f %% of the data stall is fetch: packed into %s the loader "
           "measured %.2f ms per batch against %.2f for the files (AU %.1f %% against %.1f %%, "
@@ -189,15 +207,16 @@ void append_storage_text(std::string& out, const Storage& s) {
             "loader measured %.0f images/s (%+.1f %%).\n", *s.predicted_fetch_images_per_second,
             *s.cold_images_per_second,
             100 * (*s.cold_images_per_second / *s.predicted_fetch_images_per_second - 1));
-  if (!s.packed_layout.empty() && s.packed_data_ms && s.cold_data_ms) {
-    const double saving = *s.cold_data_ms - *s.packed_data_ms;
+  for (const auto& p : s.packed) {
+    if (!p.data_ms || !s.cold_data_ms) continue;
+    const double saving = *s.cold_data_ms - *p.data_ms;
     appendf(out, "  Pack into shards (%s, cold, %d workers): %.2f ms per batch against %.2f for "
-            "the files (%s %.2f ms per batch)", s.packed_layout.c_str(), s.workers,
-            *s.packed_data_ms, *s.cold_data_ms, saving >= 0 ? "saves" : "costs", std::abs(saving));
-    if (s.packed_read_mb_per_second && s.files_read_mb_per_second && *s.files_read_mb_per_second > 0)
+            "the files (%s %.2f ms per batch)", p.layout.c_str(), s.workers, *p.data_ms,
+            *s.cold_data_ms, saving >= 0 ? "saves" : "costs", std::abs(saving));
+    if (p.read_mb_per_second && s.files_read_mb_per_second && *s.files_read_mb_per_second > 0)
       appendf(out, "; one cold reader reads %.2fx the files' MB/s (shards / files)",
-              *s.packed_read_mb_per_second / *s.files_read_mb_per_second);
-    appendf(out, ".\n");
+              *p.read_mb_per_second / *s.files_read_mb_per_second);
+    appendf(out, "%s.\n", s.packed.size() > 1 && p.layout == s.packed_layout ? " (the best size here)" : "");
   }
   for (const auto& w : s.warnings) appendf(out, "  Warning: %s.\n", w.c_str());
 }
@@ -216,10 +235,15 @@ nlohmann::json storage_json(const Storage& s) {
             {"cold_images_per_second", opt(s.cold_images_per_second)},
             {"predicted_fetch_images_per_second", opt(s.predicted_fetch_images_per_second)},
             {"warnings", s.warnings}};
-  if (!s.packed_layout.empty())
+  if (!s.packed_layout.empty()) {
     j["pack_into_shards"] = {{"layout", s.packed_layout}, {"data_ms", opt(s.packed_data_ms)},
                              {"read_mb_per_second", opt(s.packed_read_mb_per_second)},
-                             {"files_read_mb_per_second", opt(s.files_read_mb_per_second)}};
+                             {"files_read_mb_per_second", opt(s.files_read_mb_per_second)},
+                             {"sizes", json::array()}};
+    for (const auto& p : s.packed)
+      j["pack_into_shards"]["sizes"].push_back({{"layout", p.layout}, {"data_ms", opt(p.data_ms)},
+                                                {"read_mb_per_second", opt(p.read_mb_per_second)}});
+  }
   return j;
 }
 

@@ -15,8 +15,10 @@
 // With a throttle, the fetch-bound rate is predicted as the link's rate over the mean
 // sample size (throttle MiB/s x 2^20 / (dataset_bytes / dataset_images), images/s) and set
 // beside the cold loader's measured images/s.
-// Packed shards: BM_Loader/<pipeline>/shards-N/cold/workers:<w> and BM_Read/shards-N/cold
-// against the files, the "pack into shards" what-if (data_ms saved per batch, MB/s ratio).
+// Packed shards, one copy per size N of the context's packed_shard_images ("64,256,1024"):
+// BM_Loader/<pipeline>/shards-N/cold/workers:<w> and BM_Read/shards-N/cold against the
+// files, the "pack into shards" what-if (data_ms saved per batch, MB/s ratio); the best size
+// is the one whose cold loader measured the least data ms.
 // The what-if table (report/whatif.h) gains two measured rows when the fetch stall is
 // significant (at least kSignificantFetchPct of the data stall) and the run packed the
 // dataset: "files, cold" (the cold loader as stored) and "pack into shards" (the cold loader
@@ -44,6 +46,14 @@ namespace pipebench::report {
 /// the what-if table (a choice: below it, the CPU stages are the fix whatever the layout).
 inline constexpr double kSignificantFetchPct = 10.0;
 
+/// One packed copy of the study.
+struct PackedLayout {
+  std::string layout;                       ///< "shards-N"
+  std::string loader_case;                  ///< its cold loader's case name
+  std::optional<double> data_ms;            ///< that loader, ms per batch
+  std::optional<double> read_mb_per_second;  ///< BM_Read/shards-N/cold, one reader
+};
+
 struct Storage {
   std::string layout, cache_mode;           ///< context: storage_layout, cache_mode
   std::optional<double> throttle_mib_s;     ///< --read-throttle-mib-s, when set
@@ -53,8 +63,9 @@ struct Storage {
   std::optional<double> fetch_images_per_second, fetch_mb_per_second;  ///< BM_Read/<layout>/cold
   std::optional<double> cold_images_per_second;        ///< the cold loader's, measured
   std::optional<double> predicted_fetch_images_per_second;  ///< with a throttle
-  // Packed shards.
-  std::string packed_layout;                ///< "shards-N", or empty
+  // Packed shards: every size, and the best one's figures (the least data ms).
+  std::vector<PackedLayout> packed;         ///< ascending shard size
+  std::string packed_layout;                ///< the best "shards-N", or empty
   std::optional<double> packed_data_ms, packed_read_mb_per_second, files_read_mb_per_second;
   std::string cold_case, packed_case;       ///< the cold loaders' case names (files, shards)
   std::vector<std::string> warnings;

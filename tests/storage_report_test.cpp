@@ -117,6 +117,35 @@ TEST(StorageReport, PackIntoShardsJoinsTheWhatIfTableWhenFetchDominates) {
   EXPECT_FALSE(w.cold_sweep_note.empty());
 }
 
+TEST(StorageReport, SeveralShardSizesEachMeasuredTheBestNamed) {
+  json doc = cold_run();
+  doc["context"]["packed_shard_images"] = "64,256";
+  doc["benchmarks"].push_back(row("BM_Loader/p/shards-64/cold/workers:2", {{"data_ms", 40.0}}));
+  doc["benchmarks"].push_back(row("BM_Read/shards-64/cold", {{"items_per_second", 5000.0},
+                                                              {"bytes_per_second", 1.6e8}}));
+  const Storage s = storage_split(parse_run(doc.dump()), "p", 25.0);
+  ASSERT_EQ(s.packed.size(), 2u);
+  EXPECT_EQ(s.packed[0].layout, "shards-64");
+  EXPECT_DOUBLE_EQ(*s.packed[0].data_ms, 40.0);
+  EXPECT_DOUBLE_EQ(*s.packed[1].data_ms, 50.0);
+  EXPECT_EQ(s.packed_layout, "shards-64");  // the least data ms
+  EXPECT_DOUBLE_EQ(*s.packed_data_ms, 40.0);
+  std::string text;
+  append_storage_text(text, s);
+  EXPECT_NE(text.find("Pack into shards (shards-64, cold, 2 workers): 40.00 ms per batch against 80.00 "
+                      "for the files (saves 40.00 ms per batch); one cold reader reads 8.00x the "
+                      "files' MB/s (shards / files) (the best size here)."), std::string::npos) << text;
+  EXPECT_NE(text.find("(shards-256, cold, 2 workers): 50.00 ms"), std::string::npos) << text;
+  EXPECT_EQ(storage_json(s)["pack_into_shards"]["sizes"].size(), 2u);
+  WhatIf w = small_table();
+  add_storage_rows(w, s);
+  ASSERT_EQ(w.rows.size(), 5u);  // today, files, shards-64, shards-256, the price
+  EXPECT_EQ(w.rows[2].label, "pack into shards-64");
+  EXPECT_EQ(w.rows[3].label, "pack into shards-256");
+  EXPECT_NE(w.recommendation.text.find("packed into shards-64 the loader measured 40.00 ms"),
+            std::string::npos) << w.recommendation.text;
+}
+
 TEST(StorageReport, PackIntoShardsStaysOutOfTheTableWhenPrepDominates) {
   json doc = cold_run();
   doc["benchmarks"][1]["data_ms"] = 79.0;  // warm 79 against cold 80: fetch 1 ms of a 55 ms stall
