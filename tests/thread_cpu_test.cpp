@@ -88,7 +88,9 @@ TEST(ThreadCpu, ConsumerAndWorkerCpuAreAttributedToTheirRoles) {
   EXPECT_GE(r.workers_ns, kWorker - 5 * kMs);
   EXPECT_LT(r.workers_ns, kWorker + 30 * kMs);
   EXPECT_GT(r.sampler_ns, 0) << "the sampler ran for the whole window";
-  EXPECT_LT(r.sampler_ns, 30 * kMs);
+  // Its own cost is not what this test is about (BM_SystemSampler measures it): 10-20 ms
+  // in a release build, 62 ms under ASan, so only a bound that keeps it apart from the roles.
+  EXPECT_LT(r.sampler_ns, kConsumer);
   EXPECT_EQ(r.consumer_ns + r.sampler_ns + r.workers_ns, r.process_ns);
 }
 
