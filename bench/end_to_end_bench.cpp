@@ -58,7 +58,7 @@ namespace {
 constexpr int kComputeIters = 10;
 
 MemoryKind batch_memory(const BenchConfig& c) {
-  return c.baseline == "cuda" ? MemoryKind::kPinned : MemoryKind::kPageable;
+  return is_cuda_baseline(c.baseline) ? MemoryKind::kPinned : MemoryKind::kPageable;
 }
 
 void BM_TrainStep(benchmark::State& state, BenchContext& ctx, const std::string& baseline) {

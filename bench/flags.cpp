@@ -11,6 +11,8 @@
 
 #include "bench/machine.h"
 #include "pipeline/cuda.h"
+#include "pipeline/train_step.h"
+#include "pipeline/train_step_cnn.h"
 #include "transforms/recipes.h"
 #include "transforms/spec.h"
 
@@ -106,8 +108,9 @@ std::vector<FlagSpec> make_table() {
   t.push_back({"compute-ms", "X", "25 per 64 images", "emulated training step per batch, ms",
                bind_to(&RawFlags::compute_ms)});
   t.push_back({"baseline", "NAME", "cuda where a device exists, else emulated",
-               "training-step baseline: emulated or cuda",
-               with_check(bind_config(&BenchConfig::baseline), CLI::IsMember({"emulated", "cuda"}))});
+               "training-step baseline: emulated, cuda (the MLP; also cuda:mlp) or cuda:cnn (the "
+               "case study's CNN, cuDNN)",
+               with_check(bind_config(&BenchConfig::baseline), CLI::IsMember(train_step_baselines()))});
   t.push_back({"steps", "N", "30", "timed batches per loader / end-to-end case",
                with_check(bind_config(&BenchConfig::steps), CLI::Range(1, 100000))});
   t.push_back({"prefetch", "N", "2", "loader prefetch depth, batches in flight",
@@ -320,8 +323,12 @@ BenchConfig parse_flags(int argc, char** argv) {
     c.compute_ms = 25.0 * c.batch / 64.0;  // 25 ms per batch of 64, scaled to --batch
   }
   if (c.baseline.empty()) c.baseline = cuda_available() ? "cuda" : "emulated";
-  if (c.baseline == "cuda" && !cuda_available())
-    throw std::invalid_argument("--baseline=cuda needs a CUDA device: " + cuda_info().reason);
+  if (c.baseline == "cuda:mlp") c.baseline = "cuda";  // one name for the MLP in case names
+  if (is_cuda_baseline(c.baseline) && !cuda_available())
+    throw std::invalid_argument("--baseline=" + c.baseline + " needs a CUDA device: " + cuda_info().reason);
+  if (c.baseline == "cuda:cnn" && !cnn_step_built())
+    throw std::invalid_argument("--baseline=cuda:cnn needs cuDNN: this build has none (cudnn.h and "
+                                "libcudnn were not found in the CUDA toolkit)");
   if (!c.trace.empty()) check_writable("--trace", c.trace);
   return c;
 }

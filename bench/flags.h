@@ -44,7 +44,7 @@ struct BenchConfig {
   /// (bench/end_to_end_bench.cpp); without the flag, the default pair's set.
   std::vector<CallbackSpec> callbacks;
   double compute_ms = 25.0;                       ///< emulated step per batch, ms
-  std::string baseline;                           ///< "emulated" or "cuda"
+  std::string baseline;                           ///< "emulated", "cuda" (the MLP) or "cuda:cnn"
   std::filesystem::path trace;                    ///< Chrome trace output, empty = none
   int steps = 30;                                 ///< timed batches per loader/end-to-end run
   int prefetch = 2;                               ///< loader prefetch depth, batches

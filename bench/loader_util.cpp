@@ -28,7 +28,7 @@ std::unique_ptr<Loader> make_loader(BenchContext& ctx, const std::shared_ptr<con
   o.sampler.world_size = dist::world_size();
   o.on_error = c.on_error;
   o.epochs = 1 << 20;          // never runs out within a benchmark
-  o.memory = c.baseline == "cuda" ? MemoryKind::kPinned : MemoryKind::kPageable;
+  o.memory = is_cuda_baseline(c.baseline) ? MemoryKind::kPinned : MemoryKind::kPageable;
   o.stage_timers = stage_timers;
   o.trace = stage_timers ? ctx.trace() : nullptr;  // a trace reads the clocks too
   // A warm case after a cold one would start cold: read the dataset in once first, when

@@ -180,8 +180,8 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("grad_mib", std::to_string(ctx->config().grad_mib));
   }
   if (!pipebench::cuda_available() && rank == 0) {
-    std::fprintf(stderr, "pipebench: CUDA cases not run (BM_H2D, pinned collate, the cuda "
-                 "baseline): %s\n", pipebench::cuda_info().reason.c_str());
+    std::fprintf(stderr, "pipebench: CUDA cases not run (BM_H2D, pinned collate, the cuda and cuda:cnn "
+                 "baselines): %s\n", pipebench::cuda_info().reason.c_str());
   }
   pb::register_all_benchmarks(*ctx);
   const auto& config = ctx->config();

@@ -42,6 +42,7 @@ find_package(JPEG REQUIRED)   # CMake's FindJPEG: libjpeg62-turbo-dev
 
 # --- CUDA (optional) -------------------------------------------------------------------
 set(PIPEBENCH_HAVE_CUDA OFF)
+set(PIPEBENCH_HAVE_CUDNN OFF)
 if(NOT PIPEBENCH_CUDA STREQUAL "OFF")
   if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
     set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
@@ -58,11 +59,24 @@ if(NOT PIPEBENCH_CUDA STREQUAL "OFF")
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(PIPEBENCH_HAVE_CUDA ON)
+    # cuDNN (the cuda:cnn step), looked for in the CUDA toolkit's directories; without it
+    # the build goes on and make_cnn_step() says "built without cuDNN".
+    if(NOT PIPEBENCH_CUDNN STREQUAL "OFF")
+      find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+      find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+      if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
+        add_library(pipebench::cudnn UNKNOWN IMPORTED)
+        set_target_properties(pipebench::cudnn PROPERTIES
+          IMPORTED_LOCATION ${CUDNN_LIBRARY}
+          INTERFACE_INCLUDE_DIRECTORIES ${CUDNN_INCLUDE_DIR})
+        set(PIPEBENCH_HAVE_CUDNN ON)
+      endif()
+    endif()
   elseif(PIPEBENCH_CUDA STREQUAL "ON")
     message(FATAL_ERROR "PIPEBENCH_CUDA=ON but no CUDA compiler was found")
   endif()
 endif()
-message(STATUS "pipebench: CUDA support ${PIPEBENCH_HAVE_CUDA}")
+message(STATUS "pipebench: CUDA support ${PIPEBENCH_HAVE_CUDA}, cuDNN ${PIPEBENCH_HAVE_CUDNN}")
 
 # --- MPI (optional): Open MPI from Debian (openmpi-bin, libopenmpi-dev) ----------------
 # Only the C API is used (pipeline/dist/dist_mpi.cpp), so the C++ bindings are not needed.

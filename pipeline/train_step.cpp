@@ -10,17 +10,19 @@
 #include <thread>
 
 #include "pipeline/cuda.h"
+#include "pipeline/cuda_step_base.h"
+#include "pipeline/train_step_cnn.h"
 
 #ifdef PIPEBENCH_HAVE_CUDA
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include <cstdio>
+#include <climits>
 #include <memory>
 #endif
 
 namespace pipebench {
-namespace {
+namespace detail {
 
 void check_shape(const char* where, int n, int c, int h, int w) {
   if (n <= 0 || c <= 0 || h <= 0 || w <= 0) {
@@ -30,7 +32,6 @@ void check_shape(const char* where, int n, int c, int h, int w) {
   }
 }
 
-// The shape, a non-null batch, and a normalize only on 3-channel uint8.
 void check_input(const char* where, const StepInput& in) {
   check_shape(where, in.n, in.c, in.h, in.w);
   if (in.data == nullptr) throw std::invalid_argument(std::string(where) + ": the host batch is null");
@@ -45,6 +46,14 @@ void check_iters(const char* where, int iters) {
                                 std::to_string(iters));
   }
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::check_input;
+using detail::check_iters;
+using detail::check_shape;
 
 // --- emulated ---------------------------------------------------------------------------
 
@@ -106,17 +115,9 @@ std::unique_ptr<TrainStep> make_emulated_step(double ms_per_batch) {
   return std::make_unique<EmulatedStep>(ms_per_batch);
 }
 
-// --- cuda -------------------------------------------------------------------------------
+// --- cuda (the MLP) ----------------------------------------------------------------------
 
 #ifdef PIPEBENCH_HAVE_CUDA
-namespace cuda_kernels {  // train_step_cuda.cu
-void relu_forward(float* x, size_t n, void* stream);
-void relu_backward(float* grad, const float* act, size_t n, void* stream);
-void fill_uniform(float* x, size_t n, uint64_t seed, float scale, void* stream);
-void normalize_u8(const uint8_t* in, float* out, int n, int c, int h, int w, bool nhwc,
-                  const float* mean3, const float* std3, float divisor, void* stream);
-}  // namespace cuda_kernels
-
 namespace {
 
 #define PIPEBENCH_CUBLAS_CHECK(call)                                                     \
@@ -152,138 +153,53 @@ double mlp_gflop(int n, int c, int h, int w) {
 // Forward: A1 = relu(W1 X), A2 = relu(W2 A1), Y = W3 A2. Loss L = |Y|^2 / 2, so dY = Y
 // (fixed FLOPs, no labels needed). Backward: dW3 = dY A2^T, dA2 = relu'(W3^T dY),
 // dW2 = dA2 A1^T, dA1 = relu'(W2^T dA2), dW1 = dA1 X^T. SGD: W -= lr dW (cublasSaxpy).
-//
-// Two streams: the copy stream moves batch k into input slot k % 2 (after the step that
-// last read that slot is done, by event), the compute stream waits for that copy and runs
-// step k. step() returns when batch k's copy is done, so batch k+1's copy overlaps step k.
-class CudaStep final : public TrainStep {
+// Streams, input slots, copies and timing: detail::CudaStepBase (cuda_step_base.h).
+class CudaStep final : public detail::CudaStepBase {
  public:
-  CudaStep() : compute_(), copy_() {
+  CudaStep() : CudaStepBase("cuda") {
     PIPEBENCH_CUBLAS_CHECK(cublasCreate(&handle_));
-    cublasStatus_t s = cublasSetStream(handle_, static_cast<cudaStream_t>(compute_.handle()));
+    cublasStatus_t s = cublasSetStream(handle_, static_cast<cudaStream_t>(compute_handle()));
     if (s != CUBLAS_STATUS_SUCCESS) {
       cublasDestroy(handle_);
       PIPEBENCH_CUBLAS_CHECK(s);
     }
   }
   ~CudaStep() override {
-    try {
-      synchronize();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "pipebench: cuda step: %s\n", e.what());
-    }
+    synchronize_quietly();
     if (handle_ != nullptr) cublasDestroy(handle_);
   }
 
-  const std::string& name() const override { return name_; }
-
-  void step(const StepInput& batch) override {
-    check_input("cuda step", batch);
-    ensure_shape(batch.n, batch.c, batch.h, batch.w);
-    const int slot = static_cast<int>(steps_ % 2);
-    auto copy_stream = static_cast<cudaStream_t>(copy_.handle());
-    auto compute_stream = static_cast<cudaStream_t>(compute_.handle());
-    // The slot is free once the step that last read it (two steps ago) is done.
-    PIPEBENCH_CUDA_CHECK(cudaStreamWaitEvent(copy_stream, ev(compute_done_[slot]), 0));
-    if (batch.dtype == SampleDtype::kUint8) {
-      copy_u8(batch, slot);
-    } else {  // float32, NCHW or NHWC: the MLP takes either order as it comes
-      PIPEBENCH_CUDA_CHECK(cudaMemcpyAsync(x_[slot].data(), batch.data, input_bytes(),
-                                           cudaMemcpyHostToDevice, copy_stream));
-    }
-    copy_done_[slot]->record(copy_);
-    PIPEBENCH_CUDA_CHECK(cudaStreamWaitEvent(compute_stream, ev(copy_done_[slot]), 0));
-    run_step(static_cast<const float*>(x_[slot].data()));
-    compute_done_[slot]->record(compute_);
-    ++steps_;
-    copy_done_[slot]->synchronize();  // the host batch may be reused now
-  }
-
-  void synchronize() override {
-    compute_.synchronize();
-    copy_.synchronize();
-  }
-
-  double measure_compute_ms(int n, int c, int h, int w, int iters) override {
-    check_shape("cuda measure_compute_ms", n, c, h, w);
-    check_iters("cuda measure_compute_ms", iters);
-    ensure_shape(n, c, h, w);
-    synchronize();
-    auto* x = static_cast<float*>(x_[0].data());
-    cuda_kernels::fill_uniform(x, input_floats(), 7, 1.0f, compute_.handle());
-    run_step(x);  // warm-up
-    CudaEvent start, stop;
-    start.record(compute_);
-    for (int i = 0; i < iters; ++i) run_step(x);
-    stop.record(compute_);
-    stop.synchronize();
-    return CudaEvent::elapsed_ms(start, stop) / iters;
-  }
-
   double compute_gflop(int n, int c, int h, int w) const override {
-    check_shape("cuda compute_gflop", n, c, h, w);
+    detail::check_shape("cuda compute_gflop", n, c, h, w);
     return mlp_gflop(n, c, h, w);
   }
 
  private:
-  static cudaEvent_t ev(const std::unique_ptr<CudaEvent>& e) {
-    return static_cast<cudaEvent_t>(e->handle());
-  }
-  size_t input_floats() const { return static_cast<size_t>(n_) * in_; }
-  size_t input_bytes() const { return input_floats() * sizeof(float); }
-  static float* f(const DeviceBuffer& b) { return static_cast<float*>(b.data()); }
-
-  // A uint8 batch: its bytes into the slot's staging buffer, then the float32 NCHW input
-  // by the normalize kernel (or q itself), both on the copy stream.
-  void copy_u8(const StepInput& batch, int slot) {
-    if (u8_[slot].bytes() < batch.bytes()) {  // first uint8 batch, or a larger one
-      synchronize();  // no copy may still read the buffer being replaced
-      u8_[slot] = DeviceBuffer(batch.bytes());
-    }
-    void* s = copy_.handle();
-    PIPEBENCH_CUDA_CHECK(cudaMemcpyAsync(u8_[slot].data(), batch.data, batch.bytes(),
-                                         cudaMemcpyHostToDevice, static_cast<cudaStream_t>(s)));
-    const float zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
-    const DeferredNormalize* norm = batch.normalize;
-    cuda_kernels::normalize_u8(static_cast<const uint8_t*>(u8_[slot].data()), f(x_[slot]), batch.n,
-                               batch.c, batch.h, batch.w, batch.layout == BatchLayout::kNHWC,
-                               norm ? norm->mean.data() : zero, norm ? norm->std.data() : one,
-                               norm ? 255.0f : 1.0f, s);
-  }
-
   // (Re)allocates weights, activations and gradients for a batch shape.
-  void ensure_shape(int n, int c, int h, int w) {
+  void reshape(int n, int c, int h, int w) override {
     const int64_t in = static_cast<int64_t>(c) * h * w;
-    if (n == n_ && in == in_) return;
     // cuBLAS's 32-bit sizes: W1 (in x 1024) and the batch (n x in) must fit an int.
     if (in * kHidden1 > INT32_MAX || static_cast<int64_t>(n) * in > INT32_MAX) {
       throw std::invalid_argument("cuda step: batch " + std::to_string(n) + " x " +
                                   std::to_string(in) + " inputs is too large for 32-bit cuBLAS "
                                   "sizes (need C*H*W*1024 and N*C*H*W <= 2^31 - 1; --size <= 836)");
     }
-    synchronize();
-    if (in != in_) {
+    if (in != static_cast<int64_t>(c_) * h_ * w_) {
       const size_t w1 = static_cast<size_t>(in) * kHidden1;
       const size_t w2 = size_t{kHidden1} * kHidden2;
       const size_t w3 = size_t{kHidden2} * kClasses;
       w1_ = DeviceBuffer(w1 * 4); w2_ = DeviceBuffer(w2 * 4); w3_ = DeviceBuffer(w3 * 4);
       dw1_ = DeviceBuffer(w1 * 4); dw2_ = DeviceBuffer(w2 * 4); dw3_ = DeviceBuffer(w3 * 4);
       // He-style uniform init: scale sqrt(6 / fan_in).
-      void* s = compute_.handle();
+      void* s = compute_handle();
       cuda_kernels::fill_uniform(f(w1_), w1, 1, static_cast<float>(std::sqrt(6.0 / in)), s);
       cuda_kernels::fill_uniform(f(w2_), w2, 2, static_cast<float>(std::sqrt(6.0 / kHidden1)), s);
       cuda_kernels::fill_uniform(f(w3_), w3, 3, static_cast<float>(std::sqrt(6.0 / kHidden2)), s);
     }
     const size_t nn = static_cast<size_t>(n);
-    for (auto& x : x_) x = DeviceBuffer(nn * static_cast<size_t>(in) * 4);
     a1_ = DeviceBuffer(nn * kHidden1 * 4); a2_ = DeviceBuffer(nn * kHidden2 * 4);
     y_ = DeviceBuffer(nn * kClasses * 4);
     da1_ = DeviceBuffer(nn * kHidden1 * 4); da2_ = DeviceBuffer(nn * kHidden2 * 4);
-    for (auto& e : copy_done_) e = std::make_unique<CudaEvent>();
-    for (auto& e : compute_done_) e = std::make_unique<CudaEvent>();
-    n_ = n;
-    in_ = in;
-    compute_.synchronize();
   }
 
   void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a,
@@ -292,11 +208,11 @@ class CudaStep final : public TrainStep {
     PIPEBENCH_CUBLAS_CHECK(cublasSgemm(handle_, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc));
   }
 
-  void run_step(const float* x) {
-    const int n = n_, in = static_cast<int>(in_);
+  void run_step(const float* x) override {
+    const int n = n_, in = c_ * h_ * w_;
     constexpr auto N = CUBLAS_OP_N;
     constexpr auto T = CUBLAS_OP_T;
-    void* s = compute_.handle();
+    void* s = compute_handle();
     float *a1 = f(a1_), *a2 = f(a2_), *y = f(y_), *da1 = f(da1_), *da2 = f(da2_);
     // Forward.
     gemm(N, N, kHidden1, n, in, f(w1_), kHidden1, x, in, a1, kHidden1);
@@ -314,24 +230,13 @@ class CudaStep final : public TrainStep {
     gemm(N, T, kHidden1, in, n, da1, kHidden1, x, in, f(dw1_), kHidden1);
     // SGD update.
     const float minus_lr = -kLearningRate;
-    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, static_cast<int>(in_ * kHidden1), &minus_lr,
-                                       f(dw1_), 1, f(w1_), 1));
+    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, in * kHidden1, &minus_lr, f(dw1_), 1, f(w1_), 1));
     PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden1 * kHidden2, &minus_lr, f(dw2_), 1, f(w2_), 1));
     PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden2 * kClasses, &minus_lr, f(dw3_), 1, f(w3_), 1));
   }
 
-  std::string name_ = "cuda";
-  CudaStream compute_;
-  CudaStream copy_;
   cublasHandle_t handle_ = nullptr;
-  int n_ = 0;
-  int64_t in_ = 0;
-  int64_t steps_ = 0;
-  DeviceBuffer x_[2];
-  DeviceBuffer u8_[2];  // uint8 batches before the normalize kernel
   DeviceBuffer w1_, w2_, w3_, dw1_, dw2_, dw3_, a1_, a2_, y_, da1_, da2_;
-  std::unique_ptr<CudaEvent> copy_done_[2];
-  std::unique_ptr<CudaEvent> compute_done_[2];
 };
 
 }  // namespace
@@ -347,11 +252,19 @@ std::unique_ptr<TrainStep> make_cuda_step() {
 }
 #endif
 
+const std::vector<std::string>& train_step_baselines() {
+  static const std::vector<std::string> names = {"emulated", "cuda", "cuda:mlp", "cuda:cnn"};
+  return names;
+}
+
+bool is_cuda_baseline(const std::string& baseline) { return baseline.rfind("cuda", 0) == 0; }
+
 std::unique_ptr<TrainStep> make_train_step(const std::string& baseline, double ms_per_batch) {
   if (baseline == "emulated") return make_emulated_step(ms_per_batch);
-  if (baseline == "cuda") return make_cuda_step();
-  throw std::invalid_argument("train step baseline must be \"emulated\" or \"cuda\", got \"" +
-                              baseline + "\"");
+  if (baseline == "cuda" || baseline == "cuda:mlp") return make_cuda_step();
+  if (baseline == "cuda:cnn") return make_cnn_step();
+  throw std::invalid_argument("train step baseline must be \"emulated\", \"cuda\" (or \"cuda:mlp\") "
+                              "or \"cuda:cnn\", got \"" + baseline + "\"");
 }
 
 }  // namespace pipebench

@@ -6,11 +6,17 @@
 //             data-centre GPU. Like a GPU with one step in flight, step() waits for
 //             the previous step, starts this one and returns at once (the host batch may
 //             be reused), so the consumer fetches the next batch while it "computes".
-//   cuda      a fixed, real step on the GPU: a 3-layer MLP (input C*H*W -> 1024 -> 1024 ->
-//             1000, ReLU) forward, backward and SGD update with cuBLAS SGEMM on the copied
-//             batch; compute_gflop() reports its FLOPs per step. The next batch's H2D copy
-//             runs on a copy stream while the current step runs on the compute stream.
-//             Timed with CUDA events.
+//   cuda      (also named cuda:mlp) a fixed, real step on the GPU: a 3-layer MLP (input
+//             C*H*W -> 1024 -> 1024 -> 1000, ReLU) forward, backward and SGD update with
+//             cuBLAS SGEMM on the copied batch; compute_gflop() reports its FLOPs per step.
+//   cuda:cnn  the case study's toy CNN (the seed ../shared/seeds/002_f12b0381f9f0b900.txt:
+//             conv 3->30, floor(log2(S)) blocks of conv 30->30 + ReLU + 2x2 max pool,
+//             conv 30->10, flatten to 10 logits, softmax cross-entropy on fixed labels,
+//             SGD momentum 0.9) with cuDNN; layers, labels and the FLOPs formula in
+//             train_step_cnn.h. NEVER RUN ON A DEVICE as of the commit that added it.
+//   Both real steps: the next batch's H2D copy runs on a copy stream while the current
+//   step runs on the compute stream; step time timed with CUDA events (shared code:
+//   cuda_step_base.h).
 //
 // Input (StepInput): the loader's batch as it comes, float32 (NCHW or NHWC) or uint8 (NHWC
 // or NCHW, transforms/pipeline_output.h) with, for uint8, the normalize the spec deferred
@@ -19,22 +25,25 @@
 //             deferred normalize counts as part of its compute time (on an H100 it is tens
 //             of microseconds for 64 x 3 x 224 x 224, against a 25 ms step), so it is not
 //             run on the consumer's CPU, which would charge the host for the device's work.
-//   cuda      copies the batch's own bytes (a quarter of float32's for uint8), then, for
+//   cuda, cuda:cnn  copy the batch's own bytes (a quarter of float32's for uint8), then, for
 //             uint8, a kernel on the copy stream writes the float32 NCHW input,
 //             (q / 255 - mean) / std, or q without a normalize: the same float arithmetic as
 //             normalize_u8_batch (pipeline/collate.h), its CPU reference. Float32 NHWC is
-//             fed as is: the MLP's first layer sees the pixels in another fixed order, which
-//             costs the same FLOPs. measure_compute_ms() times the float32 step without
-//             that kernel.
+//             fed as is: the model sees the pixels in another fixed order (for the CNN, a
+//             scrambled image of the same shape), which costs the same FLOPs.
+//             measure_compute_ms() times the float32 step without that kernel.
+// Units: step times in ms, compute_gflop() in GFLOP (1e9 FLOPs) per step.
 //
 // Errors: std::invalid_argument for a negative or non-finite step time or batch shape
-// <= 0, a null batch, a normalize on other than 3 channels; CudaUnavailable for "cuda"
-// where no device exists.
+// <= 0, a null batch, a normalize on other than 3 channels, an unknown baseline name;
+// CudaUnavailable for "cuda" / "cuda:cnn" where no device exists, and for "cuda:cnn" in a
+// build without cuDNN; CudaError for a failed CUDA, cuBLAS or cuDNN call.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "transforms/pipeline_output.h"
 
@@ -64,7 +73,7 @@ struct StepInput {
 class TrainStep {
  public:
   virtual ~TrainStep() = default;
-  virtual const std::string& name() const = 0;  ///< "emulated", "cuda"
+  virtual const std::string& name() const = 0;  ///< "emulated", "cuda", "cuda:cnn"
 
   /// Submits one step on a host batch (see StepInput). Returns when the host batch may be
   /// reused (its H2D copy is done), which may be before the step itself finishes.
@@ -86,7 +95,13 @@ class TrainStep {
 std::unique_ptr<TrainStep> make_emulated_step(double ms_per_batch);
 /// Needs a CUDA device (CudaUnavailable otherwise).
 std::unique_ptr<TrainStep> make_cuda_step();
-/// "emulated" (with ms_per_batch) or "cuda"; std::invalid_argument otherwise.
+/// The `cuda:cnn` step: make_cnn_step() in train_step_cnn.h.
+/// "emulated" (with ms_per_batch), "cuda" or "cuda:mlp" (the MLP), "cuda:cnn";
+/// std::invalid_argument otherwise.
 std::unique_ptr<TrainStep> make_train_step(const std::string& baseline, double ms_per_batch);
+/// The names make_train_step() takes, in that order.
+const std::vector<std::string>& train_step_baselines();
+/// A baseline that runs on the GPU (its name starts with "cuda").
+bool is_cuda_baseline(const std::string& baseline);
 
 }  // namespace pipebench

@@ -7,13 +7,15 @@
 #
 # OUT (default build/pipebench-bundle) gets:
 #   bin/      pipebench, pipebench-report, pipebench-data
-#   tests/    the test binaries with CUDA tests (cuda_test, train_step_test, loader_test)
+#   tests/    the test binaries with CUDA tests (cuda_test, train_step_test,
+#             train_step_cnn_test, loader_test)
 #             and run-gpu-tests.sh (their CUDA and pinned-memory tests, optionally under
 #             compute-sanitizer)
 #   lib/      every shared library those need except the ones every target has or that
 #             come with its CUDA: glibc (libc, libm, ld-linux, ...), libstdc++, libgcc_s,
-#             the CUDA driver (libcuda, libnvidia-*) and cuBLAS / cuBLASLt (about 570 MB,
-#             far over the 64 MiB budget; taken from the target's CUDA 13). The CUDA
+#             the CUDA driver (libcuda, libnvidia-*), cuBLAS / cuBLASLt (about 570 MB,
+#             far over the 64 MiB budget; taken from the target's CUDA 13) and cuDNN 9
+#             (libcudnn*: its sub-libraries are loaded at run time next to it). The CUDA
 #             runtime libcudart (0.7 MB) is bundled: the build's CUDA 13.0 runtime runs on
 #             any CUDA 13 driver. OpenCV imgcodecs (GDAL and ~700 MB under it) is left out:
 #             its plugin, libpipebench_opencv_codecs.so, is not copied, so the bundle
@@ -66,7 +68,7 @@ is_system_lib() {
 }
 is_target_cuda_lib() {
   case "$1" in
-    libcuda.so*|libnvidia-*|libcublas.so*|libcublasLt.so*) return 0 ;;
+    libcuda.so*|libnvidia-*|libcublas.so*|libcublasLt.so*|libcudnn*.so*) return 0 ;;
   esac
   return 1
 }
@@ -128,7 +130,7 @@ for b in bench/pipebench bench/pipebench-report datasets/pipebench-data; do
   binaries+=("$build/$b")
 done
 tests=()
-for t in cuda_test train_step_test loader_test; do
+for t in cuda_test train_step_test train_step_cnn_test loader_test; do
   if [ -x "$build/tests/$t" ]; then tests+=("$build/tests/$t"); else echo "bundle: note: $build/tests/$t not built, left out"; fi
 done
 
@@ -185,7 +187,7 @@ newest() {  # the newest symbol version with prefix $1 that the bundle's ELF fil
 {
   echo
   echo "taken from the target: glibc (newest symbol version needed: $(newest GLIBC)), libstdc++ ($(newest GLIBCXX)), libgcc_s,"
-  echo "  the CUDA 13 driver (libcuda) and cuBLAS / cuBLASLt (RUNPATH /usr/local/cuda/lib64, or LD_LIBRARY_PATH)"
+  echo "  the CUDA 13 driver (libcuda), cuBLAS / cuBLASLt and cuDNN 9 (RUNPATH /usr/local/cuda/lib64, or LD_LIBRARY_PATH)"
 } >> "$manifest"
 
 cat > "$out/tests/run-gpu-tests.sh" <<'EOF'

@@ -20,7 +20,7 @@ LIMIT = 64 * 1024 * 1024
 # What the target brings (scripts/bundle.sh keeps the same list).
 SYSTEM = re.compile(r"^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread\.so|libdl\.so|librt\.so|"
                     r"libutil\.so|libresolv\.so|libmvec\.so|libstdc\+\+\.so|libgcc_s\.so)")
-TARGET_CUDA = re.compile(r"^(libcuda\.so|libnvidia-|libcublas\.so|libcublasLt\.so)")
+TARGET_CUDA = re.compile(r"^(libcuda\.so|libnvidia-|libcublas\.so|libcublasLt\.so|libcudnn)")
 
 
 def is_elf(path):

@@ -46,6 +46,22 @@ class PipebenchFlags(unittest.TestCase):
         self.assertEqual(len(lines), 1, r.stderr)
         self.assertIn(mentions, lines[0])
 
+    def test_cuda_baselines_are_names_the_parser_takes(self):
+        # cuda:cnn and cuda:mlp pass the flag check; without a device (or cuDNN) the run is
+        # refused with one line saying why, as --baseline=cuda is (exit 2). With a device
+        # and cuDNN a one-step BM_TrainStep runs.
+        for name in ("cuda:cnn", "cuda:mlp"):
+            r = run(ARGS.pipebench, "--data=" + self.data, "--baseline=" + name, "--batch=2",
+                    "--size=32", "--benchmark_filter=BM_TrainStep", "--benchmark_min_time=0.01",
+                    "--quiet")
+            self.assertIn(r.returncode, (0, 2), r.stdout + r.stderr)
+            if r.returncode == 2:
+                lines = [l for l in r.stderr.splitlines() if l.strip()]
+                self.assertEqual(len(lines), 1, r.stderr)
+                canonical = "cuda" if name == "cuda:mlp" else name
+                self.assertIn("--baseline=" + canonical + " needs", lines[0])
+                self.assertNotIn("not in", lines[0])  # not the parser's membership error
+
     def test_unknown_flag(self):
         self.expect_exit2("--data=" + self.data, "--bogus=1", mentions="--bogus")
 

@@ -1,0 +1,107 @@
+// CudaStepBase (cuda_step_base.h): streams, input slots, the overlapped H2D copy, the uint8
+// normalize and the event-timed compute measurement that the CUDA steps share. Compiled
+// only with CUDA.
+#include "pipeline/cuda_step_base.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <exception>
+#include <utility>
+
+namespace pipebench::detail {
+namespace {
+
+cudaEvent_t ev(const std::unique_ptr<CudaEvent>& e) { return static_cast<cudaEvent_t>(e->handle()); }
+
+}  // namespace
+
+CudaStepBase::CudaStepBase(std::string name) : name_(std::move(name)), compute_(), copy_() {}
+
+CudaStepBase::~CudaStepBase() { synchronize_quietly(); }
+
+void CudaStepBase::synchronize_quietly() noexcept {
+  try {
+    synchronize();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pipebench: %s step: %s\n", name_.c_str(), e.what());
+  }
+}
+
+void CudaStepBase::synchronize() {
+  compute_.synchronize();
+  copy_.synchronize();
+}
+
+void CudaStepBase::step(const StepInput& batch) {
+  const std::string where = name_ + " step";
+  check_input(where.c_str(), batch);
+  ensure_shape(batch.n, batch.c, batch.h, batch.w);
+  const int slot = static_cast<int>(steps_ % 2);
+  auto copy_stream = static_cast<cudaStream_t>(copy_.handle());
+  auto compute_stream = static_cast<cudaStream_t>(compute_.handle());
+  // The slot is free once the step that last read it (two steps ago) is done.
+  PIPEBENCH_CUDA_CHECK(cudaStreamWaitEvent(copy_stream, ev(compute_done_[slot]), 0));
+  if (batch.dtype == SampleDtype::kUint8) {
+    copy_u8(batch, slot);
+  } else {  // float32 as it comes (NHWC is fed as is: see train_step.h)
+    PIPEBENCH_CUDA_CHECK(cudaMemcpyAsync(x_[slot].data(), batch.data, input_floats() * sizeof(float),
+                                         cudaMemcpyHostToDevice, copy_stream));
+  }
+  copy_done_[slot]->record(copy_);
+  PIPEBENCH_CUDA_CHECK(cudaStreamWaitEvent(compute_stream, ev(copy_done_[slot]), 0));
+  run_step(f(x_[slot]));
+  compute_done_[slot]->record(compute_);
+  ++steps_;
+  copy_done_[slot]->synchronize();  // the host batch may be reused now
+}
+
+double CudaStepBase::measure_compute_ms(int n, int c, int h, int w, int iters) {
+  const std::string where = name_ + " measure_compute_ms";
+  check_shape(where.c_str(), n, c, h, w);
+  check_iters(where.c_str(), iters);
+  ensure_shape(n, c, h, w);
+  synchronize();
+  float* x = f(x_[0]);
+  cuda_kernels::fill_uniform(x, input_floats(), 7, 1.0f, compute_.handle());
+  run_step(x);  // warm-up
+  CudaEvent start, stop;
+  start.record(compute_);
+  for (int i = 0; i < iters; ++i) run_step(x);
+  stop.record(compute_);
+  stop.synchronize();
+  return CudaEvent::elapsed_ms(start, stop) / iters;
+}
+
+// A uint8 batch: its bytes into the slot's staging buffer, then the float32 NCHW input by
+// the normalize kernel (or q itself), both on the copy stream.
+void CudaStepBase::copy_u8(const StepInput& batch, int slot) {
+  if (u8_[slot].bytes() < batch.bytes()) {  // first uint8 batch, or a larger one
+    synchronize();  // no copy may still read the buffer being replaced
+    u8_[slot] = DeviceBuffer(batch.bytes());
+  }
+  void* s = copy_.handle();
+  PIPEBENCH_CUDA_CHECK(cudaMemcpyAsync(u8_[slot].data(), batch.data, batch.bytes(),
+                                       cudaMemcpyHostToDevice, static_cast<cudaStream_t>(s)));
+  const float zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
+  const DeferredNormalize* norm = batch.normalize;
+  cuda_kernels::normalize_u8(static_cast<const uint8_t*>(u8_[slot].data()), f(x_[slot]), batch.n,
+                             batch.c, batch.h, batch.w, batch.layout == BatchLayout::kNHWC,
+                             norm ? norm->mean.data() : zero, norm ? norm->std.data() : one,
+                             norm ? 255.0f : 1.0f, s);
+}
+
+// (Re)allocates the model (reshape), the input slots and the events for a batch shape.
+void CudaStepBase::ensure_shape(int n, int c, int h, int w) {
+  if (n == n_ && c == c_ && h == h_ && w == w_) return;
+  synchronize();
+  reshape(n, c, h, w);  // may throw (a shape the model refuses): nothing below has changed
+  const size_t floats = static_cast<size_t>(n) * c * h * w;
+  for (auto& x : x_) x = DeviceBuffer(floats * sizeof(float));
+  for (auto& e : copy_done_) e = std::make_unique<CudaEvent>();
+  for (auto& e : compute_done_) e = std::make_unique<CudaEvent>();
+  n_ = n, c_ = c, h_ = h, w_ = w;
+  compute_.synchronize();  // reshape's initialisation is done
+}
+
+}  // namespace pipebench::detail

@@ -1,0 +1,94 @@
+// What the training steps share (internal to pipeline/, not a public header):
+//   - the argument checks every step makes (defined in train_step.cpp);
+//   - with CUDA, the device kernels of train_step_cuda.cu and CudaStepBase, the part of a
+//     real step that is not its model: the compute and copy streams, the two input slots,
+//     the H2D copy of batch k+1 overlapping step k, the uint8 batch's normalize kernel on
+//     the copy stream, synchronize(), and measure_compute_ms() timed with CUDA events.
+//     The MLP (`cuda`, train_step.cpp) and the CNN (`cuda:cnn`, train_step_cnn.cpp) derive
+//     from it and supply only reshape() (allocate for a batch shape) and run_step().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "pipeline/train_step.h"
+
+namespace pipebench::detail {
+
+/// std::invalid_argument "<where>: batch shape N x C x H x W must be > 0, got ..."
+void check_shape(const char* where, int n, int c, int h, int w);
+/// The shape, a non-null batch, and a normalize only on 3-channel uint8.
+void check_input(const char* where, const StepInput& in);
+/// iters >= 1.
+void check_iters(const char* where, int iters);
+
+}  // namespace pipebench::detail
+
+#ifdef PIPEBENCH_HAVE_CUDA
+#include "pipeline/cuda.h"
+
+namespace pipebench {
+namespace cuda_kernels {  // train_step_cuda.cu; `stream` is a cudaStream_t (null: the default)
+void relu_forward(float* x, size_t n, void* stream);
+void relu_backward(float* grad, const float* act, size_t n, void* stream);
+/// x[i] uniform in [-scale, scale) from a hash of (seed, i).
+void fill_uniform(float* x, size_t n, uint64_t seed, float scale, void* stream);
+void normalize_u8(const uint8_t* in, float* out, int n, int c, int h, int w, bool nhwc,
+                  const float* mean3, const float* std3, float divisor, void* stream);
+}  // namespace cuda_kernels
+
+namespace detail {
+
+// Two streams: the copy stream moves batch k into input slot k % 2 (after the step that
+// last read that slot is done, by event), the compute stream waits for that copy and runs
+// step k. step() returns when batch k's copy is done, so batch k+1's copy overlaps step k.
+// A uint8 batch is copied as its bytes and turned into the float32 NCHW input by the
+// normalize kernel on the copy stream (train_step.h).
+class CudaStepBase : public TrainStep {
+ public:
+  const std::string& name() const override { return name_; }
+  void step(const StepInput& batch) override;
+  void synchronize() override;
+  /// iters steps on one resident batch (uniform in [-1, 1)) after a warm-up step, timed
+  /// with CUDA events on the compute stream; the mean in ms.
+  double measure_compute_ms(int n, int c, int h, int w, int iters) override;
+
+ protected:
+  explicit CudaStepBase(std::string name);  ///< CudaUnavailable without a device
+  ~CudaStepBase() override;
+  /// A derived destructor calls this before releasing its library handles.
+  void synchronize_quietly() noexcept;
+
+  /// Allocates the model for a batch n x c x h x w float32 NCHW (called with the streams
+  /// idle, before the input slots; n_.. still hold the previous shape, 0 at first).
+  virtual void reshape(int n, int c, int h, int w) = 0;
+  /// Enqueues one forward, backward and update on the compute stream on input x
+  /// (n_ x c_ x h_ x w_ float32 NCHW, on the device).
+  virtual void run_step(const float* x) = 0;
+
+  CudaStream& compute_stream() { return compute_; }
+  void* compute_handle() const { return compute_.handle(); }  ///< cudaStream_t
+  static float* f(const DeviceBuffer& b) { return static_cast<float*>(b.data()); }
+  size_t input_floats() const { return static_cast<size_t>(n_) * c_ * h_ * w_; }
+
+  int n_ = 0, c_ = 0, h_ = 0, w_ = 0;
+
+ private:
+  void ensure_shape(int n, int c, int h, int w);
+  void copy_u8(const StepInput& batch, int slot);
+
+  std::string name_;
+  CudaStream compute_;
+  CudaStream copy_;
+  int64_t steps_ = 0;
+  DeviceBuffer x_[2];
+  DeviceBuffer u8_[2];  // uint8 batches before the normalize kernel
+  std::unique_ptr<CudaEvent> copy_done_[2];
+  std::unique_ptr<CudaEvent> compute_done_[2];
+};
+
+}  // namespace detail
+}  // namespace pipebench
+#endif  // PIPEBENCH_HAVE_CUDA

@@ -1,0 +1,375 @@
+// The `cuda:cnn` step (train_step_cnn.h): the layer arithmetic (always built) and, with
+// CUDA and cuDNN, the step itself: cuDNN's legacy convolution, pooling and activation API
+// on the compute stream of detail::CudaStepBase, the loss and the momentum update as the
+// small kernels of train_step_cnn.cu. NEVER RUN ON A DEVICE as of the commit that added
+// it (no GPU was available): it compiles, its arithmetic is tested on the host, and its
+// device tests skip.
+#include "pipeline/train_step_cnn.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pipeline/cuda.h"
+#include "pipeline/cuda_step_base.h"
+
+#ifdef PIPEBENCH_HAVE_CUDNN
+#include <cuda_runtime.h>
+#include <cudnn.h>
+#endif
+
+namespace pipebench {
+
+CnnShapes cnn_shapes(int c, int h, int w) {
+  if (c <= 0 || h <= 0 || w <= 0) {
+    throw std::invalid_argument("cnn_shapes: C x H x W must be > 0, got " + std::to_string(c) +
+                                " x " + std::to_string(h) + " x " + std::to_string(w));
+  }
+  CnnShapes s;
+  const int smaller = std::min(h, w);
+  while ((int64_t{2} << s.blocks) <= smaller) ++s.blocks;  // floor(log2(smaller))
+  CnnConv conv_in{c, kCnnHidden, kCnnKernel, h, w, true, false};
+  s.convs.push_back(conv_in);
+  int sh = h, sw = w;
+  for (int b = 0; b < s.blocks; ++b) {
+    s.convs.push_back(CnnConv{kCnnHidden, kCnnHidden, kCnnKernel, sh, sw, true, true});
+    sh /= 2, sw /= 2;  // MaxPool 2x2 stride 2, floor
+  }
+  s.convs.push_back(CnnConv{kCnnHidden, kCnnClasses, kCnnKernel, sh, sw, false, false});
+  s.out_c = kCnnClasses, s.out_h = sh, s.out_w = sw;
+  for (const CnnConv& v : s.convs) {
+    s.params += v.params();
+    s.forward_flop += v.forward_flop();
+  }
+  s.step_flop_per_sample = 3.0 * s.forward_flop - s.convs.front().forward_flop();
+  return s;
+}
+
+#ifdef PIPEBENCH_HAVE_CUDNN
+namespace cuda_kernels {  // train_step_cnn.cu
+void softmax_xent(const float* logits, int n, int k, int classes, float* dlogits, float* loss,
+                  void* stream);
+void sgd_momentum(float* w, float* v, const float* g, size_t count, float lr, float momentum,
+                  void* stream);
+}  // namespace cuda_kernels
+
+namespace {
+
+#define PIPEBENCH_CUDNN_CHECK(call)                                                      \
+  do {                                                                                   \
+    const cudnnStatus_t pipebench_cudnn_status_ = (call);                                \
+    if (pipebench_cudnn_status_ != CUDNN_STATUS_SUCCESS) {                               \
+      throw CudaError(std::string(#call) + " failed at " + __FILE__ + ":" +              \
+                      std::to_string(__LINE__) + ": " +                                  \
+                      cudnnGetErrorString(pipebench_cudnn_status_));                     \
+    }                                                                                    \
+  } while (0)
+
+// An owned cuDNN descriptor: Create on construction, Destroy on destruction.
+template <typename T, cudnnStatus_t (*Create)(T*), cudnnStatus_t (*Destroy)(T)>
+class Desc {
+ public:
+  Desc() { PIPEBENCH_CUDNN_CHECK(Create(&d_)); }
+  ~Desc() {
+    if (d_ != nullptr) Destroy(d_);
+  }
+  Desc(const Desc&) = delete;
+  Desc& operator=(const Desc&) = delete;
+  T get() const { return d_; }
+
+ private:
+  T d_ = nullptr;
+};
+using TensorDesc = Desc<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
+using FilterDesc = Desc<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
+using ConvDesc =
+    Desc<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
+using PoolDesc = Desc<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
+using ActDesc =
+    Desc<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor, cudnnDestroyActivationDescriptor>;
+
+void set_nchw(const TensorDesc& d, int n, int c, int h, int w) {
+  PIPEBENCH_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+}
+
+// The first algorithm cuDNN's heuristics rank usable (status success).
+template <typename Perf>
+auto first_usable(const Perf* perf, int returned, const char* what) -> decltype(perf->algo) {
+  for (int i = 0; i < returned; ++i) {
+    if (perf[i].status == CUDNN_STATUS_SUCCESS) return perf[i].algo;
+  }
+  throw CudaError(std::string("cuda:cnn: cuDNN offers no ") + what + " algorithm for this shape");
+}
+
+constexpr size_t kParamAlign = 64;  // floats (256 bytes) between layers' weights and biases
+size_t aligned(size_t floats) { return (floats + kParamAlign - 1) / kParamAlign * kParamAlign; }
+
+// One convolution with what follows it (ReLU, max pool), its descriptors, algorithms and
+// buffers. y: the convolution's output (ReLU in place); pooled: the pool's output.
+struct Layer {
+  CnnConv shape;
+  TensorDesc x_desc, y_desc, bias_desc, pooled_desc;
+  FilterDesc w_desc;
+  ConvDesc conv;
+  cudnnConvolutionFwdAlgo_t fwd{};
+  cudnnConvolutionBwdDataAlgo_t bwd_data{};
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
+  size_t w_off = 0, b_off = 0;  // into the parameter, gradient and velocity buffers (floats)
+  DeviceBuffer y, dy, pooled, dpooled;
+  // The tensor the next layer reads, and where its input gradient goes.
+  float* out() const { return static_cast<float*>(shape.pool ? pooled.data() : y.data()); }
+  float* dout() const { return static_cast<float*>(shape.pool ? dpooled.data() : dy.data()); }
+};
+
+// The forward, backward and update of the model of train_step_cnn.h on the compute stream.
+// CnnStep is the CnnTrainStep; Impl, a detail::CudaStepBase (both are TrainSteps), does the
+// work, and CnnStep forwards to it.
+// Parameters, gradients and momentum each live in one buffer (layer by layer, aligned), so
+// the update is one kernel. Every gradient is overwritten each step (beta = 0).
+class CnnStep final : public CnnTrainStep {
+ public:
+  explicit CnnStep(float learning_rate) : impl_(learning_rate) {}
+  const std::string& name() const override { return impl_.name(); }
+  void step(const StepInput& batch) override { impl_.step(batch); }
+  void synchronize() override { impl_.synchronize(); }
+  double measure_compute_ms(int n, int c, int h, int w, int iters) override {
+    return impl_.measure_compute_ms(n, c, h, w, iters);
+  }
+  double compute_gflop(int n, int c, int h, int w) const override { return impl_.compute_gflop(n, c, h, w); }
+  double last_loss() override { return impl_.last_loss(); }
+
+ private:
+  class Impl final : public detail::CudaStepBase {
+   public:
+    explicit Impl(float lr) : CudaStepBase("cuda:cnn"), lr_(lr) {
+      PIPEBENCH_CUDNN_CHECK(cudnnCreate(&handle_));
+      const cudnnStatus_t s = cudnnSetStream(handle_, static_cast<cudaStream_t>(compute_handle()));
+      if (s != CUDNN_STATUS_SUCCESS) {
+        cudnnDestroy(handle_);
+        PIPEBENCH_CUDNN_CHECK(s);
+      }
+      PIPEBENCH_CUDNN_CHECK(cudnnSetActivationDescriptor(relu_.get(), CUDNN_ACTIVATION_RELU,
+                                                         CUDNN_PROPAGATE_NAN, 0.0));
+      PIPEBENCH_CUDNN_CHECK(cudnnSetPooling2dDescriptor(pool_.get(), CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN,
+                                                        2, 2, 0, 0, 2, 2));
+    }
+    ~Impl() override {
+      synchronize_quietly();
+      if (handle_ != nullptr) cudnnDestroy(handle_);
+    }
+
+    double compute_gflop(int n, int c, int h, int w) const override {
+      detail::check_shape("cuda:cnn compute_gflop", n, c, h, w);
+      return cnn_shapes(c, h, w).step_gflop(n);
+    }
+
+    double last_loss() {
+      synchronize();
+      if (steps_run_ == 0) return std::numeric_limits<double>::quiet_NaN();
+      std::vector<float> host(static_cast<size_t>(n_));
+      PIPEBENCH_CUDA_CHECK(cudaMemcpy(host.data(), loss_.data(), host.size() * sizeof(float),
+                                      cudaMemcpyDeviceToHost));
+      double sum = 0;
+      for (float v : host) sum += v;
+      return sum / n_;
+    }
+
+   private:
+    void reshape(int n, int c, int h, int w) override {
+      CnnShapes shapes = cnn_shapes(c, h, w);
+      const bool same_params = c == c_ && shapes.blocks == shapes_.blocks && !layers_.empty();
+      std::vector<std::unique_ptr<Layer>> layers;
+      size_t param_floats = 0, workspace = 0;
+      for (const CnnConv& v : shapes.convs) {
+        auto l = std::make_unique<Layer>();
+        l->shape = v;
+        set_nchw(l->x_desc, n, v.cin, v.h, v.w);
+        set_nchw(l->y_desc, n, v.cout, v.h, v.w);
+        set_nchw(l->bias_desc, 1, v.cout, 1, 1);
+        PIPEBENCH_CUDNN_CHECK(cudnnSetFilter4dDescriptor(l->w_desc.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                                         v.cout, v.cin, v.k, v.k));
+        PIPEBENCH_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(l->conv.get(), v.k / 2, v.k / 2, 1, 1, 1, 1,
+                                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+        if (v.pool) set_nchw(l->pooled_desc, n, v.cout, v.h / 2, v.w / 2);
+        l->w_off = param_floats;
+        param_floats += aligned(static_cast<size_t>(v.cout) * v.cin * v.k * v.k);
+        l->b_off = param_floats;
+        param_floats += aligned(static_cast<size_t>(v.cout));
+        workspace = std::max(workspace, choose_algorithms(*l, /*first=*/layers.empty()));
+        const size_t y_bytes = static_cast<size_t>(n) * v.cout * v.h * v.w * sizeof(float);
+        l->y = DeviceBuffer(y_bytes);
+        l->dy = DeviceBuffer(y_bytes);
+        if (v.pool) {
+          const size_t p_bytes = static_cast<size_t>(n) * v.cout * (v.h / 2) * (v.w / 2) * sizeof(float);
+          l->pooled = DeviceBuffer(p_bytes);
+          l->dpooled = DeviceBuffer(p_bytes);
+        }
+        layers.push_back(std::move(l));
+      }
+      workspace_ = DeviceBuffer(std::max<size_t>(workspace, 1));
+      loss_ = DeviceBuffer(static_cast<size_t>(n) * sizeof(float));
+      if (!same_params) {
+        params_ = DeviceBuffer(param_floats * sizeof(float));
+        grads_ = DeviceBuffer(param_floats * sizeof(float));
+        velocity_ = DeviceBuffer(param_floats * sizeof(float));
+        auto s = static_cast<cudaStream_t>(compute_handle());
+        PIPEBENCH_CUDA_CHECK(cudaMemsetAsync(params_.data(), 0, param_floats * sizeof(float), s));
+        PIPEBENCH_CUDA_CHECK(cudaMemsetAsync(grads_.data(), 0, param_floats * sizeof(float), s));
+        PIPEBENCH_CUDA_CHECK(cudaMemsetAsync(velocity_.data(), 0, param_floats * sizeof(float), s));
+        uint64_t seed = 101;
+        for (const auto& l : layers) {  // He-uniform weights, zero biases
+          const CnnConv& v = l->shape;
+          const double fan_in = static_cast<double>(v.cin) * v.k * v.k;
+          cuda_kernels::fill_uniform(f(params_) + l->w_off, static_cast<size_t>(v.cout) * v.cin * v.k * v.k,
+                                     seed++, static_cast<float>(std::sqrt(6.0 / fan_in)), s);
+        }
+        param_floats_ = param_floats;
+        steps_run_ = 0;
+      }
+      layers_ = std::move(layers);
+      shapes_ = std::move(shapes);
+    }
+
+    // cuDNN's heuristic choice for the layer's three convolutions; returns the largest
+    // workspace they need (backward-data is not run for the first layer).
+    size_t choose_algorithms(Layer& l, bool first) {
+      size_t need = 0, bytes = 0;
+      int returned = 0;
+      cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+          handle_, l.x_desc.get(), l.w_desc.get(), l.conv.get(), l.y_desc.get(),
+          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, fwd));
+      l.fwd = first_usable(fwd, returned, "forward");
+      PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
+          handle_, l.x_desc.get(), l.w_desc.get(), l.conv.get(), l.y_desc.get(), l.fwd, &bytes));
+      need = std::max(need, bytes);
+      cudnnConvolutionBwdFilterAlgoPerf_t bf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+          handle_, l.x_desc.get(), l.y_desc.get(), l.conv.get(), l.w_desc.get(),
+          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, bf));
+      l.bwd_filter = first_usable(bf, returned, "backward-filter");
+      PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          handle_, l.x_desc.get(), l.y_desc.get(), l.conv.get(), l.w_desc.get(), l.bwd_filter, &bytes));
+      need = std::max(need, bytes);
+      if (!first) {
+        cudnnConvolutionBwdDataAlgoPerf_t bd[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+            handle_, l.w_desc.get(), l.y_desc.get(), l.conv.get(), l.x_desc.get(),
+            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, bd));
+        l.bwd_data = first_usable(bd, returned, "backward-data");
+        PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+            handle_, l.w_desc.get(), l.y_desc.get(), l.conv.get(), l.x_desc.get(), l.bwd_data, &bytes));
+        need = std::max(need, bytes);
+      }
+      return need;
+    }
+
+    void run_step(const float* x) override {
+      const float one = 1.0f, zero = 0.0f;
+      void* ws = workspace_.data();
+      const size_t ws_bytes = workspace_.bytes();
+      float* w = f(params_);
+      float* g = f(grads_);
+      // Forward: conv (+ bias), ReLU in place, max pool.
+      const float* in = x;
+      for (const auto& lp : layers_) {
+        Layer& l = *lp;
+        PIPEBENCH_CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, l.x_desc.get(), in, l.w_desc.get(),
+                                                      w + l.w_off, l.conv.get(), l.fwd, ws, ws_bytes, &zero,
+                                                      l.y_desc.get(), l.y.data()));
+        PIPEBENCH_CUDNN_CHECK(cudnnAddTensor(handle_, &one, l.bias_desc.get(), w + l.b_off, &one,
+                                             l.y_desc.get(), l.y.data()));
+        if (l.shape.relu) {
+          PIPEBENCH_CUDNN_CHECK(cudnnActivationForward(handle_, relu_.get(), &one, l.y_desc.get(), l.y.data(),
+                                                       &zero, l.y_desc.get(), l.y.data()));
+        }
+        if (l.shape.pool) {
+          PIPEBENCH_CUDNN_CHECK(cudnnPoolingForward(handle_, pool_.get(), &one, l.y_desc.get(), l.y.data(),
+                                                    &zero, l.pooled_desc.get(), l.pooled.data()));
+        }
+        in = l.out();
+      }
+      // Loss: softmax cross-entropy of the last layer's output (the logits) on the fixed
+      // labels i % 10, and its gradient into that layer's dy.
+      Layer& last = *layers_.back();
+      cuda_kernels::softmax_xent(f(last.y), n_, static_cast<int>(shapes_.logits()), kCnnClasses, f(last.dy),
+                                 f(loss_), compute_handle());
+      // Backward, last layer first. dy of a layer arrives from the layer above (or the
+      // loss); through its pool and ReLU it becomes the convolution output's gradient.
+      for (size_t i = layers_.size(); i-- > 0;) {
+        Layer& l = *layers_[i];
+        if (l.shape.pool) {
+          PIPEBENCH_CUDNN_CHECK(cudnnPoolingBackward(handle_, pool_.get(), &one, l.pooled_desc.get(),
+                                                     l.pooled.data(), l.pooled_desc.get(), l.dpooled.data(),
+                                                     l.y_desc.get(), l.y.data(), &zero, l.y_desc.get(),
+                                                     l.dy.data()));
+        }
+        if (l.shape.relu) {  // y is the ReLU's output: positive exactly where its input was
+          PIPEBENCH_CUDNN_CHECK(cudnnActivationBackward(handle_, relu_.get(), &one, l.y_desc.get(), l.y.data(),
+                                                        l.y_desc.get(), l.dy.data(), l.y_desc.get(),
+                                                        l.y.data(), &zero, l.y_desc.get(), l.dy.data()));
+        }
+        const float* layer_in = i == 0 ? x : layers_[i - 1]->out();
+        PIPEBENCH_CUDNN_CHECK(cudnnConvolutionBackwardBias(handle_, &one, l.y_desc.get(), l.dy.data(), &zero,
+                                                           l.bias_desc.get(), g + l.b_off));
+        PIPEBENCH_CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle_, &one, l.x_desc.get(), layer_in,
+                                                             l.y_desc.get(), l.dy.data(), l.conv.get(),
+                                                             l.bwd_filter, ws, ws_bytes, &zero, l.w_desc.get(),
+                                                             g + l.w_off));
+        if (i > 0) {
+          PIPEBENCH_CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, l.w_desc.get(), w + l.w_off,
+                                                             l.y_desc.get(), l.dy.data(), l.conv.get(),
+                                                             l.bwd_data, ws, ws_bytes, &zero, l.x_desc.get(),
+                                                             layers_[i - 1]->dout()));
+        }
+      }
+      // SGD with momentum on every parameter.
+      cuda_kernels::sgd_momentum(w, f(velocity_), g, param_floats_, lr_, kCnnMomentum, compute_handle());
+      ++steps_run_;
+    }
+
+    float lr_;
+    cudnnHandle_t handle_ = nullptr;
+    ActDesc relu_;
+    PoolDesc pool_;
+    CnnShapes shapes_;
+    std::vector<std::unique_ptr<Layer>> layers_;
+    DeviceBuffer params_, grads_, velocity_, workspace_, loss_;
+    size_t param_floats_ = 0;
+    int64_t steps_run_ = 0;
+  };
+
+  Impl impl_;
+};
+
+}  // namespace
+
+bool cnn_step_built() { return true; }
+
+std::unique_ptr<CnnTrainStep> make_cnn_step(float learning_rate) {
+  if (!(learning_rate > 0.0f) || !std::isfinite(learning_rate)) {
+    throw std::invalid_argument("cuda:cnn step: learning_rate must be finite and > 0, got " +
+                                std::to_string(learning_rate));
+  }
+  require_cuda();
+  return std::make_unique<CnnStep>(learning_rate);
+}
+#else
+bool cnn_step_built() { return false; }
+
+std::unique_ptr<CnnTrainStep> make_cnn_step(float learning_rate) {
+  if (!(learning_rate > 0.0f) || !std::isfinite(learning_rate)) {
+    throw std::invalid_argument("cuda:cnn step: learning_rate must be finite and > 0, got " +
+                                std::to_string(learning_rate));
+  }
+  require_cuda();  // throws when built without CUDA or without a device
+  throw CudaUnavailable("cuda:cnn unavailable: built without cuDNN (no cudnn.h and libcudnn in the "
+                        "CUDA toolkit at configure time)");
+}
+#endif
+
+}  // namespace pipebench

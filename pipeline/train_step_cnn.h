@@ -1,0 +1,96 @@
+// The `cuda:cnn` training-step baseline: the case study's toy CNN (the seed
+// ../shared/seeds/002_f12b0381f9f0b900.txt, Chaim Rand's "PyTorch Model Performance
+// Analysis and Optimization, Part 4": class Net), trained with cuDNN. NEVER RUN ON A
+// DEVICE as of the commit that added it: it compiles and its host arithmetic is tested,
+// but no GPU was available to run it.
+//
+// The model, for a batch N x C x H x W float32 NCHW (C = 3 from the recipe), as the seed:
+//   conv_in   C -> 30, 3x3, stride 1, same padding (1), bias, then ReLU  (the seed's
+//             forward() is F.relu(self.conv_in(x)))
+//   blocks    B = floor(log2(min(H, W))) times (the seed's int(log2(img_size))):
+//             conv 30 -> 30 3x3 same + bias, ReLU, MaxPool 2x2 stride 2 (floor: 224 ->
+//             112 -> ... -> 7 -> 3 -> 1). With B chosen so, the smaller side ends at 1;
+//             B = 8 for 256, 7 for 224.
+//   conv_out  30 -> 10, 3x3 same + bias (the seed: nn.Conv2d(hidden, num_classes, 3,
+//             padding='same')), no ReLU
+//   flatten   10 x H' x W' logits per sample, no linear layer (the seed has none): for a
+//             square input H' = W' = 1, so the 10 logits are the seed's num_classes = 10;
+//             for a non-square one the softmax spans all 10 x H' x W'.
+//   loss      softmax cross-entropy, mean over the batch (nn.CrossEntropyLoss). StepInput
+//             carries no labels, so sample i's label is the fixed i % 10.
+//   backward  through every layer (conv backward-data except for the input, backward-
+//             filter and backward-bias; ReLU; max pool)
+//   update    SGD with momentum 0.9 on every weight and bias (torch.optim.SGD: v = 0.9 v +
+//             g; p -= lr v), lr 0.001 as the seed.
+// Weights: He-uniform, U(+-sqrt(6 / fan_in)) (as the `cuda` MLP; PyTorch's default is
+// U(+-1/sqrt(fan_in))); biases 0. cuDNN's default math (TF32 tensor cores may be used
+// on Ampere and newer, as PyTorch's default for convolutions); algorithms by cuDNN's
+// heuristics (cudnnGet*Algorithm_v7), no benchmarking.
+//
+// FLOPs per step (compute_gflop): convolutions only, each 2 x MACs over every kernel tap
+// (padding included), plus the update:
+//   F(conv) = 2 x Cout x H x W x Cin x k x k per sample (H x W its output = input size)
+//   forward F = sum of F(conv) over the B + 2 convolutions
+//   step    = N x (3 F - F(conv_in)) + 4 x P
+// backward = backward-filter (F) + backward-data (F less conv_in's: the input needs no
+// gradient); P the weights and biases, 4 FLOPs each (two multiplies, two adds) for the
+// momentum update. ReLU, pooling, bias adds and the loss are not counted (< 1 %).
+// S = 224 (B = 7): F = 1,164,973,320 per sample, step per sample 3,413,634,840, P = 60,460;
+// N = 64: 218.47 GFLOP per step. S = 256 (B = 8): F = 1,521,729,720, P = 68,590.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "pipeline/train_step.h"
+
+namespace pipebench {
+
+constexpr int kCnnHidden = 30;       ///< the seed's hidden_size
+constexpr int kCnnClasses = 10;      ///< the seed's num_classes (conv_out's channels)
+constexpr int kCnnKernel = 3;        ///< every convolution's k (conv_out's too, as the seed)
+constexpr float kCnnLearningRate = 0.001f;
+constexpr float kCnnMomentum = 0.9f;
+
+/// One convolution: k x k, stride 1, same padding, its output H x W = its input's.
+struct CnnConv {
+  int cin = 0, cout = 0, k = 0;
+  int h = 0, w = 0;   ///< spatial size in and out
+  bool relu = false;  ///< ReLU after it
+  bool pool = false;  ///< then MaxPool 2x2 stride 2 (output floor(h/2) x floor(w/2))
+  int64_t params() const { return static_cast<int64_t>(cout) * cin * k * k + cout; }
+  /// Forward FLOPs per sample: 2 x Cout x H x W x Cin x k x k.
+  double forward_flop() const { return 2.0 * cout * h * w * cin * k * k; }
+};
+
+/// The CNN's layers for one sample of C x H x W (see the top of this file).
+struct CnnShapes {
+  int blocks = 0;               ///< floor(log2(min(H, W)))
+  std::vector<CnnConv> convs;   ///< conv_in, the blocks' convolutions, conv_out
+  int out_c = 0, out_h = 0, out_w = 0;  ///< logits per sample: out_c x out_h x out_w
+  int64_t params = 0;           ///< weights and biases, all layers
+  double forward_flop = 0;      ///< per sample
+  double step_flop_per_sample = 0;  ///< 3 x forward_flop - conv_in's forward
+  int64_t logits() const { return static_cast<int64_t>(out_c) * out_h * out_w; }
+  /// (N x step_flop_per_sample + 4 x params) / 1e9.
+  double step_gflop(int n) const { return (n * step_flop_per_sample + 4.0 * params) / 1e9; }
+};
+
+/// Pure arithmetic, no device: std::invalid_argument for c, h or w <= 0.
+CnnShapes cnn_shapes(int c, int h, int w);
+
+/// A `cuda:cnn` step, with the loss the tests watch.
+class CnnTrainStep : public TrainStep {
+ public:
+  /// Waits for the submitted steps and returns the last step's mean loss (NaN before any).
+  virtual double last_loss() = 0;
+};
+
+/// True when built with CUDA and cuDNN (the `cuda:cnn` step exists).
+bool cnn_step_built();
+/// Needs a CUDA device (CudaUnavailable otherwise) and a build with cuDNN (CudaUnavailable
+/// "built without cuDNN" otherwise). learning_rate > 0 (std::invalid_argument).
+std::unique_ptr<CnnTrainStep> make_cnn_step(float learning_rate = kCnnLearningRate);
+
+}  // namespace pipebench
