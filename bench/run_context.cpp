@@ -50,7 +50,10 @@ void add_storage_context(BenchContext& ctx) {
   add("host_memory_bytes", std::to_string(host_memory_bytes()));
   add("host_available_memory_bytes", std::to_string(available_memory_bytes()));
   std::string sizes;  // "64,256,1024": one packed copy per size
-  for (const auto& copy : ctx.packed_copies()) sizes += (sizes.empty() ? "" : ",") + std::to_string(copy->shard_size());
+  for (const auto& copy : ctx.packed_copies()) {
+    if (!sizes.empty()) sizes += ',';  // appended: GCC 12's -Wrestrict misfires on "..." + s
+    sizes += std::to_string(copy->shard_size());
+  }
   if (!sizes.empty()) add("packed_shard_images", sizes);
   if (!ctx.storage_study()) return;
   try {
