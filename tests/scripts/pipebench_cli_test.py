@@ -117,9 +117,12 @@ class PipebenchFlags(unittest.TestCase):
     def test_profiler_outputs_of_a_short_run(self):
         # Issue 10: the loop's region timers, the sampler's series and its own cost, the
         # GPU-metrics note; and the report reads the sampler's cost back.
+        # A 20 ms step, so each case spans several of /proc/stat's 10 ms ticks (a 6 ms case
+        # under ASan had none: no per-core share to report).
         out = os.path.join(self.tmp.name, "prof.json")
-        r = run(ARGS.pipebench, "--data=" + self.data, "--workers=1", "--batch=2", "--steps=4",
-                "--size=32", "--presize=off", "--callback=log:every=1,sync", "--system-sample-hz=50",
+        r = run(ARGS.pipebench, "--data=" + self.data, "--workers=1", "--batch=2", "--steps=8",
+                "--compute-ms=20", "--size=32", "--presize=off", "--callback=log:every=1,sync",
+                "--system-sample-hz=50",
                 "--benchmark_filter=BM_(EndToEnd/[^/]+/emulated/workers:1|SystemSampler)/",
                 "--benchmark_min_time=0.01", "--benchmark_out=" + out,
                 "--benchmark_out_format=json")
