@@ -171,6 +171,8 @@ Report build_report(const BenchRun& run) {
   if (cases.sweep.empty() && loaders.empty())
     throw ReportError("no BM_EndToEnd/" + r.recipe + " or BM_Loader/" + r.recipe +
                       " case (nor RegionTimer rows) in the run: run pipebench without a filter that drops them");
+  if (r.batch < 1)  // every figure per batch divides by it (pipeline/bound.h throws on it)
+    throw ReportError("context batch_size must be >= 1, got " + std::to_string(r.batch));
   r.worker_wait_ms = std::move(cases.worker_wait_ms);
 
   // Per-sample cost of one worker: BM_Sample of the recipe, else the loader at w = 1.

@@ -237,6 +237,19 @@ TEST(BuildReport, ErrorsNameWhatIsMissing) {
   EXPECT_THROW(report_of(run_doc({end_to_end(1, -1, 25, 30)})), ReportError);
 }
 
+TEST(BuildReport, ABatchSizeBelowOneIsAReportError) {
+  // Found by the fuzzer: "00" parsed as 0 reached pipeline/bound.h, which throws
+  // std::invalid_argument, not the ReportError pipebench-report handles.
+  for (const char* batch : {"0", "00", "-64"}) {
+    try {
+      report_of(run_doc(data_bound_rows(), {{"batch_size", batch}}));
+      FAIL() << "batch_size " << batch << " must be refused";
+    } catch (const ReportError& e) {
+      EXPECT_NE(std::string(e.what()).find("batch_size must be >= 1"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // --- faster variants from the run's spec -------------------------------------------------
 
 TEST(Variants, ComeFromTheSpecInTheContext) {
