@@ -104,10 +104,11 @@ int BenchContext::table_workers() const {
   return at;
 }
 
-bool BenchContext::drop_last() const {
+bool BenchContext::drop_last(const SampleSource* source) const {
   if (config_.drop_last) return *config_.drop_last;
-  // The smallest rank's shard under mpirun (pipeline/sampler.h), the whole dataset alone.
-  return disk_->size() / static_cast<size_t>(dist::world_size()) >= static_cast<size_t>(config_.batch);
+  // The smallest rank's shard under mpirun (pipeline/sampler.h), the whole source alone.
+  const size_t size = (source ? source : disk_.get())->size();
+  return size / static_cast<size_t>(dist::world_size()) >= static_cast<size_t>(config_.batch);
 }
 
 std::filesystem::path BenchContext::write_trace() {

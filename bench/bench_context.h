@@ -61,10 +61,11 @@ class BenchContext {
   /// once; files that do not decode are left out.
   const std::vector<Image>& decoded_images(size_t count = 32);
 
-  /// The loader's drop_last: --drop-last if given, else true unless the dataset (a rank's
-  /// shard under mpirun) is smaller than one batch (then each epoch is one short batch
-  /// rather than none).
-  bool drop_last() const;
+  /// The loader's drop_last over `source` (default: the dataset): --drop-last if given, else
+  /// true unless the source (a rank's shard of it under mpirun) is smaller than one batch
+  /// (then each epoch is one short batch rather than none). A presized copy of the round
+  /// is such another source.
+  bool drop_last(const SampleSource* source = nullptr) const;
 
   /// The loader's worker count of the what-if table and the storage study: the most swept
   /// workers within the cores available (affinity, quota); 0 when none is.

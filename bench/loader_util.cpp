@@ -19,10 +19,7 @@ std::unique_ptr<Loader> make_loader(BenchContext& ctx, const std::shared_ptr<con
   o.sampler.shuffle = true;
   o.sampler.seed = c.seed;
   const SampleSource& src = source ? *source : ctx.loader_source();
-  // Fixed batch shape, as a training loop wants; another source than the dataset (a copy of
-  // the round) smaller than a batch per rank gets short batches rather than none.
-  o.sampler.drop_last = ctx.drop_last() && src.size() / static_cast<size_t>(dist::world_size()) >=
-                                               static_cast<size_t>(c.batch);
+  o.sampler.drop_last = ctx.drop_last(&src);  // fixed batch shape, as a training loop wants
   // Under mpirun each rank loads its own shard (DistributedSampler semantics, sampler.h).
   o.sampler.rank = dist::rank();
   o.sampler.world_size = dist::world_size();

@@ -16,14 +16,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <cmath>
-#include <iostream>
-#include <mutex>
-#include <optional>
-#include <map>
-#include <utility>
-
-#include <functional>
+#include <cstdint>
 
 #include "bench/benchmarks.h"
 #include "bench/what_if_candidates.h"

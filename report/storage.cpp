@@ -67,6 +67,13 @@ void add_warnings(const BenchRun& run, const std::string& cold_name, Storage& s)
 
 }  // namespace
 
+const PackedLayout* Storage::best_packed() const {
+  const PackedLayout* best = nullptr;
+  for (const auto& p : packed)
+    if (p.data_ms && (!best || *p.data_ms < *best->data_ms)) best = &p;
+  return best;
+}
+
 std::string Storage::fix_first() const {
   if (stall_ms <= 0) return "";
   return fetch_stall_ms > prep_stall_ms ? "fetch" : "prep";
@@ -100,7 +107,6 @@ Storage storage_split(const BenchRun& run, const std::string& pipeline, std::opt
   const auto bytes = context_number(run, "dataset_bytes");
   if (s.throttle_mib_s && images && bytes && *images > 0 && *bytes > 0)
     s.predicted_fetch_images_per_second = *s.throttle_mib_s * 1048576.0 / (*bytes / *images);
-  s.files_read_mb_per_second = s.fetch_mb_per_second;
   const std::string sizes = run.context_or("packed_shard_images", "");
   for (size_t pos = 0; pos < sizes.size();) {  // "64,256,1024"
     const size_t comma = std::min(sizes.find(',', pos), sizes.size());
@@ -114,24 +120,15 @@ Storage storage_split(const BenchRun& run, const std::string& pipeline, std::opt
     p.read_mb_per_second = mb_per_second(run, "BM_Read/" + p.layout + "/cold");
     s.packed.push_back(p);
   }
-  const PackedLayout* best = nullptr;
-  for (const auto& p : s.packed)
-    if (p.data_ms && (!best || *p.data_ms < *best->data_ms)) best = &p;
-  if (!best && !s.packed.empty()) best = &s.packed.front();
-  if (best) {
-    s.packed_layout = best->layout;
-    s.packed_case = best->loader_case;
-    s.packed_data_ms = best->data_ms;
-    s.packed_read_mb_per_second = best->read_mb_per_second;
-  }
   return s;
 }
 
 void add_storage_rows(WhatIf& w, const Storage& s) {
-  if (w.empty() || !s.cold_data_ms || !s.packed_data_ms || s.stall_ms <= 0) return;
+  const PackedLayout* best = s.best_packed();
+  if (w.empty() || !s.cold_data_ms || !best || s.stall_ms <= 0) return;
   if (100 * s.fetch_stall_ms / s.stall_ms < kSignificantFetchPct) return;
   const double compute_ms = w.compute_ms > 0 ? w.compute_ms : s.compute_ms.value_or(0);
-  if (compute_ms <= 0 || *s.cold_data_ms <= 0 || *s.packed_data_ms <= 0) return;
+  if (compute_ms <= 0 || *s.cold_data_ms <= 0 || *best->data_ms <= 0) return;
   const auto row = [&](std::string label, std::string case_name, double data_ms) {
     WhatIfRow r;
     r.kind = CandidateKind::kStorage;
@@ -147,10 +144,13 @@ void add_storage_rows(WhatIf& w, const Storage& s) {
     return r;
   };
   const WhatIfRow files = row(s.layout + ", cold", s.cold_case, *s.cold_data_ms);
-  const WhatIfRow packed = row("pack into " + s.packed_layout, s.packed_case, *s.packed_data_ms);
   std::vector<WhatIfRow> rows = {files};
-  for (const auto& p : s.packed)  // every size measured, ascending
-    if (p.data_ms && *p.data_ms > 0) rows.push_back(row("pack into " + p.layout, p.loader_case, *p.data_ms));
+  WhatIfRow packed;  // the best size's row
+  for (const auto& p : s.packed) {  // every size measured, ascending
+    if (!p.data_ms || *p.data_ms <= 0) continue;
+    rows.push_back(row("pack into " + p.layout, p.loader_case, *p.data_ms));
+    if (&p == best) packed = rows.back();
+  }
   const auto first_price = std::find_if(w.rows.begin(), w.rows.end(), [](const WhatIfRow& x) {
     return x.kind == CandidateKind::kPrice;
   });
@@ -158,7 +158,7 @@ void add_storage_rows(WhatIf& w, const Storage& s) {
   std::string storage;
   appendf(storage, "Read cold, %.0f %% of the data stall is fetch: packed into %s the loader "
           "measured %.2f ms per batch against %.2f for the files (AU %.1f %% against %.1f %%, "
-          "at %d workers)%s.", 100 * s.fetch_stall_ms / s.stall_ms, s.packed_layout.c_str(),
+          "at %d workers)%s.", 100 * s.fetch_stall_ms / s.stall_ms, best->layout.c_str(),
           packed.data_ms, files.data_ms, packed.au_pct, files.au_pct, s.workers,
           packed.data_saving_ms > 0 ? "" : ": packing does not help here");
   std::string& text = w.recommendation.text;
@@ -170,9 +170,6 @@ void add_storage_rows(WhatIf& w, const Storage& s) {
     if (!text.empty() && text.back() != ' ') text += ' ';
     text += storage;
   }
-  if (s.cache_mode == "cold")
-    w.cold_sweep_note = "the sweep read cold, and the model prices CPU work only: the gap "
-                        "includes the fetch stall (the storage rows and section price it)";
 }
 
 void append_storage_text(std::string& out, const Storage& s) {
@@ -213,10 +210,10 @@ void append_storage_text(std::string& out, const Storage& s) {
     appendf(out, "  Pack into shards (%s, cold, %d workers): %.2f ms per batch against %.2f for "
             "the files (%s %.2f ms per batch)", p.layout.c_str(), s.workers, *p.data_ms,
             *s.cold_data_ms, saving >= 0 ? "saves" : "costs", std::abs(saving));
-    if (p.read_mb_per_second && s.files_read_mb_per_second && *s.files_read_mb_per_second > 0)
+    if (p.read_mb_per_second && s.fetch_mb_per_second && *s.fetch_mb_per_second > 0)
       appendf(out, "; one cold reader reads %.2fx the files' MB/s (shards / files)",
-              *p.read_mb_per_second / *s.files_read_mb_per_second);
-    appendf(out, "%s.\n", s.packed.size() > 1 && p.layout == s.packed_layout ? " (the best size here)" : "");
+              *p.read_mb_per_second / *s.fetch_mb_per_second);
+    appendf(out, "%s.\n", s.packed.size() > 1 && &p == s.best_packed() ? " (the best size here)" : "");
   }
   for (const auto& w : s.warnings) appendf(out, "  Warning: %s.\n", w.c_str());
 }
@@ -235,10 +232,12 @@ nlohmann::json storage_json(const Storage& s) {
             {"cold_images_per_second", opt(s.cold_images_per_second)},
             {"predicted_fetch_images_per_second", opt(s.predicted_fetch_images_per_second)},
             {"warnings", s.warnings}};
-  if (!s.packed_layout.empty()) {
-    j["pack_into_shards"] = {{"layout", s.packed_layout}, {"data_ms", opt(s.packed_data_ms)},
-                             {"read_mb_per_second", opt(s.packed_read_mb_per_second)},
-                             {"files_read_mb_per_second", opt(s.files_read_mb_per_second)},
+  if (!s.packed.empty()) {
+    const PackedLayout* best = s.best_packed();
+    j["pack_into_shards"] = {{"layout", best ? json(best->layout) : json()},
+                             {"data_ms", best ? opt(best->data_ms) : json()},
+                             {"read_mb_per_second", best ? opt(best->read_mb_per_second) : json()},
+                             {"files_read_mb_per_second", opt(s.fetch_mb_per_second)},
                              {"sizes", json::array()}};
     for (const auto& p : s.packed)
       j["pack_into_shards"]["sizes"].push_back({{"layout", p.layout}, {"data_ms", opt(p.data_ms)},

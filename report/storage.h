@@ -63,13 +63,12 @@ struct Storage {
   std::optional<double> fetch_images_per_second, fetch_mb_per_second;  ///< BM_Read/<layout>/cold
   std::optional<double> cold_images_per_second;        ///< the cold loader's, measured
   std::optional<double> predicted_fetch_images_per_second;  ///< with a throttle
-  // Packed shards: every size, and the best one's figures (the least data ms).
-  std::vector<PackedLayout> packed;         ///< ascending shard size
-  std::string packed_layout;                ///< the best "shards-N", or empty
-  std::optional<double> packed_data_ms, packed_read_mb_per_second, files_read_mb_per_second;
-  std::string cold_case, packed_case;       ///< the cold loaders' case names (files, shards)
+  std::vector<PackedLayout> packed;         ///< packed shards, ascending shard size
+  std::string cold_case;                    ///< the cold loader's case name (as stored)
   std::vector<std::string> warnings;
   bool empty() const { return !cold_data_ms && warnings.empty(); }
+  /// The packed size whose cold loader measured the least data ms; nullptr when none ran.
+  const PackedLayout* best_packed() const;
   /// "fetch" or "prep": the larger part of the stall; empty without a stall.
   std::string fix_first() const;
 };

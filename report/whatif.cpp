@@ -126,11 +126,8 @@ void read_today(const BenchRun& run, const std::string& pipeline,
 // cores over the CPU model there (one worker, usually: the loader's own overhead, before
 // any contention between workers, which the workers check must still see). None from a
 // cold or throttled sweep, whose data time holds the fetch stall.
-void measure_loader_overhead(const BenchRun& run, WhatIfInputs& in) {
-  if (!in.today || in.batch <= 0) return;
-  const bool cold = run.context_or("cache_mode", "warm") == "cold" ||
-                    context_number(run, "read_throttle_mib_s").value_or(0) > 0;
-  if (cold) return;
+void measure_loader_overhead(WhatIfInputs& in) {
+  if (!in.today || in.batch <= 0 || in.sweep_reads_storage) return;
   for (const auto& p : in.sweep) {
     if (in.cores > 0 && p.workers > in.cores + kEps) continue;
     const double model = predicted_data_ms(in.today->cpu_ms, in.batch, p.workers, in.cores);
@@ -384,7 +381,9 @@ WhatIfInputs what_if_inputs(const BenchRun& run, const std::string& pipeline, in
   in.compute_ms = compute_ms_of(run, in.sweep);
   read_today(run, pipeline, loaders, in);
   read_fix_points(run, pipeline, in);
-  measure_loader_overhead(run, in);
+  in.sweep_reads_storage = run.context_or("cache_mode", "warm") == "cold" ||
+                           context_number(run, "read_throttle_mib_s").value_or(0) > 0;
+  measure_loader_overhead(in);
   if (in.note.empty() && !(in.compute_ms > 0))
     in.note = "no training step time: neither a BM_EndToEnd case nor compute_ms in the context";
   return in;
@@ -397,6 +396,10 @@ WhatIf build_what_if(const WhatIfInputs& in) {
   w.cores = in.cores;
   w.cost_source = in.cost_source;
   w.note = in.note;
+  if (in.sweep_reads_storage)
+    w.cold_sweep_note = "the sweep read cold (or through the read throttle), and the model "
+                        "prices CPU work only: the gap includes the fetch stall (the Storage "
+                        "section prices it)";
   w.loader_overhead = in.loader_overhead;
   w.loader_overhead_workers = in.loader_overhead_workers;
   if (!in.today || !(in.compute_ms > 0) || in.batch <= 0) {

@@ -95,6 +95,9 @@ struct WhatIfInputs {
   /// au_pct).
   std::map<std::string, std::map<int, SweepPoint>> fix_points;
   std::string note;               ///< why `today` or compute_ms is missing, if it is
+  /// The sweep read cold or through the read throttle (context cache_mode, read_throttle_mib_s):
+  /// its data time holds the fetch stall, so no k from it.
+  bool sweep_reads_storage = false;
   /// k of the model above (1 = none measured).
   double loader_overhead = 1.0;
   int loader_overhead_workers = 0;  ///< where k was measured; 0 = not measured
@@ -193,8 +196,9 @@ struct WhatIf {
   std::vector<FixCheck> fix_checks;  ///< fixes that ran end to end
   std::optional<PeerSummary> peer;  ///< with pipebench-report --peer
   std::string note;              ///< non-empty when there is no table, and why
-  /// Set when the sweep itself read cold (report/storage.h's add_storage_rows): the model
-  /// prices CPU work only, so its check against that sweep also measures the fetch stall.
+  /// Set when the sweep itself read cold or throttled (WhatIfInputs::sweep_reads_storage):
+  /// the model prices CPU work only, so its check against that sweep also measures the
+  /// fetch stall.
   std::string cold_sweep_note;
 
   bool empty() const { return rows.empty(); }

@@ -44,10 +44,6 @@ std::string slurp_text(const fs::path& p) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-std::vector<uint8_t> slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
 
 /// Runs pipebench-data with shell-quoted args; captures stdout and stderr separately.
 CliRun run_cli(const std::vector<std::string>& args) {
@@ -109,7 +105,7 @@ TEST(Cli, SyntheticThenInspect) {
                 .code,
             0);
   ImageFolder g(again);
-  for (size_t i = 0; i < f.size(); ++i) EXPECT_EQ(slurp(f.sample(i).path), slurp(g.sample(i).path));
+  for (size_t i = 0; i < f.size(); ++i) EXPECT_EQ(testing::file_bytes(f.sample(i).path), testing::file_bytes(g.sample(i).path));
 }
 
 TEST(Cli, SyntheticOptionsReachTheFiles) {
@@ -319,8 +315,8 @@ TEST(Photos, FindsOriginalsAndBuildsBothSets) {
   ASSERT_EQ(full.size(), 2u);
   EXPECT_EQ(s.full_images, 2u);
   EXPECT_EQ(s.full_bytes, full.total_bytes());
-  EXPECT_EQ(slurp(full.sample(0).path), land);
-  EXPECT_EQ(slurp(full.sample(1).path), port);
+  EXPECT_EQ(testing::file_bytes(full.sample(0).path), land);
+  EXPECT_EQ(testing::file_bytes(full.sample(1).path), port);
 
   // photos-in: landscape 1100x800 -> 2x2 tiles of 500x375 natively, 550x400 -> 1x1 at 1/2;
   // portrait 400x1050 -> 1x2 tiles of 375x500 natively, 200x525 -> none at 1/2.
@@ -336,7 +332,7 @@ TEST(Photos, FindsOriginalsAndBuildsBothSets) {
   const fs::path t01 = out / "photos-in" / "Copy_1100x800" / "Copy_1100x800_s1_r00_c01.jpg";
   ASSERT_TRUE(fs::exists(t01));
   int tw = 0, th = 0;
-  const auto tile = cv_decode_rgb(slurp(t01), tw, th);
+  const auto tile = cv_decode_rgb(testing::file_bytes(t01), tw, th);
   ASSERT_EQ(tw, 500);
   ASSERT_EQ(th, 375);
   const auto ref = crop(land_rgb, lw, 550, 25, 500, 375);
@@ -347,25 +343,25 @@ TEST(Photos, FindsOriginalsAndBuildsBothSets) {
   cv::resize(src, half, cv::Size(lw / 2, lh / 2), 0, 0, cv::INTER_AREA);
   std::vector<uint8_t> half_rgb(half.data, half.data + half.total() * 3);
   const fs::path t2 = out / "photos-in" / "Copy_1100x800" / "Copy_1100x800_s2_r00_c00.jpg";
-  const auto tile2 = cv_decode_rgb(slurp(t2), tw, th);
+  const auto tile2 = cv_decode_rgb(testing::file_bytes(t2), tw, th);
   ASSERT_EQ(tw, 500);
   const auto ref2 = crop(half_rgb, lw / 2, 25, 12, 500, 375);
   EXPECT_GT(testing::psnr(tile2.data(), ref2.data(), ref2.size()), 30.0);
 
   const fs::path tp = out / "photos-in" / "Port_400x1050" / "Port_400x1050_s1_r01_c00.jpg";
-  const auto ptile = cv_decode_rgb(slurp(tp), tw, th);
+  const auto ptile = cv_decode_rgb(testing::file_bytes(tp), tw, th);
   EXPECT_EQ(tw, 375);
   EXPECT_EQ(th, 500);
 
   // Rebuilding gives the same bytes (and replaces the old sets).
   std::vector<std::vector<uint8_t>> first;
-  for (size_t i = 0; i < in.size(); ++i) first.push_back(slurp(in.sample(i).path));
+  for (size_t i = 0; i < in.size(); ++i) first.push_back(testing::file_bytes(in.sample(i).path));
   std::ostringstream log2;
   opt.threads = 1;
   build_photo_sets(originals, out, opt, log2);
   ImageFolder in2(out / "photos-in");
   ASSERT_EQ(in2.size(), first.size());
-  for (size_t i = 0; i < in2.size(); ++i) EXPECT_EQ(slurp(in2.sample(i).path), first[i]);
+  for (size_t i = 0; i < in2.size(); ++i) EXPECT_EQ(testing::file_bytes(in2.sample(i).path), first[i]);
 }
 
 TEST(Photos, AFailedBuildLeavesNoTemporaryFolders) {

@@ -27,10 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::put_file;
 
-std::vector<uint8_t> slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
 
 
 // A PNG of photo-like pixels (render_synthetic_rgb), encoded by OpenCV.
@@ -185,7 +181,7 @@ TEST(ImageFolder, FollowsSymbolicLinks) {
   EXPECT_EQ(f.sample(1).path, root / "a" / "linked_dir" / "r.jpg");
   std::vector<uint8_t> bytes;
   f.read(2, bytes);
-  EXPECT_EQ(bytes, slurp(outside / "cls" / "r.jpg"));
+  EXPECT_EQ(bytes, testing::file_bytes(outside / "cls" / "r.jpg"));
   EXPECT_TRUE(f.ignored().empty());
 }
 
@@ -231,13 +227,13 @@ TEST(ImageFolder, ReadAndCacheReturnTheFileBytes) {
   const auto capacity = out.capacity();
   for (size_t i = 0; i < f.size(); ++i) {
     f.read(i, out);
-    EXPECT_EQ(out, slurp(f.sample(i).path));
+    EXPECT_EQ(out, testing::file_bytes(f.sample(i).path));
     EXPECT_EQ(out.capacity(), capacity);  // capacity kept across calls
   }
   f.cache_in_memory();
   ASSERT_TRUE(f.is_cached());
   // Serving from the cache: the bytes survive deleting the files.
-  const auto expected = slurp(f.sample(2).path);
+  const auto expected = testing::file_bytes(f.sample(2).path);
   fs::remove(f.sample(2).path);
   auto span = f.cached(2);
   EXPECT_EQ(std::vector<uint8_t>(span.begin(), span.end()), expected);
@@ -335,7 +331,7 @@ std::string reference_content_fingerprint(const ImageFolder& f) {
     const std::string rel = f.sample(i).path.lexically_relative(f.root()).generic_string();
     std::vector<uint8_t> bytes(rel.begin(), rel.end());
     bytes.push_back(0);
-    const auto content = slurp(f.sample(i).path);
+    const auto content = testing::file_bytes(f.sample(i).path);
     for (int b = 0; b < 8; ++b) bytes.push_back(static_cast<uint8_t>(content.size() >> (8 * b)));
     bytes.insert(bytes.end(), content.begin(), content.end());
     mix(bytes);
@@ -363,7 +359,7 @@ TEST(ImageFolder, ContentFingerprintTracksBytesNotTimes) {
   // Same size, one byte changed: the content fingerprint moves.
   ImageFolder before(root);
   const auto p = before.sample(1).path;
-  auto bytes = slurp(p);
+  auto bytes = testing::file_bytes(p);
   bytes[bytes.size() / 2] ^= 0x55;
   put_file(p, bytes);
   EXPECT_NE(ImageFolder(root).content_fingerprint(), fpc);

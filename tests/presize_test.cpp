@@ -32,13 +32,9 @@ namespace fs = std::filesystem;
 using testing::make_jpeg;
 using testing::scratch_dir;
 using testing::put_file;
+using testing::file_bytes;
 
 
-std::vector<uint8_t> bytes_of(const fs::path& p) {
-  std::vector<uint8_t> b;
-  read_file(p, b);
-  return b;
-}
 
 // Width and height as OpenCV reads them (an independent decoder).
 std::pair<int, int> dims(const fs::path& p) {
@@ -167,7 +163,7 @@ TEST(Presize, QualityBaselineAndSubsamplingReadBackFromTheFile) {
   std::ostringstream log;
   presize_dataset(in, out, {256, 75, 1}, log);
   for (const char* rel : {"cat/land.jpg", "dog/small.jpg", "dog/x.png.jpg"}) {
-    const JpegMarkers m = markers(bytes_of(out / rel));
+    const JpegMarkers m = markers(file_bytes(out / rel));
     ASSERT_EQ(m.tables.size(), 2u) << rel;
     std::vector<int> luma = m.tables[0], chroma = m.tables[1];
     std::sort(luma.begin(), luma.end());

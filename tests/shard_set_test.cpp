@@ -34,12 +34,8 @@ namespace fs = std::filesystem;
 using testing::make_jpeg;
 using testing::scratch_dir;
 using testing::put_file;
+using testing::file_bytes;
 
-std::vector<uint8_t> bytes_of(const fs::path& p) {
-  std::vector<uint8_t> b;
-  read_file(p, b);
-  return b;
-}
 
 
 // Single-quoted for the shell (built with +=: GCC 12 misfires -Wrestrict on "x" + string).
@@ -138,7 +134,7 @@ TEST(ShardSet, GnuTarUstarPaxAndGnuLongNamesReadBack) {
       EXPECT_EQ(s.label(k), static_cast<int32_t>(2 * k * 5));
       std::vector<uint8_t> buf;
       const auto b = s.bytes(k, buf);
-      EXPECT_EQ(std::vector<uint8_t>(b.begin(), b.end()), bytes_of(src / members[2 * k]));
+      EXPECT_EQ(std::vector<uint8_t>(b.begin(), b.end()), file_bytes(src / members[2 * k]));
     }
     EXPECT_EQ(s.num_classes(), 11u);  // labels 0 and 10
     EXPECT_TRUE(s.ignored().empty());
@@ -173,7 +169,7 @@ TEST(ShardSet, GroupsAreShardsAndBytesAreServedFromMemoryAfterCaching) {
   for (size_t i = 0; i < 5; ++i) {
     std::vector<uint8_t> buf;
     const auto b = s.bytes(i, buf);
-    EXPECT_EQ(std::vector<uint8_t>(b.begin(), b.end()), bytes_of(src / (order[i] + ".jpg"))) << i;
+    EXPECT_EQ(std::vector<uint8_t>(b.begin(), b.end()), file_bytes(src / (order[i] + ".jpg"))) << i;
   }
   // The fingerprint changes with a shard's size or time.
   gnu_tar(src, dir / "a-000002.tar", "pax", {"003.jpg", "003.cls"});
@@ -189,7 +185,7 @@ TEST(ShardSet, ManyThreadsReadTheSameShardsAtOnce) {
   for (int i = 0; i < 8; ++i) {
     char key[8];
     std::snprintf(key, sizeof key, "%03d.jpg", i);
-    expect.push_back(bytes_of(src / key));
+    expect.push_back(file_bytes(src / key));
   }
   std::atomic<int> mismatches{0};
   std::vector<std::thread> pool;
@@ -321,7 +317,7 @@ TEST(ShardSetBadInput, RandomHeaderDamageNeverCrashesOrHangs) {
   const fs::path src = stage("shard_fuzz_src", 2), dir = scratch_dir("shard_fuzz");
   const fs::path tar = dir / "f.tar";
   gnu_tar(src, tar, "pax", {"000.jpg", "000.cls", "001.jpg", "001.cls"});
-  const std::vector<uint8_t> good = bytes_of(tar);
+  const std::vector<uint8_t> good = file_bytes(tar);
   std::mt19937 rng(5);
   const fs::path damaged = dir / "d.tar";
   int errors = 0;

@@ -63,6 +63,12 @@ double psnr(const uint8_t* a, const uint8_t* b, size_t n) {
   return 10.0 * std::log10(255.0 * 255.0 / mse);
 }
 
+std::vector<uint8_t> file_bytes(const std::filesystem::path& p) {
+  std::vector<uint8_t> b;
+  read_file(p, b);
+  return b;
+}
+
 void put_file(const std::filesystem::path& p, const std::vector<uint8_t>& bytes) {
   write_file(p, bytes.data(), bytes.size());
 }

@@ -34,6 +34,8 @@ std::unique_ptr<Operator> make_op(const std::string& op_yaml);
 Image run_op(const Operator& op, const Image& in, uint64_t seed = 1);
 Image run_op(const std::string& op_yaml, const Image& in, uint64_t seed = 1);
 
+/// The whole file at p (datasets/file_io.h read_file; throws DatasetError naming p).
+std::vector<uint8_t> file_bytes(const std::filesystem::path& p);
 /// Writes bytes to p, creating its folders (datasets/file_io.h write_file).
 void put_file(const std::filesystem::path& p, const std::vector<uint8_t>& bytes);
 void put_file(const std::filesystem::path& p, std::string_view text);

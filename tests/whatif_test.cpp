@@ -415,6 +415,12 @@ TEST(FixCheck, TheLoadersOwnOverheadMeasuredAtOneWorkerScalesThePrediction) {
   const Report cold = report_of(run_doc(rows, {{"cache_mode", "cold"}}));
   EXPECT_DOUBLE_EQ(cold.what_if.loader_overhead, 1.0);
   EXPECT_EQ(cold.what_if.loader_overhead_workers, 0);
+  EXPECT_NE(cold.what_if.cold_sweep_note.find("the gap includes the fetch stall"), std::string::npos);
+  EXPECT_TRUE(r.what_if.cold_sweep_note.empty());
+  // A throttled sweep is read through the link: the same.
+  const Report throttled = report_of(run_doc(rows, {{"read_throttle_mib_s", "20.000000"}}));
+  EXPECT_DOUBLE_EQ(throttled.what_if.loader_overhead, 1.0);
+  EXPECT_FALSE(throttled.what_if.cold_sweep_note.empty());
 }
 
 TEST(FixCheck, AtTheRecommendedWorkerCountWhenThatRan) {
