@@ -38,12 +38,18 @@ inline constexpr double kBusyCores = 0.25;
 class MachineLoad {
  public:
   MachineLoad();  ///< samples now (the run's start)
-  /// Samples again (the run's end) and computes the fields below.
-  void finish();
+  /// This process's CPU time since the start, ns.
+  double own_cpu_ns() const;
+  /// Samples again (the run's end) and computes the fields below. `job_cpu_ns`: the CPU
+  /// time, ns, that this run's own processes on this host used since the start; < 0 (the
+  /// default) means this process's. Under mpirun it is the sum over the ranks on this host,
+  /// so that a rank's siblings do not count as other processes.
+  void finish(double job_cpu_ns = -1);
 
   double load_average_start = 0;  ///< 1-minute load average at the start
   double load_average_end = 0;
   double other_cpu_cores = 0;     ///< mean CPU of other processes during the run, cores
+  double job_cpu_cores = 0;       ///< mean CPU of this run's processes on this host, cores
   double cores = 1;               ///< cores_available()
   bool busy = false;              ///< see the file comment
   /// One line for people: "busy: other processes used 0.8 cores on average ..." or "".

@@ -231,11 +231,19 @@ int main(int argc, char** argv) {
   }
   // Each output is written on its own: a failed trace does not cost the JSON, or back.
   int rc = 0;
-  load.finish();
+  {  // the job's CPU on rank 0's host (collective): sibling ranks are not "other processes"
+    const auto cpu = dist::gather(std::vector<double>{load.own_cpu_ns()});
+    const auto hosts = dist::gather(dist::host_name());
+    double job = 0;
+    for (size_t k = 0; k < cpu.size(); ++k)
+      if (hosts[k] == hosts[0] && !cpu[k].empty()) job += cpu[k].front();
+    load.finish(rank == 0 ? job : -1);
+  }
   pb::RunEpilogue epilogue = ctx->bad_files().epilogue();
   epilogue.context = {{"load_average_start", std::to_string(load.load_average_start)},
                       {"load_average_end", std::to_string(load.load_average_end)},
                       {"other_processes_cpu_cores", std::to_string(load.other_cpu_cores)},
+                      {"job_cpu_cores", std::to_string(load.job_cpu_cores)},
                       {"cores_available", std::to_string(load.cores)},
                       {"busy_machine", load.busy ? "true" : "false"}};
   // Images per format by content (jpeg, png, ...), counted after the run: a 16-byte read
