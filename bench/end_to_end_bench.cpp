@@ -144,7 +144,14 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   // 1. The loader alone, in steady state, with each batch's arrival interval. 2. The step
   // on a resident batch.
   if (!phase([&] {
-        data = measure_data(*loader, c.steps, c.batch, c.prefetch, delay);
+        std::string failed;
+        try {
+          data = measure_data(*loader, c.steps, c.batch, c.prefetch, delay);
+        } catch (const std::exception& e) {
+          failed = e.what();
+        }
+        load_until_every_rank_measured(*loader, delay);  // collective
+        if (!failed.empty()) throw std::runtime_error(failed);
         const auto shape = pipeline->output_shape();
         compute_ms = step->measure_compute_ms(c.batch, shape[0], shape[1], shape[2], kComputeIters);
       }))

@@ -48,6 +48,24 @@ int world_size();  ///< ranks in the job; 1 without MPI
 std::string host_name();
 
 void barrier();
+
+/// A barrier that a rank arrives at and then keeps working until every rank has arrived
+/// (MPI_Ibarrier, polled with MPI_Test): the ranks' loaders measured "at the same time" stay
+/// under the same contention until the last rank is done. Construct = arrive (collective:
+/// every rank must construct one, even after a failure of its own); done() polls; the
+/// destructor waits (sleeping) when done() has not returned true. Without MPI done() is
+/// true at once.
+class PendingBarrier {
+ public:
+  PendingBarrier();
+  ~PendingBarrier();
+  PendingBarrier(const PendingBarrier&) = delete;
+  PendingBarrier& operator=(const PendingBarrier&) = delete;
+  bool done();
+
+ private:
+  void* request_ = nullptr;  // the MPI_Request (dist_mpi.cpp); null when done or no MPI
+};
 /// In-place elementwise sum over ranks of `count` floats (MPI_Allreduce, MPI_SUM): the
 /// gradient allreduce of data-parallel training.
 void allreduce_sum(float* data, size_t count);

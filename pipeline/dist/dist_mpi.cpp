@@ -84,6 +84,31 @@ void barrier() {
   wait_sleeping(request);
 }
 
+PendingBarrier::PendingBarrier() {
+  if (!g_active) return;
+  auto* request = new MPI_Request;
+  MPI_Ibarrier(MPI_COMM_WORLD, request);
+  request_ = request;
+}
+
+PendingBarrier::~PendingBarrier() {
+  if (request_ == nullptr) return;
+  auto* request = static_cast<MPI_Request*>(request_);
+  wait_sleeping(*request);
+  delete request;
+}
+
+bool PendingBarrier::done() {
+  if (request_ == nullptr) return true;
+  auto* request = static_cast<MPI_Request*>(request_);
+  int flag = 0;
+  MPI_Test(request, &flag, MPI_STATUS_IGNORE);
+  if (!flag) return false;
+  delete request;
+  request_ = nullptr;
+  return true;
+}
+
 void allreduce_sum(float* data, size_t count) {
   if (!g_active) return;
   // The waiting for the others in a sleeping barrier; then the reduction itself, blocking
