@@ -231,12 +231,14 @@ int main(int argc, char** argv) {
   }
   // Each output is written on its own: a failed trace does not cost the JSON, or back.
   int rc = 0;
+  int job_processes = 1;  // this run's processes on rank 0's host
   {  // the job's CPU on rank 0's host (collective): sibling ranks are not "other processes"
     const auto cpu = dist::gather(std::vector<double>{load.own_cpu_ns()});
     const auto hosts = dist::gather(dist::host_name());
     double job = 0;
+    job_processes = 0;
     for (size_t k = 0; k < cpu.size(); ++k)
-      if (hosts[k] == hosts[0] && !cpu[k].empty()) job += cpu[k].front();
+      if (hosts[k] == hosts[0] && !cpu[k].empty()) job += cpu[k].front(), ++job_processes;
     load.finish(rank == 0 ? job : -1);
   }
   pb::RunEpilogue epilogue = ctx->bad_files().epilogue();
@@ -244,6 +246,7 @@ int main(int argc, char** argv) {
                       {"load_average_end", std::to_string(load.load_average_end)},
                       {"other_processes_cpu_cores", std::to_string(load.other_cpu_cores)},
                       {"job_cpu_cores", std::to_string(load.job_cpu_cores)},
+                      {"job_processes_on_host", std::to_string(job_processes)},
                       {"cores_available", std::to_string(load.cores)},
                       {"busy_machine", load.busy ? "true" : "false"}};
   // Images per format by content (jpeg, png, ...), counted after the run: a 16-byte read

@@ -118,10 +118,9 @@ DataSamples measure_data(Loader& loader, int batches, int batch_size, int skip, 
   return out;
 }
 
-int load_until_every_rank_measured(Loader& loader, TestDelay& delay) {
+void load_until_every_rank_measured(Loader& loader, TestDelay& delay) {
   dist::PendingBarrier everyone;
-  int taken = 0;
-  bool loading = dist::world_size() > 1;
+  bool loading = true;
   while (!everyone.done()) {
     if (!loading) {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -129,15 +128,11 @@ int load_until_every_rank_measured(Loader& loader, TestDelay& delay) {
     }
     try {
       loading = loader.next().has_value();
-      if (loading) {
-        delay.apply();
-        ++taken;
-      }
+      if (loading) delay.apply();
     } catch (const std::exception&) {  // the failure is the measuring's to report, or the loop's
       loading = false;
     }
   }
-  return taken;
 }
 
 void add_rank_counters(benchmark::State& state, const RankFigures& mine,

@@ -73,10 +73,10 @@ DataSamples measure_data(Loader& loader, int batches, int batch_size, int skip, 
 /// dropping them, until every rank has finished measuring (dist::PendingBarrier). Otherwise
 /// the last rank to finish measures its last batches with the others' loaders stopped, on
 /// cores that the data-bound loop then shares: its data time, the straggler prediction's
-/// input, read low (by 3-20 % at 2 and 4 ranks on 2 cores). Collective: every rank calls
-/// it, also after a failure. Never throws: a loader that fails or runs out stops the taking,
-/// not the waiting. Returns the batches taken; 0 with one rank.
-int load_until_every_rank_measured(Loader& loader, TestDelay& delay);
+/// input, read low (by up to 20 % at 2 ranks on 2 cores, README "Data-parallel runs").
+/// Collective: every rank calls it, also after a failure. Never throws: a loader that fails
+/// or runs out stops the taking, not the waiting. Returns at once with one rank.
+void load_until_every_rank_measured(Loader& loader, TestDelay& delay);
 
 /// One rank's figures of its loop, gathered to rank 0 in this order.
 struct RankFigures {

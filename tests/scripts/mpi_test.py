@@ -90,9 +90,10 @@ class Ranks(unittest.TestCase):
         doc = load(out)
         self.assertEqual(doc["context"]["world_size"], "2")
         self.assertEqual(len(doc["context"]["hosts"].split(",")), 2)
-        # The busy-machine guard counts both ranks as the job, not rank 1 as another process:
+        # The busy-machine guard counts both ranks as the job, not rank 1 as another process;
         # the job's and the others' CPU cannot exceed the machine's (10 ms /proc/stat ticks).
         ctx = doc["context"]
+        self.assertEqual(ctx["job_processes_on_host"], "2")
         job, other = float(ctx["job_cpu_cores"]), float(ctx["other_processes_cpu_cores"])
         self.assertGreater(job, 0)
         self.assertLessEqual(job + other, float(ctx["cores_available"]) * 1.05 + 0.1, ctx)

@@ -38,6 +38,16 @@ class PipebenchFlags(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+    def run_json(self, name, *flags):
+        """pipebench on the class's dataset, short cases, JSON to <tmp>/<name>.json: the
+        finished run (exit 0 asserted) and its JSON."""
+        out = os.path.join(self.tmp.name, name + ".json")
+        r = run(ARGS.pipebench, "--data=" + self.data, *flags, "--benchmark_min_time=0.01",
+                "--benchmark_out=" + out, "--benchmark_out_format=json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            return r, json.load(f), out
+
     def expect_exit2(self, *flags, mentions):
         r = run(ARGS.pipebench, *flags, "--benchmark_filter=BM_Read/files/warm",
                 "--benchmark_min_time=0.01")
@@ -97,15 +107,10 @@ class PipebenchFlags(unittest.TestCase):
     def test_workers_auto_stays_within_the_budget_and_records_its_search(self):
         # The search on the real loader: with a budget of 1 core it may try only 1 worker,
         # and the loader and end-to-end cases run at that count alone.
-        out = os.path.join(self.tmp.name, "auto.json")
-        r = run(ARGS.pipebench, "--data=" + self.data, "--workers=auto", "--cpu-budget=1",
-                "--batch=2", "--steps=2", "--size=32", "--presize=off",
-                "--benchmark_filter=BM_(Loader|EndToEnd)/", "--benchmark_min_time=0.01",
-                "--benchmark_out=" + out, "--benchmark_out_format=json")
-        self.assertEqual(r.returncode, 0, r.stderr)
+        r, run_json, _ = self.run_json(
+            "auto", "--workers=auto", "--cpu-budget=1", "--batch=2", "--steps=2", "--size=32",
+            "--presize=off", "--benchmark_filter=BM_(Loader|EndToEnd)/")
         self.assertIn("--workers=auto", r.stderr)
-        with open(out) as f:
-            run_json = json.load(f)
         ctx = run_json["context"]
         self.assertEqual(ctx["workers_auto_budget_cores"], "1")
         self.assertEqual(ctx["workers_auto_chosen"], "1")
@@ -119,16 +124,10 @@ class PipebenchFlags(unittest.TestCase):
         # GPU-metrics note; and the report reads the sampler's cost back.
         # A 20 ms step, so each case spans several of /proc/stat's 10 ms ticks (a 6 ms case
         # under ASan had none: no per-core share to report).
-        out = os.path.join(self.tmp.name, "prof.json")
-        r = run(ARGS.pipebench, "--data=" + self.data, "--workers=1", "--batch=2", "--steps=8",
-                "--compute-ms=20", "--size=32", "--presize=off", "--callback=log:every=1,sync",
-                "--system-sample-hz=50",
-                "--benchmark_filter=BM_(EndToEnd/[^/]+/emulated/workers:1|SystemSampler)/",
-                "--benchmark_min_time=0.01", "--benchmark_out=" + out,
-                "--benchmark_out_format=json")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(out) as f:
-            doc = json.load(f)
+        _, doc, out = self.run_json(
+            "prof", "--workers=1", "--batch=2", "--steps=8", "--compute-ms=20", "--size=32",
+            "--presize=off", "--callback=log:every=1,sync", "--system-sample-hz=50",
+            "--benchmark_filter=BM_(EndToEnd/[^/]+/emulated/workers:1|SystemSampler)/")
         rows = {b["run_name"]: b for b in doc["benchmarks"]}
         e2e = next(b for n, b in rows.items() if n.startswith("BM_EndToEnd/") and "callbacks" not in n)
         for key in ("Batch", "IO", "Forward"):
@@ -178,15 +177,10 @@ class PipebenchFlags(unittest.TestCase):
         # --system-sample-hz=0: no sampler, so no system counters, no series and no
         # BM_SystemSampler; the CPU by role still comes (clocks, not the sampler), and the
         # report reads the run.
-        out = os.path.join(self.tmp.name, "nosampler.json")
-        r = run(ARGS.pipebench, "--data=" + self.data, "--workers=1", "--batch=2", "--steps=4",
-                "--size=32", "--presize=off", "--system-sample-hz=0",
-                "--benchmark_filter=BM_(Loader/[^/]+/workers:1|EndToEnd/[^/]+/emulated/workers:1|SystemSampler)/",
-                "--benchmark_min_time=0.01", "--benchmark_out=" + out,
-                "--benchmark_out_format=json")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(out) as f:
-            doc = json.load(f)
+        _, doc, out = self.run_json(
+            "nosampler", "--workers=1", "--batch=2", "--steps=4", "--size=32", "--presize=off",
+            "--system-sample-hz=0",
+            "--benchmark_filter=BM_(Loader/[^/]+/workers:1|EndToEnd/[^/]+/emulated/workers:1|SystemSampler)/")
         self.assertEqual(doc["context"]["system_sample_hz"], "0")
         self.assertNotIn("system_series", doc)
         names = [b["name"] for b in doc["benchmarks"]]
@@ -226,13 +220,7 @@ class PipebenchFlags(unittest.TestCase):
         self.assertNotIn("internal error", r.stderr)
 
     def test_a_good_run_names_the_dataset_in_the_context(self):
-        out = os.path.join(self.tmp.name, "ok.json")
-        r = run(ARGS.pipebench, "--data=" + self.data, "--benchmark_filter=BM_Read/files/warm",
-                "--benchmark_min_time=0.01", "--benchmark_out=" + out,
-                "--benchmark_out_format=json")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(out) as f:
-            ctx = json.load(f)["context"]
+        ctx = self.run_json("ok", "--benchmark_filter=BM_Read/files/warm")[1]["context"]
         self.assertEqual(ctx["dataset_images"], "4")
         self.assertEqual(len(ctx["dataset_fingerprint"]), 16)
 
