@@ -101,12 +101,17 @@ def main():
         # Two honest runs of the same build: no regression at a 50% limit. BM_Transform is
         # timed by CPU time (no UseRealTime), and on a shared, loaded machine its real_time
         # swings by more than 50% (seen: +87% median), so this check gates on the time
-        # Google Benchmark timed by (--time auto); one re-run of b is allowed for noise.
+        # Google Benchmark timed by (--time auto). Even CPU time moved by 50-61% for a 5 us
+        # case between two runs in CI (both flagged busy_machine), and a re-run of b alone
+        # kept the gap (a was the outlier): up to two re-runs of both, back to back.
         honest = [compare, a, b, "--max-regression", "50", "--time", "auto", "--no-color"]
         p = run(honest)
-        if p.returncode == 1:
+        for _ in range(2):
+            if p.returncode != 1:
+                break
             print(p.stdout)
-            print("two runs differ by > 50%: the machine is busy; re-running b once")
+            print("two runs differ by > 50%: the machine is busy; re-running a and b")
+            bench(a)
             bench(b)
             p = run(honest)
         expect(p, 0, "compare a b --max-regression 50")
