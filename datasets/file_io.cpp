@@ -72,6 +72,29 @@ size_t read_file(const std::filesystem::path& path, std::vector<uint8_t>& out) {
   return size;
 }
 
+size_t read_file(const std::filesystem::path& path, uint64_t expected, std::vector<uint8_t>& out) {
+  // A fifo put in the file's place reads as 0 bytes: an empty file takes the checked read.
+  if (expected > 0) {
+    Fd f{::open(path.c_str(), kReadFlags)};
+    if (f.fd >= 0) {
+      // One byte more than expected: a regular file returns fewer bytes than asked only at
+      // its end, so getting exactly `expected` bytes means the file is still that size.
+      out.resize(static_cast<size_t>(expected) + 1);
+      ssize_t n;
+      do {
+        n = ::read(f.fd, out.data(), out.size());
+      } while (n < 0 && errno == EINTR);
+      if (n >= 0 && static_cast<uint64_t>(n) == expected) {
+        out.resize(static_cast<size_t>(expected));
+        return static_cast<size_t>(expected);
+      }
+    }
+  }
+  // Not there, not a regular file any more (a directory or fifo in its place), or another
+  // size: the checked read says which, or reads the file as it is now.
+  return read_file(path, out);
+}
+
 size_t read_head(const std::filesystem::path& path, uint8_t* out, size_t n) {
   Fd f{::open(path.c_str(), kReadFlags)};
   if (f.fd < 0) fail(path, "cannot open", errno);

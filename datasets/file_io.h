@@ -14,6 +14,12 @@ namespace pipebench {
 /// Reads the whole file into out (resized to the file size; capacity kept). Returns bytes.
 size_t read_file(const std::filesystem::path& path, std::vector<uint8_t>& out);
 
+/// The same with the size the caller expects (a folder scan's): one system call fewer
+/// (open, read, close; no fstat) when the file still has that size; any other outcome (a
+/// new size, a directory or fifo in its place, an error) goes through the read above,
+/// whose result and errors it then has, as does an expected size of 0.
+size_t read_file(const std::filesystem::path& path, uint64_t expected, std::vector<uint8_t>& out);
+
 /// Reads at most n bytes from the start of the file into out; returns how many (fewer
 /// when the file is shorter). Throws DatasetError naming the path.
 size_t read_head(const std::filesystem::path& path, uint8_t* out, size_t n);

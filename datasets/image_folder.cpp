@@ -56,7 +56,7 @@ void ImageFolder::read(size_t i, std::vector<uint8_t>& out) const {
     out.assign(bytes.begin(), bytes.end());
     return;
   }
-  read_file(s.path, out);
+  read_file(s.path, s.size_bytes, out);  // the scan's size: no fstat when it still holds
 }
 
 std::span<const uint8_t> ImageFolder::cached(size_t i) const {

@@ -446,5 +446,45 @@ TEST(FileIo, ReadWriteAndErrors) {
   EXPECT_THROW(read_file(dir, out), DatasetError);  // a directory
 }
 
+// read_file with the scan's size: the file's bytes whatever happened since the scan, and
+// the checked read's errors when it is no longer a regular file.
+TEST(FileIo, ReadWithTheScannedSizeReadsTheFileAsItIsNow) {
+  const auto dir = testing::scratch_dir("file_io_sized");
+  const std::vector<uint8_t> data = {9, 8, 7, 6, 5, 4};
+  write_file(dir / "f.bin", data.data(), data.size());
+  std::vector<uint8_t> out(100, 0xAA);  // larger than the file: resized down
+  EXPECT_EQ(read_file(dir / "f.bin", data.size(), out), data.size());
+  EXPECT_EQ(out, data);
+  // Grown and shrunk since the scan said 4 bytes: the bytes there now.
+  EXPECT_EQ(read_file(dir / "f.bin", 4, out), data.size());
+  EXPECT_EQ(out, data);
+  EXPECT_EQ(read_file(dir / "f.bin", 64, out), data.size());
+  EXPECT_EQ(out, data);
+  write_file(dir / "empty.bin", nullptr, 0);
+  EXPECT_EQ(read_file(dir / "empty.bin", 0, out), 0u);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(read_file(dir / "empty.bin", 3, out), 0u);
+  EXPECT_TRUE(out.empty());
+  // A directory or a fifo where the file was: the checked read's error, naming the path.
+  for (const auto& [path, make] : {std::pair<std::string, int>{"dir.jpg", 0}, {"fifo.jpg", 1}}) {
+    const auto p = dir / path;
+    if (make == 0) {
+      std::filesystem::create_directory(p);
+    } else {
+      ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);
+    }
+    for (const uint64_t scanned : {0, 6}) {
+      try {
+        read_file(p, scanned, out);
+        FAIL() << path << " " << scanned;
+      } catch (const DatasetError& e) {
+        EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+      }
+    }
+  }
+  EXPECT_THROW(read_file(dir / "nope.bin", 6, out), DatasetError);
+}
+
 }  // namespace
 }  // namespace pipebench

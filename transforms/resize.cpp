@@ -291,6 +291,7 @@ void Resampler::to_chw(const Image& src, const CropWindow& window, int out_heigh
   sink.chw = out;
   sink.plane = static_cast<size_t>(keep.height) * keep.width;
   run(*s_, src, window, out_height, out_width, keep, mirror, filter, sink);
+  fence_streaming_stores();  // the planes' streaming stores, before the tensor is handed on
 }
 
 }  // namespace pipebench

@@ -225,12 +225,19 @@ struct Planes {
       bias[c] = _mm512_set1_ps(a.bias[c]);
     }
   }
-  // q0..q2: 48 interleaved values (pixels x .. x + 15); stores the pixels in mask m.
+  // q0..q2: 48 interleaved values (pixels x .. x + 15); stores the pixels in mask m,
+  // streaming where all 16 are stored on one cache line (fence_streaming_stores after).
   PB_AVX512 void store(__m512 q0, __m512 q1, __m512 q2, int x, __mmask16 m) const {
     for (int c = 0; c < 3; ++c) {
       const __m512 t = _mm512_permutex2var_ps(q0, first[c], q1);
       const __m512 plane = _mm512_permutex2var_ps(t, second[c], q2);
-      _mm512_mask_storeu_ps(out[c] + x, m, _mm512_add_ps(_mm512_mul_ps(plane, scale[c]), bias[c]));
+      const __m512 v = _mm512_add_ps(_mm512_mul_ps(plane, scale[c]), bias[c]);
+      float* d = out[c] + x;
+      if (m == 0xFFFF && (reinterpret_cast<uintptr_t>(d) & 63) == 0) {
+        _mm512_stream_ps(d, v);
+      } else {
+        _mm512_mask_storeu_ps(d, m, v);
+      }
     }
   }
 };
@@ -514,6 +521,12 @@ void emit_chw(const uint8_t* q, int n, const ChannelAffine& a, float* r, float* 
   if (have_avx512()) return emit_chw_avx512(q, n, a, r, g, b);
 #endif
   emit_chw_scalar(q, n, a, r, g, b);
+}
+
+void fence_streaming_stores() {
+#if defined(PB_X86_AVX512)
+  if (have_avx512()) _mm_sfence();
+#endif
 }
 
 }  // namespace pipebench::detail
