@@ -117,8 +117,15 @@ void run_area(ResampleScratch& s, const Image& src, const CropWindow& win, int o
   for (int r = 0; r < keep.height; ++r) {
     const int oy = keep.y + r;  // the area tables hold the whole axis (first = 0)
     const int sy = win.y + s.ty.start[oy];
-    for (int k = 0; k < Ky; ++k) rows[k] = src.row(sy + k) + x_src;
-    vpass_area(rows, s.ty.weight.data() + static_cast<size_t>(oy) * Ky, Ky, n, t);
+    // Only the taps from the first to the last nonzero weight: the K-wide window pads a
+    // row that covers fewer source rows with zero weights (at its start near the end of
+    // the axis, else at its end), and a sum of terms >= +0 is the same without them.
+    const float* w = s.ty.weight.data() + static_cast<size_t>(oy) * Ky;
+    int first = 0, last = Ky;
+    while (last - first > 1 && w[last - 1] == 0.0f) --last;
+    while (last - first > 1 && w[first] == 0.0f) ++first;
+    for (int k = first; k < last; ++k) rows[k - first] = src.row(sy + k) + x_src;
+    vpass_area(rows, w + first, last - first, n, t);
     if (sink.image == nullptr) {
       float* red = sink.chw + static_cast<size_t>(r) * keep.width;
       if (hpass_chw(t, p, round, *sink.affine, red, red + sink.plane, red + 2 * sink.plane)) continue;
