@@ -10,7 +10,9 @@
 // BM_EndToEnd/<pipeline>/<baseline>/workers:<w>: the real loop, loader and step together,
 //   one batch per iteration (--steps of them after a warm-up). In the same case, before
 //   the timed loop: data_ms = the loader alone per batch (its workers' production rate
-//   over --steps batches), compute_ms = the step on a resident batch. Counters (all ms
+//   over --steps batches, and again over --steps batches after the loop: the mean of the
+//   two, which bracket the loop in time; data_drift_pct = after against before, %),
+//   compute_ms = the step on a resident batch. Counters (all ms
 //   per batch unless stated): data_ms, compute_ms, step_ms (the measured loop, ending
 //   with the accelerator idle, per step it could sustain: batches prefetched before the
 //   loop started do not count as speed), bound_ms = max(data_ms, compute_ms), au_pct,
@@ -140,18 +142,24 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
         if (!callbacks.empty()) extras = std::make_unique<CallbackRunner>(callbacks, *step);
       }))
     return;
-  dist::barrier();  // the ranks measure their loaders alone at the same time
-  // 1. The loader alone, in steady state, with each batch's arrival interval. 2. The step
-  // on a resident batch.
+  // The loader alone, in steady state, with each batch's arrival interval; every rank at
+  // the same time, each loading until all have measured. Inside phase() (it throws).
+  const auto measure_alone = [&] {
+    dist::barrier();
+    std::string failed;
+    DataSamples d;
+    try {
+      d = measure_data(*loader, c.steps, c.batch, c.prefetch, delay);
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+    load_until_every_rank_measured(*loader, delay);  // collective
+    if (!failed.empty()) throw std::runtime_error(failed);
+    return d;
+  };
+  // 1. The loader alone. 2. The step on a resident batch.
   if (!phase([&] {
-        std::string failed;
-        try {
-          data = measure_data(*loader, c.steps, c.batch, c.prefetch, delay);
-        } catch (const std::exception& e) {
-          failed = e.what();
-        }
-        load_until_every_rank_measured(*loader, delay);  // collective
-        if (!failed.empty()) throw std::runtime_error(failed);
+        data = measure_alone();
         const auto shape = pipeline->output_shape();
         compute_ms = step->measure_compute_ms(c.batch, shape[0], shape[1], shape[2], kComputeIters);
       }))
@@ -232,6 +240,15 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
     ctx.fail_case(state, loop_error);
     return;
   }
+  // 4. The loader alone again (A B A): data_ms and the straggler prediction's samples pool
+  // the windows before and after the loop, which bracket it in time, so a machine whose
+  // speed drifted during the case moves both halves, and data_drift_pct shows by how much.
+  DataSamples after;
+  if (!phase([&] { after = measure_alone(); })) return;
+  const double drift_pct = data.data_ms > 0 ? 100.0 * (after.data_ms / data.data_ms - 1.0) : 0.0;
+  data.data_ms = (data.data_ms + after.data_ms) / 2;  // the same number of batches each
+  data.per_batch_ms.insert(data.per_batch_ms.end(), after.per_batch_ms.begin(),
+                           after.per_batch_ms.end());
   // The steps the loop could sustain: those it ran, or fewer when it drew on batches
   // prefetched before it started (the workers produced less than it consumed).
   const double consumed = static_cast<double>(std::max<int64_t>(1, state.iterations()));
@@ -249,6 +266,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   state.counters["au_pct"] = bound.au_pct;
   state.counters["stall_pct"] = bound.stall_pct;
   state.counters["prediction_error_pct"] = bound.prediction_error_pct;
+  state.counters["data_drift_pct"] = drift_pct;
   if (synced) state.counters["sync_ms"] = sync_ms;
   add_stage_counters(ctx, state, window);
   add_region_counters(ctx, state, regions);
@@ -289,6 +307,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   f.transform_ms = counter("transform_ms");
   f.sample_cpu_ms = counter("sample_cpu_ms");
   f.items = static_cast<double>(items);
+  f.data_drift_pct = drift_pct;
   try {
     add_rank_counters(state, f, data.per_batch_ms, c.prefetch);
   } catch (const std::exception& e) {  // the prediction's input checks (rank 0 only)

@@ -1,6 +1,7 @@
 #include "report/trust.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
@@ -126,6 +127,24 @@ void warm_run(const BenchRun& run, const std::map<int, std::string>& loaders, Tr
                         "from disk also waits on reads (compare BM_Read/files/cold with BM_Read/files/warm)."});
 }
 
+// Every end-to-end case of the run (the sweep, the fixes' checks, the extras).
+void loader_drift(const BenchRun& run, Trust& t) {
+  for (const auto& [name, means] : run.cases) {
+    if (name.rfind("BM_EndToEnd/", 0) != 0) continue;
+    const auto drift = run.value(name, "data_drift_pct");
+    if (!drift || std::abs(*drift) <= kDriftPct) continue;
+    char buf[600];
+    std::snprintf(buf, sizeof buf,
+                  "%s: its loader, measured alone before and after the loop, was %.1f %% %s "
+                  "after: the machine's speed changed during the case, so its data_ms (the mean "
+                  "of both) and its prediction error mix the model with that change; rerun "
+                  "before acting on it.",
+                  strip_case_suffixes(name).c_str(), std::abs(*drift),
+                  *drift > 0 ? "slower" : "faster");
+    t.warnings.push_back({TrustWarning::Kind::kDrift, strip_case_suffixes(name), buf});
+  }
+}
+
 bool is_stage_case(const std::string& name) {
   for (const char* prefix : {"BM_Read/", "BM_Decode/", "BM_Sample/", "BM_Loader/"})
     if (name.rfind(prefix, 0) == 0) return true;
@@ -151,6 +170,7 @@ const char* kind_name(TrustWarning::Kind k) {
     case TrustWarning::Kind::kBusyMachine: return "busy_machine";
     case TrustWarning::Kind::kSaturatedCores: return "saturated_cores";
     case TrustWarning::Kind::kWarmRun: return "warm_run";
+    case TrustWarning::Kind::kDrift: return "loader_drift";
   }
   return "?";
 }
@@ -167,6 +187,7 @@ Trust check_trust(const BenchRun& run, const SweepCases& cases, int batch, doubl
   contention(run, cases.end_to_end, cores, t);
   saturated_cores(run, cases.end_to_end.empty() ? cases.loaders : cases.end_to_end, cores, t);
   warm_run(run, cases.loaders, t);
+  loader_drift(run, t);
   cv_table(run, t);
   return t;
 }

@@ -19,6 +19,11 @@
 //                   kSaturatedPct of the machine's cores busy (cpu_busy_cores_mean, all
 //                   processes, from the system sampler) while data-bound or at most as
 //                   fast as the case below it: more workers cannot help on this machine.
+//   loader drift    a BM_EndToEnd case whose loader, measured alone before and again after
+//                   its loop (data_drift_pct, bench/ranks.h), changed speed by more than
+//                   kDriftPct: the machine's speed moved during the case (other load,
+//                   thermal or frequency changes), so its prediction error mixes the model
+//                   and the drift; under mpirun, the rank whose drift is furthest from 0.
 //   warm run        every loader case read 0 bytes from storage (process_read_mib_per_s,
 //                   /proc/self/io): the dataset came from the page cache, as DLIO warns
 //                   when a dataset fits in memory; a cold first epoch is slower.
@@ -44,9 +49,10 @@ inline constexpr double kFloorTolerancePct = 5.0;  ///< issue 9 item 2
 inline constexpr double kContentionPct = 15.0;     ///< per-sample CPU rise worth a warning
 inline constexpr double kNoisyCvPct = 5.0;         ///< compare.sh's default --max-cv
 inline constexpr double kSaturatedPct = 90.0;      ///< cores busy, % of the machine's
+inline constexpr double kDriftPct = 5.0;           ///< the prediction check's own tolerance
 
 struct TrustWarning {
-  enum class Kind { kPhysicalFloor, kContention, kBusyMachine, kSaturatedCores, kWarmRun };
+  enum class Kind { kPhysicalFloor, kContention, kBusyMachine, kSaturatedCores, kWarmRun, kDrift };
   Kind kind = Kind::kPhysicalFloor;
   std::string case_name;  ///< the case it is about ("" for the busy machine)
   std::string text;       ///< one sentence, figures with units
@@ -70,7 +76,8 @@ struct SweepCases {
   std::map<int, std::string> end_to_end;   ///< BM_EndToEnd/<pipeline>/<baseline>/workers:<w>
 };
 
-/// "physical_floor", "contention", "busy_machine", "saturated_cores", "warm_run"
+/// "physical_floor", "contention", "busy_machine", "saturated_cores", "warm_run",
+/// "loader_drift"
 const char* kind_name(TrustWarning::Kind k);
 
 /// The checks above. sample: the what-if table's per-sample cost (nullopt: none).

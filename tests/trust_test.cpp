@@ -1,5 +1,5 @@
-// The report's notes from the system metrics (report/trust.h): saturated cores and a warm
-// run, on hand-built runs whose answer is known.
+// The report's notes from the system metrics (report/trust.h): saturated cores, a warm
+// run and a loader whose speed drifted, on hand-built runs whose answer is known.
 #include "report/trust.h"
 
 #include <gtest/gtest.h>
@@ -52,6 +52,24 @@ TEST(TrustSystemMetrics, WarmRunOnlyWhenEveryLoaderReadNothingFromStorage) {
   EXPECT_FALSE(has(check_trust(unknown, SweepCases{{{1, kL1}}, {}}, 64, 2.0, std::nullopt),
                    TrustWarning::Kind::kWarmRun));
   EXPECT_STREQ(kind_name(TrustWarning::Kind::kWarmRun), "warm_run");
+}
+
+TEST(TrustSystemMetrics, LoaderDriftAboveFivePercentEitherWay) {
+  const auto trust = [&](double drift) {
+    const BenchRun r = run_with({{kE1, {{"data_ms", 60}, {"compute_ms", 25}, {"data_drift_pct", drift}}},
+                                 {kE2, {{"data_ms", 31}, {"compute_ms", 25}}}});
+    return check_trust(r, SweepCases{{}, {{1, kE1}, {2, kE2}}}, 64, 2.0, std::nullopt);
+  };
+  for (const double drift : {7.5, -6.0}) {
+    const Trust t = trust(drift);
+    ASSERT_TRUE(has(t, TrustWarning::Kind::kDrift)) << drift;
+    const std::string& text = t.warnings.back().text;
+    EXPECT_EQ(t.warnings.back().case_name, kE1);
+    EXPECT_NE(text.find(drift > 0 ? "7.5 % slower" : "6.0 % faster"), std::string::npos) << text;
+  }
+  EXPECT_FALSE(has(trust(4.9), TrustWarning::Kind::kDrift));
+  EXPECT_FALSE(has(trust(-4.9), TrustWarning::Kind::kDrift));
+  EXPECT_STREQ(kind_name(TrustWarning::Kind::kDrift), "loader_drift");
 }
 
 }  // namespace
