@@ -24,6 +24,8 @@
 //                   kDriftPct: the machine's speed moved during the case (other load,
 //                   thermal or frequency changes), so its prediction error mixes the model
 //                   and the drift; under mpirun, the rank whose drift is furthest from 0.
+//                   Not for a case whose data_ms, moved by the drift, stays below its
+//                   compute_ms: compute-bound either way.
 //   warm run        every loader case read 0 bytes from storage (process_read_mib_per_s,
 //                   /proc/self/io): the dataset came from the page cache, as DLIO warns
 //                   when a dataset fits in memory; a cold first epoch is slower.

@@ -68,6 +68,10 @@ TEST(TrustSystemMetrics, LoaderDriftAboveFivePercentEitherWay) {
     EXPECT_NE(text.find(drift > 0 ? "7.5 % slower" : "6.0 % faster"), std::string::npos) << text;
   }
   EXPECT_FALSE(has(trust(4.9), TrustWarning::Kind::kDrift));
+  // Compute-bound whatever the drift: 18 ms of data, 20 % slower, is still under 25 ms.
+  const BenchRun bound = run_with({{kE1, {{"data_ms", 18}, {"compute_ms", 25}, {"data_drift_pct", 20}}}});
+  EXPECT_FALSE(has(check_trust(bound, SweepCases{{}, {{1, kE1}}}, 64, 2.0, std::nullopt),
+                   TrustWarning::Kind::kDrift));
   EXPECT_FALSE(has(trust(-4.9), TrustWarning::Kind::kDrift));
   EXPECT_STREQ(kind_name(TrustWarning::Kind::kDrift), "loader_drift");
 }
