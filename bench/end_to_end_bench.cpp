@@ -11,7 +11,8 @@
 //   one batch per iteration (--steps of them after a warm-up). In the same case, before
 //   the timed loop: data_ms = the loader alone per batch (its workers' production rate
 //   over --steps batches, and again over --steps batches after the loop: the mean of the
-//   two, which bracket the loop in time; data_drift_pct = after against before, %),
+//   two, which bracket the loop in time; data_drift_pct = after against before, %;
+//   loop_cpu_drift_pct = the workers' CPU per sample in the loop against alone, %),
 //   compute_ms = the step on a resident batch. Counters (all ms
 //   per batch unless stated): data_ms, compute_ms, step_ms (the measured loop, ending
 //   with the accelerator idle, per step it could sustain: batches prefetched before the
@@ -247,6 +248,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   if (!phase([&] { after = measure_alone(); })) return;
   const double drift_pct = data.data_ms > 0 ? 100.0 * (after.data_ms / data.data_ms - 1.0) : 0.0;
   data.data_ms = (data.data_ms + after.data_ms) / 2;  // the same number of batches each
+  const double alone_cpu_ms = (data.sample_cpu_ms + after.sample_cpu_ms) / 2;
   data.per_batch_ms.insert(data.per_batch_ms.end(), after.per_batch_ms.begin(),
                            after.per_batch_ms.end());
   // The steps the loop could sustain: those it ran, or fewer when it drew on batches
@@ -270,6 +272,13 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   if (synced) state.counters["sync_ms"] = sync_ms;
   add_stage_counters(ctx, state, window);
   add_region_counters(ctx, state, regions);
+  // The workers' CPU per sample in the loop against alone: a loop that ran on a slower or
+  // more contended machine than the windows around it (which data_drift_pct cannot see).
+  double loop_cpu_drift_pct = 0;
+  if (const auto it = state.counters.find("sample_cpu_ms"); it != state.counters.end() && alone_cpu_ms > 0) {
+    loop_cpu_drift_pct = 100.0 * (static_cast<double>(it->second) / alone_cpu_ms - 1.0);
+    state.counters["loop_cpu_drift_pct"] = loop_cpu_drift_pct;
+  }
   if (extras) {
     // ms per step on the loop's thread: the work of a sync callback, the enqueue (and any
     // wait for room in the queue) of an async one.
@@ -308,6 +317,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   f.sample_cpu_ms = counter("sample_cpu_ms");
   f.items = static_cast<double>(items);
   f.data_drift_pct = drift_pct;
+  f.loop_cpu_drift_pct = loop_cpu_drift_pct;
   try {
     add_rank_counters(state, f, data.per_batch_ms, c.prefetch);
   } catch (const std::exception& e) {  // the prediction's input checks (rank 0 only)

@@ -24,13 +24,14 @@ namespace {
 constexpr const char* kFields[] = {"data_ms", "compute_ms", "step_ms", "au_pct",
                                    "images_per_second", "consumer_wait_ms", "worker_wait_ms",
                                    "sync_wait_ms", "read_ms", "decode_ms", "transform_ms",
-                                   "sample_cpu_ms", "items", "data_drift_pct"};
+                                   "sample_cpu_ms", "items", "data_drift_pct",
+                                   "loop_cpu_drift_pct"};
 constexpr size_t kFieldCount = sizeof(kFields) / sizeof(kFields[0]);
 
 std::vector<double> to_vector(const RankFigures& f) {
   return {f.data_ms, f.compute_ms, f.step_ms, f.au_pct, f.images_per_second,
           f.consumer_wait_ms, f.worker_wait_ms, f.sync_wait_ms, f.read_ms, f.decode_ms,
-          f.transform_ms, f.sample_cpu_ms, f.items, f.data_drift_pct};
+          f.transform_ms, f.sample_cpu_ms, f.items, f.data_drift_pct, f.loop_cpu_drift_pct};
 }
 
 double mean(const std::vector<double>& v) {
@@ -65,11 +66,12 @@ void set_global(benchmark::State& state, const std::vector<std::vector<double>>&
   c["load_imbalance"] = mean(data) > 0 ? data_max / mean(data) : 1.0;
   c["slowest_rank"] = static_cast<double>(std::max_element(data.begin(), data.end()) - data.begin());
   state.SetItemsProcessed(static_cast<int64_t>(std::llround(std::accumulate(items.begin(), items.end(), 0.0))));
-  // The drift furthest from 0 over the ranks: the one that says most about the prediction.
-  const auto drift = column(13);
-  c["data_drift_pct"] = *std::max_element(drift.begin(), drift.end(), [](double a, double b) {
-    return std::abs(a) < std::abs(b);
-  });
+  // The drifts furthest from 0 over the ranks: the ones that say most about the prediction.
+  const auto furthest = [](const std::vector<double>& v) {
+    return *std::max_element(v.begin(), v.end(), [](double a, double b) { return std::abs(a) < std::abs(b); });
+  };
+  c["data_drift_pct"] = furthest(column(13));
+  c["loop_cpu_drift_pct"] = furthest(column(14));
   for (size_t k = 0; k < ranks.size(); ++k)
     for (size_t i = 0; i < kFieldCount; ++i)
       if (i != 12) c["rank" + std::to_string(k) + "_" + kFields[i]] = ranks[k][i];  // items: in the total only
@@ -119,6 +121,8 @@ DataSamples measure_data(Loader& loader, int batches, int batch_size, int skip, 
   }
   w.finish(loader);
   out.data_ms = w.wall_ms / std::max(1e-9, w.produced_batches(batch_size));
+  if (w.produced > 0)
+    out.sample_cpu_ms = (w.after.sample_cpu_ns - w.before.sample_cpu_ns) / 1e6 / static_cast<double>(w.produced);
   if (out.per_batch_ms.empty()) out.per_batch_ms.push_back(out.data_ms);
   return out;
 }

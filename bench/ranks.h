@@ -7,7 +7,7 @@
 //     (batch x 1000 / step_ms), rank<k>_consumer_wait_ms, rank<k>_worker_wait_ms,
 //     rank<k>_sync_wait_ms (the rank's time in the per-step collective: waiting for the
 //     others), rank<k>_read_ms / _decode_ms / _transform_ms / _sample_cpu_ms (per sample),
-//     rank<k>_data_drift_pct;
+//     rank<k>_data_drift_pct, rank<k>_loop_cpu_drift_pct;
 //   global: world_size; data_ms = the slowest rank's (the max), data_ms_mean; compute_ms (the
 //     max; it includes sync_ms, the collective on a resident batch); step_ms = the mean of
 //     the ranks' (they are synchronised); au_pct = the mean over ranks (MLPerf Storage and
@@ -15,8 +15,9 @@
 //     Storage's threshold) else 0; stall_pct = 100 - au_pct; bound_ms = max(data_ms,
 //     compute_ms) and prediction_error_pct against step_ms; images_per_second_total = the
 //     sum of the ranks' images/s; load_imbalance = max / mean of data_ms; slowest_rank (the
-//     largest data_ms); data_drift_pct = the drift furthest from 0 (each rank's: its loader
-//     alone after the loop against before, %).
+//     largest data_ms); data_drift_pct and loop_cpu_drift_pct = the drifts furthest from 0
+//     (each rank's: its loader alone after the loop against before, %; its workers' CPU per
+//     sample in the loop against alone, %).
 //   the straggler prediction (pipeline/dist/straggler.h), with one rank too, from each
 //     rank's batch intervals of both loader-alone windows: straggler_pred_ms
 //     (the simulated loop with prefetch), straggler_iid_max_ms (E[max over ranks of
@@ -69,6 +70,7 @@ class TestDelay {
 struct DataSamples {
   double data_ms = 0;
   std::vector<double> per_batch_ms;
+  double sample_cpu_ms = 0;  ///< the workers' thread CPU per sample produced (0: no stage timers)
 };
 DataSamples measure_data(Loader& loader, int batches, int batch_size, int skip, TestDelay& delay);
 
@@ -88,6 +90,7 @@ struct RankFigures {
   double read_ms = 0, decode_ms = 0, transform_ms = 0, sample_cpu_ms = 0;
   double items = 0;  ///< images the rank's loop counted (SetItemsProcessed)
   double data_drift_pct = 0;  ///< the loader alone after the loop against before, %
+  double loop_cpu_drift_pct = 0;  ///< the workers' CPU per sample in the loop against alone, %
 };
 
 /// Collective (every rank calls it after its loop): gathers every rank's figures and

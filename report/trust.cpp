@@ -131,20 +131,33 @@ void warm_run(const BenchRun& run, const std::map<int, std::string>& loaders, Tr
 void loader_drift(const BenchRun& run, Trust& t) {
   for (const auto& [name, means] : run.cases) {
     if (name.rfind("BM_EndToEnd/", 0) != 0) continue;
-    const auto drift = run.value(name, "data_drift_pct");
-    if (!drift || std::abs(*drift) <= kDriftPct) continue;
-    // Compute-bound with room to spare: the drift cannot have moved the bound.
     const auto data = run.value(name, "data_ms"), compute = run.value(name, "compute_ms");
-    if (data && compute && *data * (1 + std::abs(*drift) / 100) < *compute) continue;
+    // Compute-bound with room to spare: a drift of that size cannot have moved the bound.
+    const auto matters = [&](double drift) {
+      return std::abs(drift) > kDriftPct &&
+             !(data && compute && *data * (1 + std::abs(drift) / 100) < *compute);
+    };
+    const std::string c = strip_case_suffixes(name);
     char buf[600];
-    std::snprintf(buf, sizeof buf,
-                  "%s: its loader, measured alone before and after the loop, was %.1f %% %s "
-                  "after: the machine's speed changed during the case, so its data_ms (the mean "
-                  "of both) and its prediction error mix the model with that change; rerun "
-                  "before acting on it.",
-                  strip_case_suffixes(name).c_str(), std::abs(*drift),
-                  *drift > 0 ? "slower" : "faster");
-    t.warnings.push_back({TrustWarning::Kind::kDrift, strip_case_suffixes(name), buf});
+    if (const auto drift = run.value(name, "data_drift_pct"); drift && matters(*drift)) {
+      std::snprintf(buf, sizeof buf,
+                    "%s: its loader, measured alone before and after the loop, was %.1f %% %s "
+                    "after: the machine's speed changed during the case, so its data_ms (the "
+                    "mean of both) and its prediction error mix the model with that change; "
+                    "rerun before acting on it.",
+                    c.c_str(), std::abs(*drift), *drift > 0 ? "slower" : "faster");
+      t.warnings.push_back({TrustWarning::Kind::kDrift, c, buf});
+    }
+    if (const auto drift = run.value(name, "loop_cpu_drift_pct"); drift && matters(*drift)) {
+      std::snprintf(buf, sizeof buf,
+                    "%s: its workers spent %.1f %% %s CPU per sample in the loop than with the "
+                    "loader alone: the loop ran on a %s machine than the data time it is "
+                    "predicted from, so its prediction error is mostly that; rerun before "
+                    "acting on it.",
+                    c.c_str(), std::abs(*drift), *drift > 0 ? "more" : "less",
+                    *drift > 0 ? "slower or more contended" : "faster");
+      t.warnings.push_back({TrustWarning::Kind::kLoopCpu, c, buf});
+    }
   }
 }
 
@@ -174,6 +187,7 @@ const char* kind_name(TrustWarning::Kind k) {
     case TrustWarning::Kind::kSaturatedCores: return "saturated_cores";
     case TrustWarning::Kind::kWarmRun: return "warm_run";
     case TrustWarning::Kind::kDrift: return "loader_drift";
+    case TrustWarning::Kind::kLoopCpu: return "loop_cpu_drift";
   }
   return "?";
 }

@@ -26,6 +26,12 @@
 //                   and the drift; under mpirun, the rank whose drift is furthest from 0.
 //                   Not for a case whose data_ms, moved by the drift, stays below its
 //                   compute_ms: compute-bound either way.
+//   loop CPU drift  the same case's workers spent more than kDriftPct more (or less) CPU
+//                   per sample in the loop than in the loader-alone windows
+//                   (loop_cpu_drift_pct): the loop ran on a slower machine than its
+//                   prediction's input, which the windows around it need not show (measured
+//                   at 2 ranks on 2 cores: +11.6 % with a -10.3 % prediction error, +3.9 %
+//                   with -3.7 %). The same condition on data_ms and compute_ms.
 //   warm run        every loader case read 0 bytes from storage (process_read_mib_per_s,
 //                   /proc/self/io): the dataset came from the page cache, as DLIO warns
 //                   when a dataset fits in memory; a cold first epoch is slower.
@@ -54,7 +60,8 @@ inline constexpr double kSaturatedPct = 90.0;      ///< cores busy, % of the mac
 inline constexpr double kDriftPct = 5.0;           ///< the prediction check's own tolerance
 
 struct TrustWarning {
-  enum class Kind { kPhysicalFloor, kContention, kBusyMachine, kSaturatedCores, kWarmRun, kDrift };
+  enum class Kind { kPhysicalFloor, kContention, kBusyMachine, kSaturatedCores, kWarmRun, kDrift,
+                    kLoopCpu };
   Kind kind = Kind::kPhysicalFloor;
   std::string case_name;  ///< the case it is about ("" for the busy machine)
   std::string text;       ///< one sentence, figures with units
@@ -79,7 +86,7 @@ struct SweepCases {
 };
 
 /// "physical_floor", "contention", "busy_machine", "saturated_cores", "warm_run",
-/// "loader_drift"
+/// "loader_drift", "loop_cpu_drift"
 const char* kind_name(TrustWarning::Kind k);
 
 /// The checks above. sample: the what-if table's per-sample cost (nullopt: none).

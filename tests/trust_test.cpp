@@ -76,5 +76,20 @@ TEST(TrustSystemMetrics, LoaderDriftAboveFivePercentEitherWay) {
   EXPECT_STREQ(kind_name(TrustWarning::Kind::kDrift), "loader_drift");
 }
 
+TEST(TrustSystemMetrics, LoopCpuDriftWhenTheWorkersGotSlowerInTheLoop) {
+  const auto trust = [&](double data, double drift) {
+    const BenchRun r = run_with({{kE1, {{"data_ms", data}, {"compute_ms", 25}, {"loop_cpu_drift_pct", drift}}}});
+    return check_trust(r, SweepCases{{}, {{1, kE1}}}, 64, 2.0, std::nullopt);
+  };
+  const Trust t = trust(37, 11.6);
+  ASSERT_TRUE(has(t, TrustWarning::Kind::kLoopCpu));
+  EXPECT_NE(t.warnings.back().text.find("11.6 % more CPU per sample in the loop"), std::string::npos)
+      << t.warnings.back().text;
+  EXPECT_FALSE(has(t, TrustWarning::Kind::kDrift)) << "the windows around the loop agreed";
+  EXPECT_FALSE(has(trust(37, 3.9), TrustWarning::Kind::kLoopCpu));
+  EXPECT_FALSE(has(trust(18, 11.6), TrustWarning::Kind::kLoopCpu)) << "compute-bound either way";
+  EXPECT_STREQ(kind_name(TrustWarning::Kind::kLoopCpu), "loop_cpu_drift");
+}
+
 }  // namespace
 }  // namespace pipebench::report

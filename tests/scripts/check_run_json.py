@@ -23,7 +23,8 @@ COUNTERS = {
                    "transform_ms", "sample_cpu_ms", "process_cpu_ms", "cpu_cores_used"],
     "BM_TrainStep/": ["compute_ms"],
     "BM_EndToEnd/": ["items_per_second", "workers", "data_ms", "compute_ms", "step_ms",
-                     "bound_ms", "au_pct", "stall_pct", "prediction_error_pct", "data_drift_pct"],
+                     "bound_ms", "au_pct", "stall_pct", "prediction_error_pct", "data_drift_pct",
+                     "loop_cpu_drift_pct"],
 }
 
 

@@ -101,7 +101,8 @@ class Ranks(unittest.TestCase):
         self.assertEqual(row["world_size"], 2)
         per = {f: [row[f"rank{k}_{f}"] for k in (0, 1)]
                for f in ("data_ms", "step_ms", "au_pct", "images_per_second", "sync_wait_ms",
-                         "consumer_wait_ms", "decode_ms", "data_drift_pct")}
+                         "consumer_wait_ms", "decode_ms", "data_drift_pct",
+                         "loop_cpu_drift_pct")}
         self.assertAlmostEqual(row["images_per_second_total"], sum(per["images_per_second"]), places=6)
         self.assertAlmostEqual(row["au_pct"], sum(per["au_pct"]) / 2, places=6)
         self.assertAlmostEqual(row["au_pct_min"], min(per["au_pct"]), places=6)
@@ -112,6 +113,7 @@ class Ranks(unittest.TestCase):
         self.assertEqual(row["au_pass"], 1 if row["au_pct"] >= 90 else 0)
         self.assertEqual(row["slowest_rank"], per["data_ms"].index(max(per["data_ms"])))
         self.assertAlmostEqual(row["data_drift_pct"], max(per["data_drift_pct"], key=abs), places=6)
+        self.assertAlmostEqual(row["loop_cpu_drift_pct"], max(per["loop_cpu_drift_pct"], key=abs), places=6)
         # Each rank ran its own loop: both produced images.
         self.assertTrue(all(v > 0 for v in per["images_per_second"]))
         self.assertIn("straggler_pred_ms", row)
