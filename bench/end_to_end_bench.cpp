@@ -319,7 +319,7 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   f.data_drift_pct = drift_pct;
   f.loop_cpu_drift_pct = loop_cpu_drift_pct;
   try {
-    add_rank_counters(state, f, data.per_batch_ms, c.prefetch);
+    add_rank_counters(state, f, data.per_batch_ms, c.prefetch, workers);
   } catch (const std::exception& e) {  // the prediction's input checks (rank 0 only)
     ctx.fail_case(state, e.what());
   }

@@ -145,7 +145,7 @@ void load_until_every_rank_measured(Loader& loader, TestDelay& delay) {
 }
 
 void add_rank_counters(benchmark::State& state, const RankFigures& mine,
-                       const std::vector<double>& data_samples, int prefetch) {
+                       const std::vector<double>& data_samples, int prefetch, int workers) {
   const auto figures = dist::gather(to_vector(mine));
   const auto samples = dist::gather(data_samples);
   if (dist::rank() != 0) return;
@@ -155,7 +155,9 @@ void add_rank_counters(benchmark::State& state, const RankFigures& mine,
     compute = std::max(compute, r[1]);
     step += r[2] / static_cast<double>(figures.size());
   }
-  const auto p = dist::predict_synchronised_step(samples, compute, prefetch);
+  dist::StragglerOptions options;
+  options.block = 4 * workers;  // a few bunches of the workers' batches (straggler.h)
+  const auto p = dist::predict_synchronised_step(samples, compute, prefetch, options);
   state.counters["straggler_pred_ms"] = p.queue_ms;
   state.counters["straggler_iid_max_ms"] = p.iid_max_ms;
   state.counters["straggler_pred_error_pct"] = dist::prediction_error_pct(p.queue_ms, step);

@@ -95,9 +95,10 @@ struct RankFigures {
 
 /// Collective (every rank calls it after its loop): gathers every rank's figures and
 /// data-time samples to rank 0, which sets the counters listed at the top (per-rank and
-/// global only when world > 1; the straggler prediction always) and the case's items.
+/// global only when world > 1; the straggler prediction always, its sequences drawn in
+/// runs of 4 x `workers` batch intervals) and the case's items.
 void add_rank_counters(benchmark::State& state, const RankFigures& mine,
-                       const std::vector<double>& data_samples, int prefetch);
+                       const std::vector<double>& data_samples, int prefetch, int workers);
 
 /// Collective, after every rank wrote its --trace (rank 0 to `path`, rank k to
 /// `path`.rank<k>): rank 0 merges them into `path`, one process per rank (pid = rank, named

@@ -26,10 +26,33 @@ void check(const std::vector<std::vector<double>>& data_ms, double compute_ms, i
   if (prefetch < 1) throw std::invalid_argument("straggler prediction: prefetch must be >= 1");
 }
 
+// One rank's resampled sequence: runs of `block` consecutive samples, each run from a
+// random start (a moving-block bootstrap; block 1 draws each sample independently).
+class BlockDraws {
+ public:
+  BlockDraws(const std::vector<double>& samples, int block)
+      : samples_(samples), block_(std::min(static_cast<size_t>(std::max(1, block)), samples.size())) {}
+  double next(std::mt19937_64& rng) {
+    if (left_ == 0) {
+      std::uniform_int_distribution<size_t> start(0, samples_.size() - block_);
+      at_ = start(rng);
+      left_ = block_;
+    }
+    --left_;
+    return samples_[at_++];
+  }
+
+ private:
+  const std::vector<double>& samples_;
+  size_t block_, at_ = 0, left_ = 0;
+};
+
 // The simulated loop of straggler.h over one resampled sequence: mean step time, ms.
 double simulate(const std::vector<std::vector<double>>& data_ms, double compute_ms,
-                int prefetch, int steps, std::mt19937_64& rng) {
+                int prefetch, int steps, int block, std::mt19937_64& rng) {
   const size_t ranks = data_ms.size();
+  std::vector<BlockDraws> draws;
+  for (const auto& samples : data_ms) draws.emplace_back(samples, block);
   std::vector<double> made(ranks, 0.0);     // when each rank's loader finished its last batch
   std::vector<double> released(static_cast<size_t>(steps), 0.0);  // step k's start
   double end = 0, warm_end = 0;
@@ -38,8 +61,7 @@ double simulate(const std::vector<std::vector<double>>& data_ms, double compute_
     const double slot = k >= prefetch ? released[static_cast<size_t>(k - prefetch)] : 0.0;
     double ready = 0;
     for (size_t r = 0; r < ranks; ++r) {
-      std::uniform_int_distribution<size_t> pick(0, data_ms[r].size() - 1);
-      made[r] = std::max(made[r], slot) + data_ms[r][pick(rng)];
+      made[r] = std::max(made[r], slot) + draws[r].next(rng);
       ready = std::max(ready, made[r]);
     }
     const double start = std::max(end, ready);
@@ -79,7 +101,8 @@ StragglerPrediction predict_synchronised_step(const std::vector<std::vector<doub
   }
   p.iid_max_ms = o.draws > 0 ? sum / o.draws : p.naive_ms;
   double queue = 0;
-  for (int s = 0; s < o.sequences; ++s) queue += simulate(data_ms, compute_ms, prefetch, o.steps, rng);
+  for (int s = 0; s < o.sequences; ++s)
+    queue += simulate(data_ms, compute_ms, prefetch, o.steps, o.block, rng);
   p.queue_ms = o.sequences > 0 ? queue / o.sequences : p.naive_ms;
   return p;
 }

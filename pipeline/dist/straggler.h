@@ -14,7 +14,16 @@
 //                at most `prefetch` batches are in flight (batch k starts only when batch
 //                k - prefetch was released); the synchronised step k starts when every
 //                rank's batch k is ready and the previous step has ended, releases the
-//                batches at its start, and takes `compute` ms. The mean step time over the
+//                batches at its start, and takes `compute` ms. Each rank's sequence is
+//                drawn in runs of `block` consecutive samples (a moving-block bootstrap):
+//                with w workers a loader delivers its batches in bunches, short intervals
+//                then a long one, so consecutive intervals are not independent; runs of w
+//                keep a bunch's sum, which independent draws lose (they make runs of long
+//                intervals that never happen), and each run's start is a point where two
+//                ranks' bunches may fall out of phase, so runs are best a few bunches long:
+//                bench/ranks.cpp draws 4 x workers (at 2 ranks x 2 workers on 2 cores,
+//                independent draws overpredicted by 14.5 %, runs of 2 by 6.8-9.4 %, runs of
+//                8 by -1.4 and -1.5 %). The mean step time over the
 //                steady state (the first 2 x prefetch steps dropped) is the prediction: a
 //                fast rank's prefetched batches absorb part of another's late one, which
 //                E[max] ignores; with one rank it tends to max(mean D, compute).
@@ -41,6 +50,7 @@ struct StragglerOptions {
   int draws = 20000;        ///< resampled steps for iid_max_ms
   int sequences = 40;       ///< simulated sequences for queue_ms
   int steps = 400;          ///< steps per sequence
+  int block = 1;            ///< queue_ms: consecutive samples per draw (the loader's workers)
   uint64_t seed = 12345;
 };
 
