@@ -27,6 +27,9 @@ constexpr const char* kFields[] = {"data_ms", "compute_ms", "step_ms", "au_pct",
                                    "sample_cpu_ms", "items", "data_drift_pct",
                                    "loop_cpu_drift_pct"};
 constexpr size_t kFieldCount = sizeof(kFields) / sizeof(kFields[0]);
+// Positions in kFields of the ones set_global treats apart.
+constexpr size_t kItems = 12, kDataDrift = 13, kLoopCpuDrift = 14;
+static_assert(kLoopCpuDrift + 1 == kFieldCount, "kFields and the positions above must agree");
 
 std::vector<double> to_vector(const RankFigures& f) {
   return {f.data_ms, f.compute_ms, f.step_ms, f.au_pct, f.images_per_second,
@@ -46,7 +49,7 @@ void set_global(benchmark::State& state, const std::vector<std::vector<double>>&
     return c;
   };
   const auto data = column(0), compute = column(1), step = column(2), au = column(3),
-             ips = column(4), items = column(12);
+             ips = column(4), items = column(kItems);
   const double data_max = *std::max_element(data.begin(), data.end());
   const double step_mean = mean(step), au_mean = mean(au);
   const double bound = std::max(data_max, *std::max_element(compute.begin(), compute.end()));
@@ -70,11 +73,11 @@ void set_global(benchmark::State& state, const std::vector<std::vector<double>>&
   const auto furthest = [](const std::vector<double>& v) {
     return *std::max_element(v.begin(), v.end(), [](double a, double b) { return std::abs(a) < std::abs(b); });
   };
-  c["data_drift_pct"] = furthest(column(13));
-  c["loop_cpu_drift_pct"] = furthest(column(14));
+  c["data_drift_pct"] = furthest(column(kDataDrift));
+  c["loop_cpu_drift_pct"] = furthest(column(kLoopCpuDrift));
   for (size_t k = 0; k < ranks.size(); ++k)
     for (size_t i = 0; i < kFieldCount; ++i)
-      if (i != 12) c["rank" + std::to_string(k) + "_" + kFields[i]] = ranks[k][i];  // items: in the total only
+      if (i != kItems) c["rank" + std::to_string(k) + "_" + kFields[i]] = ranks[k][i];  // items: in the total only
 }
 
 }  // namespace
