@@ -275,8 +275,8 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
   // The workers' CPU per sample in the loop against alone: a loop that ran on a slower or
   // more contended machine than the windows around it (which data_drift_pct cannot see).
   double loop_cpu_drift_pct = 0;
-  if (const auto it = state.counters.find("sample_cpu_ms"); it != state.counters.end() && alone_cpu_ms > 0) {
-    loop_cpu_drift_pct = 100.0 * (static_cast<double>(it->second) / alone_cpu_ms - 1.0);
+  if (const double loop_cpu_ms = window.sample_cpu_ms(); loop_cpu_ms > 0 && alone_cpu_ms > 0) {
+    loop_cpu_drift_pct = 100.0 * (loop_cpu_ms / alone_cpu_ms - 1.0);
     state.counters["loop_cpu_drift_pct"] = loop_cpu_drift_pct;
   }
   if (extras) {

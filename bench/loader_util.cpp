@@ -94,6 +94,11 @@ CaseMarker::~CaseMarker() {
   if (trace_) trace_->span_on(trace_->track("benchmark cases"), name_, "case", start_ns_, now_ns());
 }
 
+double LoaderWindow::sample_cpu_ms() const {
+  const int64_t cpu_ns = after.sample_cpu_ns - before.sample_cpu_ns;
+  return produced > 0 && cpu_ns > 0 ? cpu_ns / 1e6 / static_cast<double>(produced) : 0.0;
+}
+
 double LoaderWindow::mean_batch(int nominal) const {
   const int64_t batches = after.batches - before.batches;
   return batches > 0 ? static_cast<double>(after.samples - before.samples) / batches : nominal;
@@ -196,11 +201,9 @@ void add_stage_counters(BenchContext& ctx, benchmark::State& state, const Loader
   int64_t wall_ns = 0;
   for (Stage st : {Stage::kRead, Stage::kDecode, Stage::kTransform, Stage::kCollate})
     wall_ns += after.stage_ns[static_cast<int>(st)] - before.stage_ns[static_cast<int>(st)];
-  const int64_t cpu_ns = after.sample_cpu_ns - before.sample_cpu_ns;
-  if (cpu_ns > 0) {
-    const double produced = std::max<int64_t>(1, w.produced);
-    state.counters["sample_cpu_ms"] = cpu_ns / 1e6 / produced;
-    state.counters["preempted_ms"] = std::max<int64_t>(0, wall_ns - cpu_ns) / 1e6 / produced;
+  if (const double cpu_ms = w.sample_cpu_ms(); cpu_ms > 0) {
+    state.counters["sample_cpu_ms"] = cpu_ms;
+    state.counters["preempted_ms"] = std::max(0.0, wall_ns / 1e6 / static_cast<double>(w.produced) - cpu_ms);
   }
   const int batch_size = ctx.config().batch;
   const SampleFormat& format = w.format;

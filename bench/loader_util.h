@@ -80,6 +80,10 @@ class LoaderWindow {
   double mean_batch(int nominal) const;
   /// Batches the workers produced in the window: produced / mean_batch.
   double produced_batches(int nominal) const { return produced / mean_batch(nominal); }
+  /// The workers' thread CPU per sample they produced in the window, ms (the loader's
+  /// stage timers: LoaderStats::sample_cpu_ns); 0 when none was produced or the timers
+  /// were off.
+  double sample_cpu_ms() const;
 
  private:
   int64_t t0_ = 0;

@@ -65,11 +65,11 @@ MachineLoad::MachineLoad()
 
 double MachineLoad::own_cpu_ns() const { return static_cast<double>(process_cpu_ns() - ours_ns0_); }
 
-void MachineLoad::finish(double job_cpu_ns) {
+void MachineLoad::finish(std::optional<double> job_cpu_ns) {
   load_average_end = load_average();
   const double wall = static_cast<double>(now_ns() - wall_ns0_);
   const double all = static_cast<double>(machine_busy_ns() - busy_ns0_);
-  const double ours = job_cpu_ns >= 0 ? job_cpu_ns : own_cpu_ns();
+  const double ours = job_cpu_ns.value_or(own_cpu_ns());
   // /proc/stat counts in clock ticks (10 ms): short runs read a little high or low.
   other_cpu_cores = wall > 0 ? std::max(0.0, (all - ours) / wall) : 0.0;
   job_cpu_cores = wall > 0 ? ours / wall : 0.0;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace pipebench::bench {
@@ -41,10 +42,10 @@ class MachineLoad {
   /// This process's CPU time since the start, ns.
   double own_cpu_ns() const;
   /// Samples again (the run's end) and computes the fields below. `job_cpu_ns`: the CPU
-  /// time, ns, that this run's own processes on this host used since the start; < 0 (the
+  /// time, ns, that this run's own processes on this host used since the start; none (the
   /// default) means this process's. Under mpirun it is the sum over the ranks on this host,
   /// so that a rank's siblings do not count as other processes.
-  void finish(double job_cpu_ns = -1);
+  void finish(std::optional<double> job_cpu_ns = std::nullopt);
 
   double load_average_start = 0;  ///< 1-minute load average at the start
   double load_average_end = 0;

@@ -239,7 +239,7 @@ int main(int argc, char** argv) {
     job_processes = 0;
     for (size_t k = 0; k < cpu.size(); ++k)
       if (hosts[k] == hosts[0] && !cpu[k].empty()) job += cpu[k].front(), ++job_processes;
-    load.finish(rank == 0 ? job : -1);
+    load.finish(rank == 0 ? std::optional<double>(job) : std::nullopt);
   }
   pb::RunEpilogue epilogue = ctx->bad_files().epilogue();
   epilogue.context = {{"load_average_start", std::to_string(load.load_average_start)},

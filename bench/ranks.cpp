@@ -124,8 +124,7 @@ DataSamples measure_data(Loader& loader, int batches, int batch_size, int skip, 
   }
   w.finish(loader);
   out.data_ms = w.wall_ms / std::max(1e-9, w.produced_batches(batch_size));
-  if (w.produced > 0)
-    out.sample_cpu_ms = (w.after.sample_cpu_ns - w.before.sample_cpu_ns) / 1e6 / static_cast<double>(w.produced);
+  out.sample_cpu_ms = w.sample_cpu_ms();
   if (out.per_batch_ms.empty()) out.per_batch_ms.push_back(out.data_ms);
   return out;
 }

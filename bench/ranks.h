@@ -70,7 +70,7 @@ class TestDelay {
 struct DataSamples {
   double data_ms = 0;
   std::vector<double> per_batch_ms;
-  double sample_cpu_ms = 0;  ///< the workers' thread CPU per sample produced (0: no stage timers)
+  double sample_cpu_ms = 0;  ///< LoaderWindow::sample_cpu_ms of the window, ms
 };
 DataSamples measure_data(Loader& loader, int batches, int batch_size, int skip, TestDelay& delay);
 

@@ -19,10 +19,9 @@ double probe_per_sample_ms(BenchContext& ctx, const std::shared_ptr<const Pipeli
   for (int i = 0; i < kProbeBatches; ++i)
     if (!loader->next()) throw std::runtime_error("the loader ran out of batches");
   w.finish(*loader);
-  const int64_t samples = w.after.processed - w.before.processed;
-  const int64_t cpu_ns = w.after.sample_cpu_ns - w.before.sample_cpu_ns;
-  if (samples <= 0 || cpu_ns <= 0) throw std::runtime_error("the 1-worker probe produced no sample");
-  return cpu_ns / 1e6 / static_cast<double>(samples);
+  const double cpu_ms = w.sample_cpu_ms();
+  if (cpu_ms <= 0) throw std::runtime_error("the 1-worker probe produced no sample");
+  return cpu_ms;
 }
 
 }  // namespace

@@ -51,10 +51,10 @@ uint8_t cubic_tail_value(const float* const* D, const int16_t* w, size_t i);
 /// OpenCV's linear vertical pass on D = integer sums >> 4 (int16).
 void vpass_linear(const int16_t* const* D, const int16_t* w, size_t n, uint8_t* q);
 /// One uint8 RGB row (n pixels, 64 readable bytes past it) into the three planes.
-/// hpass_chw and emit_chw write each plane's aligned 16-value runs with streaming stores
-/// (the tensor goes to memory, not this core's cache); fence_streaming_stores() orders them
-/// before whatever hands the tensor to another thread.
 void emit_chw(const uint8_t* q, int n, const ChannelAffine& a, float* r, float* g, float* b);
+/// hpass_chw and emit_chw write each plane's 64-byte-aligned 16-value runs with streaming
+/// stores (the tensor goes to memory, not this core's cache); this orders them (sfence)
+/// before whatever hands the tensor to another thread. Call once after the passes.
 void fence_streaming_stores();
 
 }  // namespace pipebench::detail
