@@ -65,9 +65,10 @@ MachineLoad::MachineLoad()
 
 double MachineLoad::own_cpu_ns() const { return static_cast<double>(process_cpu_ns() - ours_ns0_); }
 
-void MachineLoad::finish(std::optional<double> job_cpu_ns) {
+void MachineLoad::finish(std::optional<double> job_cpu_ns, std::optional<int64_t> job_start_ns) {
   load_average_end = load_average();
-  const double wall = static_cast<double>(now_ns() - wall_ns0_);
+  const double wall = static_cast<double>(now_ns() - std::min(wall_ns0_, job_start_ns.value_or(wall_ns0_)));
+  window_s = wall / 1e9;
   const double all = static_cast<double>(machine_busy_ns() - busy_ns0_);
   const double ours = job_cpu_ns.value_or(own_cpu_ns());
   // /proc/stat counts in clock ticks (10 ms): short runs read a little high or low.

@@ -44,14 +44,20 @@ class MachineLoad {
   /// Samples again (the run's end) and computes the fields below. `job_cpu_ns`: the CPU
   /// time, ns, that this run's own processes on this host used since the start; none (the
   /// default) means this process's. Under mpirun it is the sum over the ranks on this host,
-  /// so that a rank's siblings do not count as other processes.
-  void finish(std::optional<double> job_cpu_ns = std::nullopt);
+  /// so that a rank's siblings do not count as other processes; then `job_start_ns` is the
+  /// earliest start (steady clock, ns: one clock for every process of a host) among those
+  /// ranks, and the window runs from there, so that no rank's CPU falls outside it.
+  void finish(std::optional<double> job_cpu_ns = std::nullopt,
+              std::optional<int64_t> job_start_ns = std::nullopt);
+  /// When this process sampled its start (steady clock, ns).
+  int64_t start_ns() const { return wall_ns0_; }
 
   double load_average_start = 0;  ///< 1-minute load average at the start
   double load_average_end = 0;
   double other_cpu_cores = 0;     ///< mean CPU of other processes during the run, cores
   double job_cpu_cores = 0;       ///< mean CPU of this run's processes on this host, cores
   double cores = 1;               ///< cores_available()
+  double window_s = 0;            ///< the window's wall time, s
   bool busy = false;              ///< see the file comment
   /// One line for people: "busy: other processes used 0.8 cores on average ..." or "".
   std::string warning() const;

@@ -233,13 +233,19 @@ int main(int argc, char** argv) {
   int rc = 0;
   int job_processes = 1;  // this run's processes on rank 0's host
   {  // the job's CPU on rank 0's host (collective): sibling ranks are not "other processes"
-    const auto cpu = dist::gather(std::vector<double>{load.own_cpu_ns()});
+    const auto cpu = dist::gather(std::vector<double>{load.own_cpu_ns(), static_cast<double>(load.start_ns())});
     const auto hosts = dist::gather(dist::host_name());
     double job = 0;
+    int64_t job_start = load.start_ns();
     job_processes = 0;
     for (size_t k = 0; k < cpu.size(); ++k)
-      if (hosts[k] == hosts[0] && !cpu[k].empty()) job += cpu[k].front(), ++job_processes;
-    load.finish(rank == 0 ? std::optional<double>(job) : std::nullopt);
+      if (hosts[k] == hosts[0] && cpu[k].size() == 2) {
+        job += cpu[k][0];
+        job_start = std::min(job_start, static_cast<int64_t>(cpu[k][1]));
+        ++job_processes;
+      }
+    load.finish(rank == 0 ? std::optional<double>(job) : std::nullopt,
+                rank == 0 ? std::optional<int64_t>(job_start) : std::nullopt);
   }
   pb::RunEpilogue epilogue = ctx->bad_files().epilogue();
   epilogue.context = {{"load_average_start", std::to_string(load.load_average_start)},
@@ -247,6 +253,7 @@ int main(int argc, char** argv) {
                       {"other_processes_cpu_cores", std::to_string(load.other_cpu_cores)},
                       {"job_cpu_cores", std::to_string(load.job_cpu_cores)},
                       {"job_processes_on_host", std::to_string(job_processes)},
+                      {"load_window_s", std::to_string(load.window_s)},
                       {"cores_available", std::to_string(load.cores)},
                       {"busy_machine", load.busy ? "true" : "false"}};
   // Images per format by content (jpeg, png, ...), counted after the run: a 16-byte read

@@ -9,12 +9,21 @@
 # --trace, --pipeline) mean what they mean in the caller's shell. Without --data it reads
 # the repository's data/photos-in; without --benchmark_out it writes out/run-*.json in the
 # repository.
+#
+# Environment (for tests and scripted use):
+#   PIPEBENCH_OUT_DIR    where out/run-*.json goes instead of the repository's out/
+#   PIPEBENCH_BUILD_DIR  an existing build to run (its bench/ and datasets/ binaries):
+#                        setup.sh and build.sh are skipped
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-"$root/scripts/setup.sh"
-"$root/scripts/build.sh"
-
-bin="$root/build/release"
+if [ -n "${PIPEBENCH_BUILD_DIR:-}" ]; then
+  bin="$PIPEBENCH_BUILD_DIR"
+else
+  "$root/scripts/setup.sh"
+  "$root/scripts/build.sh"
+  bin="$root/build/release"
+fi
+out_dir="${PIPEBENCH_OUT_DIR:-$root/out}"
 data=""
 out=""
 prev=""
@@ -38,8 +47,8 @@ if [ -z "$data" ]; then
   extra+=(--data="$data")
 fi
 if [ -z "$out" ]; then
-  mkdir -p "$root/out"
-  out="$root/out/run-$(date +%Y%m%d-%H%M%S).json"
+  mkdir -p "$out_dir"
+  out="$out_dir/run-$(date +%Y%m%d-%H%M%S).json"
   extra+=(--benchmark_out="$out" --benchmark_out_format=json)
 fi
 

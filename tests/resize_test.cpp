@@ -18,6 +18,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "tests/alloc_counter.h"
+#include "tests/test_data.h"
 #include "transforms/crop.h"
 #include "transforms/image.h"
 #include "transforms/resize.h"
@@ -109,7 +110,10 @@ std::string describe(const Case& c) {
 // Runs the test body with the AVX-512 passes (where the CPU has them) and the scalar ones.
 class ResizeBothPaths : public ::testing::TestWithParam<bool> {
  protected:
-  void SetUp() override { resample_use_simd(GetParam()); }
+  void SetUp() override {
+    if (GetParam() && !testing::simd_path_available()) GTEST_SKIP() << testing::kNoSimdPath;
+    resample_use_simd(GetParam());
+  }
   void TearDown() override { resample_use_simd(true); }
 };
 
@@ -230,6 +234,7 @@ INSTANTIATE_TEST_SUITE_P(SimdAndScalar, ResizeBothPaths, ::testing::Values(true,
 // The two paths against each other on the shapes the pipelines meet most (a 500 x 375
 // photo's RandomResizedCrop windows to 224) and on the widest tap tables (10x shrinks).
 TEST(Resize, SimdAndScalarPassesGiveTheSameBits) {
+  if (!testing::simd_path_available()) GTEST_SKIP() << testing::kNoSimdPath;
   const Image photo = make_image(375, 500, 3, 5, true);
   const Image noise = make_image(375, 500, 3, 6, false);
   Resampler r;

@@ -1,5 +1,7 @@
 #include "tests/test_data.h"
 
+#include "transforms/x86_avx512.h"
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -32,9 +34,34 @@ Image run_op(const std::string& op_yaml, const Image& in, uint64_t seed) {
   return run_op(*make_op(op_yaml), in, seed);
 }
 
+bool simd_path_available() {
+#ifdef PB_X86_AVX512
+  return detail::cpu_has_avx512();
+#else
+  return false;
+#endif
+}
+
+namespace {
+// This process's scratch folder, removed when the process exits normally (a crashed test
+// leaves it for inspection).
+struct ScratchRoot {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("pipebench-test-" + std::to_string(::getpid()));
+  ~ScratchRoot() {
+    std::error_code ec;
+    if (::getpid() == owner) std::filesystem::remove_all(path, ec);  // not in a forked child
+  }
+  pid_t owner = ::getpid();
+};
+const std::filesystem::path& scratch_root() {
+  static ScratchRoot root;
+  return root.path;
+}
+}  // namespace
+
 std::filesystem::path scratch_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("pipebench-test-" + std::to_string(::getpid())) / name;
+  auto dir = scratch_root() / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

@@ -17,6 +17,13 @@ namespace pipebench::testing {
 /// A fresh, empty directory under the system temp dir, unique per process and name.
 std::filesystem::path scratch_dir(const std::string& name);
 
+/// The pixel kernels' AVX-512 paths run on this CPU (transforms/x86_avx512.h). Where they
+/// do not, "SIMD" runs the scalar path, and a SIMD-against-scalar test would compare the
+/// scalar path with itself: such tests GTEST_SKIP with kNoSimdPath instead.
+bool simd_path_available();
+inline constexpr const char* kNoSimdPath =
+    "this CPU has no AVX-512 (F, BW, VL, DQ): the SIMD path is the scalar one, nothing to compare";
+
 /// One photo-like JPEG in memory.
 std::vector<uint8_t> make_jpeg(int width, int height, uint64_t seed = 1, int quality = 90,
                                const std::string& subsampling = "4:2:0",

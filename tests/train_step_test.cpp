@@ -50,7 +50,9 @@ TEST(EmulatedStep, ReturnsBeforeTheStepEndsSoTheNextBatchCanBeFetched) {
   const double returned_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   step->synchronize();
   const double done_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  EXPECT_LT(returned_ms, 100.0);
+  // A step() that waited for its own 200 ms would return at >= 200 ms (sleeps end no
+  // sooner than asked); returning earlier is the property, whatever the machine's load.
+  EXPECT_LT(returned_ms, 200.0);
   EXPECT_GE(done_ms, 200.0);
 }
 
@@ -63,8 +65,11 @@ TEST(EmulatedStep, MeasureComputeIsAtLeastTheSetTime) {
 TEST(EmulatedStep, ZeroTimeIsAllowed) {
   auto step = make_emulated_step(0.0);
   std::vector<float> batch(3);
+  // 0 ms is a valid step (a pipeline measured against an infinitely fast accelerator), not
+  // refused as the negative times below are.
   EXPECT_NO_THROW(step->step(batch.data(), 1, 3, 1, 1));
-  EXPECT_GE(step->measure_compute_ms(1, 3, 1, 1, 3), 0.0);
+  EXPECT_NO_THROW(step->synchronize());
+  EXPECT_NO_THROW(step->measure_compute_ms(1, 3, 1, 1, 3));
 }
 
 TEST(EmulatedStep, RejectsBadArguments) {

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/report_rows.h"
+#include "tests/test_data.h"
 
 #include <nlohmann/json.hpp>
 
@@ -682,8 +683,7 @@ std::string peer_file(const std::string& name, const std::vector<std::pair<int, 
   const json doc = {{"versions", {{"torch", "1.13.0"}, {"torchvision", "0.14.1"}}},
                     {"batch_size", 64}, {"pin_memory_effective", false}, {"results", results},
                     {"left_out", json::array({{{"operator", "mixup_cutmix"}, {"reason", "timm"}}})}};
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("whatif_test_" + std::to_string(::getpid()) + "_" + name + ".json")).string();
+  const std::string path = (pipebench::testing::scratch_dir("whatif_peer_" + name) / "peer.json").string();
   std::ofstream(path) << doc.dump();
   return path;
 }

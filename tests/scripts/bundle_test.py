@@ -13,6 +13,8 @@ import sys
 import tempfile
 import struct
 import unittest
+
+from ctest_unittest import run_tests
 import zlib
 
 ARGS = None
@@ -151,4 +153,4 @@ if __name__ == "__main__":
               f" (sanitizers: {settings.get('PIPEBENCH_SANITIZE') or 'none'}); "
               "the bundle is made from a Release build")
         sys.exit(77)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    sys.exit(run_tests(rest))

@@ -18,6 +18,8 @@ import sys
 import tempfile
 import unittest
 
+from ctest_unittest import run_tests
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_bench_json import Case, make_run  # noqa: E402
 
@@ -437,4 +439,4 @@ class CompareGateTest(unittest.TestCase):
 if __name__ == "__main__":
     if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
         SCRIPTS = sys.argv.pop(1)
-    unittest.main(verbosity=2)
+    sys.exit(run_tests())

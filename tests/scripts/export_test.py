@@ -21,6 +21,8 @@ import sys
 import tempfile
 import unittest
 
+from ctest_unittest import run_tests
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gen_bench_json import Case, make_run, pipeline_cases  # noqa: E402
@@ -205,4 +207,4 @@ class ExportTest(unittest.TestCase):
 if __name__ == "__main__":
     if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
         SCRIPTS = sys.argv.pop(1)
-    unittest.main(verbosity=2)
+    sys.exit(run_tests())

@@ -24,6 +24,8 @@ import sys
 import tempfile
 import unittest
 
+from ctest_unittest import run_tests
+
 ARGS = None
 FAST = ["--batch=8", "--steps=3", "--workers=1", "--benchmark_min_time=0.01", "--size=96",
         "--quiet"]
@@ -272,8 +274,7 @@ def main():
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         print("skipped: needs root (tmpfs mounts) and setpriv (to run as nobody)")
         return 77
-    result = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2).result
-    return 0 if result.wasSuccessful() else 1
+    return run_tests(rest)
 
 
 if __name__ == "__main__":

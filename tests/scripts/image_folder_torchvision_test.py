@@ -19,6 +19,8 @@ import sys
 import tempfile
 import unittest
 
+from ctest_unittest import run_tests
+
 try:
     from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, make_dataset
 except ImportError:  # pragma: no cover - depends on the machine
@@ -123,4 +125,4 @@ if __name__ == "__main__":
     p.add_argument("--pipebench-data", required=True)
     ARGS, rest = p.parse_known_args()
     ARGS.pipebench_data = os.path.abspath(ARGS.pipebench_data)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    sys.exit(run_tests(rest))

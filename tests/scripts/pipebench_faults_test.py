@@ -19,6 +19,8 @@ import sys
 import tempfile
 import unittest
 
+from ctest_unittest import run_tests
+
 ARGS = None
 # A 2 x 1 RGB PNG (made with PIL), so the test needs no image library.
 PNG_2X1 = ("iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAD0lEQVR4nGP4z8DA0PAfAAgAAn+c"
@@ -259,4 +261,4 @@ if __name__ == "__main__":
     ARGS, rest = p.parse_known_args()
     ARGS.pipebench = os.path.abspath(ARGS.pipebench)
     ARGS.pipebench_data = os.path.abspath(ARGS.pipebench_data)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    sys.exit(run_tests(rest))

@@ -17,6 +17,8 @@ import sys
 import tempfile
 import unittest
 
+from ctest_unittest import run_tests
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gen_bench_json import Case, make_run, pipeline_cases  # noqa: E402
@@ -294,4 +296,4 @@ class PlotCliTest(unittest.TestCase):
 if __name__ == "__main__":
     if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
         SCRIPTS = sys.argv.pop(1)
-    unittest.main(verbosity=2)
+    sys.exit(run_tests())

@@ -26,6 +26,8 @@ import sys
 import tempfile
 import unittest
 
+from ctest_unittest import run_tests
+
 ARGS = None
 # Flags that keep a command short; each is added only when the command does not set it.
 FAST = {"--benchmark_filter": "BM_(Read/files/warm|Decode/turbo_full|Loader)",
@@ -69,7 +71,12 @@ class ReadmeCommands(unittest.TestCase):
             if "--data" not in given:
                 argv.append("--data=mydata")  # relative: the caller's directory
             argv += [f"{k}={v}" for k, v in FAST.items() if k not in given]
-        return subprocess.run(argv, cwd=self.cwd, capture_output=True, text=True, timeout=600)
+        # The build under test, and the results in the scratch folder: nothing is built or
+        # written in the checkout (run.sh's PIPEBENCH_BUILD_DIR and PIPEBENCH_OUT_DIR).
+        env = dict(os.environ, PIPEBENCH_BUILD_DIR=ARGS.build,
+                   PIPEBENCH_OUT_DIR=os.path.join(self.tmp.name, "out"))
+        return subprocess.run(argv, cwd=self.cwd, env=env, capture_output=True, text=True,
+                              timeout=600)
 
     def test_operator_table_is_the_registrys(self):
         r = subprocess.run([ARGS.pipebench, "--list-ops=markdown"], capture_output=True, text=True)
@@ -118,4 +125,5 @@ if __name__ == "__main__":
     ARGS.repo = os.path.abspath(ARGS.repo)
     ARGS.pipebench = os.path.abspath(ARGS.pipebench)
     ARGS.pipebench_data = os.path.abspath(ARGS.pipebench_data)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    ARGS.build = os.path.dirname(os.path.dirname(ARGS.pipebench))  # build/release
+    sys.exit(run_tests(rest))

@@ -3,9 +3,9 @@
 
 Why it exists: the fixture tests pin the scripts to the JSON shape we believe Google
 Benchmark writes; this one feeds them what pipebench actually writes. It makes a tiny
-synthetic dataset, runs a few fast cases twice with 9 repetitions, then checks the exit
-statuses of compare.sh (0 for two honest runs at a 50% limit, 1 for a copy slowed 1.5x,
-2 for bad input) and that plot.py draws a PNG.
+synthetic dataset, runs a few fast cases once with 9 repetitions, then checks the exit
+statuses of compare.sh (0 for the run against itself, 1 for a copy slowed 1.5x, 2 for bad
+input) and that plot.py draws a PNG. No bound on a clock: nothing here compares two runs.
 
   real_run_test.py --pipebench PATH --pipebench-data PATH [--scripts DIR]
 
@@ -94,32 +94,20 @@ def main():
             if not os.path.isfile(out):
                 fail(f"pipebench exited 0 but wrote no {out}")
 
-        a, b = os.path.join(tmp, "a.json"), os.path.join(tmp, "b.json")
+        # One real run, compared with itself and with itself slowed 1.5x. A second run
+        # would measure the machine twice, not the scripts: CI saw a 5 us case's CPU time
+        # move by 50-61 % between two runs minutes apart, so two runs cannot be held to any
+        # fixed limit (the paired A/B gate is what compares two runs; this tests the
+        # scripts on what pipebench really writes).
+        a = os.path.join(tmp, "a.json")
         bench(a)
-        bench(b)
-
-        # Two honest runs of the same build: no regression at a 50% limit. BM_Transform is
-        # timed by CPU time (no UseRealTime), and on a shared, loaded machine its real_time
-        # swings by more than 50% (seen: +87% median), so this check gates on the time
-        # Google Benchmark timed by (--time auto). Even CPU time moved by 50-61% for a 5 us
-        # case between two runs in CI (both flagged busy_machine), and a re-run of b alone
-        # kept the gap (a was the outlier): up to two re-runs of both, back to back.
-        honest = [compare, a, b, "--max-regression", "50", "--time", "auto", "--no-color"]
-        p = run(honest)
-        for _ in range(2):
-            if p.returncode != 1:
-                break
-            print(p.stdout)
-            print("two runs differ by > 50%: the machine is busy; re-running a and b")
-            bench(a)
-            bench(b)
-            p = run(honest)
-        expect(p, 0, "compare a b --max-regression 50")
+        p = run([compare, a, a, "--max-regression", "5", "--time", "auto", "--no-color"])
+        expect(p, 0, "compare a a --max-regression 5")
         if "Time Old" not in p.stdout or "compare: PASS" not in p.stdout:
             fail(f"compare output lacks the table or the summary:\n{p.stdout}")
 
-        # b slowed down 1.5x (every repetition and aggregate time): a regression at 5%.
-        with open(b) as f:
+        # a slowed down 1.5x (every repetition and aggregate time): a regression at 5%.
+        with open(a) as f:
             doc = json.load(f)
         for row in doc["benchmarks"]:
             if row.get("aggregate_unit") != "percentage":  # cv is a ratio, not a time
@@ -128,8 +116,8 @@ def main():
         slow = os.path.join(tmp, "slow.json")
         with open(slow, "w") as f:
             json.dump(doc, f)
-        p = run([compare, b, slow, "--no-color", "--max-cv", "1000"])
-        expect(p, 1, "compare b b*1.5 (default 5%)")
+        p = run([compare, a, slow, "--no-color", "--max-cv", "1000"])
+        expect(p, 1, "compare a a*1.5 (default 5%)")
         if "REGRESSION BM_Transform" not in p.stdout:
             fail(f"no REGRESSION line naming a BM_Transform case:\n{p.stdout}")
 
@@ -139,7 +127,7 @@ def main():
         with open(a) as f, open(bad, "w") as g:
             g.write(f.read()[: 200])
         expect(run([compare, a, bad]), 2, "compare malformed file")
-        expect(run([compare, a, b, "--filter", "^BM_NoSuchCase$"]), 2, "compare disjoint filter")
+        expect(run([compare, a, a, "--filter", "^BM_NoSuchCase$"]), 2, "compare disjoint filter")
 
         # The picture of a real run (only BM_Transform here: the figure says what is missing).
         png = os.path.join(tmp, "a.png")

@@ -19,6 +19,8 @@ import sys
 import tempfile
 import unittest
 
+from ctest_unittest import run_tests
+
 try:
     import torch  # noqa: F401
     import torchvision  # noqa: F401
@@ -140,4 +142,4 @@ if __name__ == "__main__":
     ARGS, rest = p.parse_known_args()
     ARGS.pipebench_data = os.path.abspath(ARGS.pipebench_data)
     ARGS.report = os.path.abspath(ARGS.report)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    sys.exit(run_tests(rest))
