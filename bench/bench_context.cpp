@@ -1,11 +1,13 @@
 #include "bench/bench_context.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 #include "bench/image_round.h"
 #include "bench/machine.h"
 #include "datasets/open_dataset.h"
+#include "model/cores.h"
 #include "pipeline/dist/dist.h"
 #include "transforms/jpeg_decode.h"
 
@@ -97,7 +99,7 @@ const std::vector<Image>& BenchContext::decoded_images(size_t count) {
 }
 
 int BenchContext::table_workers() const {
-  const int cores = std::max(1, static_cast<int>(cores_available()));
+  const int cores = std::max(1, static_cast<int>(model::cores_available()));
   int at = 0;
   for (int w : config_.workers)
     if (w <= cores) at = std::max(at, w);
@@ -115,6 +117,17 @@ std::filesystem::path BenchContext::write_trace() {
   if (!trace_) return {};
   trace_->write(config_.trace);
   return config_.trace;
+}
+
+void BenchContext::note_case(const model::CaseKey& key) {
+  std::string name = key.name();
+  if (!keys_.emplace(name, key).second) throw std::logic_error("two cases registered as " + name);
+  case_names_.push_back(std::move(name));
+}
+
+const model::CaseKey* BenchContext::key_of(const std::string& name) const {
+  const auto it = keys_.find(name);
+  return it == keys_.end() ? nullptr : &it->second;
 }
 
 }  // namespace pipebench::bench

@@ -21,6 +21,7 @@
 #include "bench/system_series.h"
 #include "datasets/image_folder.h"
 #include "datasets/storage.h"
+#include "model/case_key.h"
 #include "pipeline/trace.h"
 #include "transforms/image.h"
 
@@ -91,9 +92,12 @@ class BenchContext {
   /// The dataset indices of a per-image case's round (bench/image_round.h).
   const std::vector<size_t>& round() const { return round_; }
 
-  /// The names of the registered cases (benchmarks.h register_case), in order.
-  void note_case(const std::string& name) { case_names_.push_back(name); }
+  /// The keys of the registered cases (benchmarks.h register_case), in order, and their
+  /// names. Throws std::logic_error when two cases have one name.
+  void note_case(const model::CaseKey& key);
   const std::vector<std::string>& case_names() const { return case_names_; }
+  /// The key registered under `name` (a Google Benchmark run's function_name), or nullptr.
+  const model::CaseKey* key_of(const std::string& name) const;
   /// Called by register_case before each run of case `name`.
   void begin_case(const std::string& name) {
     per_image_->begin_case(name);
@@ -135,6 +139,7 @@ class BenchContext {
   std::unique_ptr<BadFiles> bad_;
   std::vector<size_t> round_;
   std::vector<std::string> case_names_;
+  std::map<std::string, model::CaseKey> keys_;
   std::string current_case_;
   SystemSeries series_;
   std::unique_ptr<PerImageCosts> per_image_;

@@ -10,16 +10,20 @@
 #include <utility>
 
 #include "bench/bench_context.h"
+#include "model/case_key.h"
 
 namespace pipebench::bench {
 
-/// Registers case `name` running fn(state, ctx, args...), and notes the name in the context
-/// (the progress display counts the cases a filter selects). Each run of the case first
-/// tells the context which case runs (ctx.begin_case: the per-image costs are keyed by it).
+/// Registers the case of `key` under key.name() (model/case_key.h) running
+/// fn(state, ctx, args...), and notes the key in the context (the run's JSON carries it on
+/// every row of the case; the progress display counts the cases a filter selects). Each run
+/// of the case first tells the context which case runs (ctx.begin_case: the per-image costs
+/// are keyed by it).
 template <class Fn, class... Args>
-benchmark::internal::Benchmark* register_case(BenchContext& ctx, const std::string& name, Fn&& fn,
+benchmark::internal::Benchmark* register_case(BenchContext& ctx, const model::CaseKey& key, Fn&& fn,
                                               Args&&... args) {
-  ctx.note_case(name);
+  const std::string name = key.name();
+  ctx.note_case(key);
   return benchmark::RegisterBenchmark(
       name.c_str(),
       [name, fn = std::forward<Fn>(fn)](benchmark::State& state, BenchContext& c, auto&... a) {

@@ -93,20 +93,27 @@ void BM_Collate(benchmark::State& state, BenchContext& ctx, Variant variant, Mem
 
 void register_collate_benchmarks(BenchContext& ctx) {
   const int b = ctx.config().batch;
-  const std::string bs = "/batch:" + std::to_string(b);
+  const std::string bs = "batch:" + std::to_string(b);
+  const auto key = [](const std::string& op, const std::string& detail) {
+    model::CaseKey k;
+    k.family = model::Family::kCollate;
+    k.op = op;
+    k.detail = detail;
+    return k;
+  };
   for (auto memory : {MemoryKind::kPageable, MemoryKind::kPinned}) {
     if (memory == MemoryKind::kPinned && !cuda_available()) continue;  // needs a device
     const std::string m = memory_kind_name(memory);
-    register_case(ctx, ("BM_Collate/f32_chw/" + m + bs).c_str(), BM_Collate,
-                                 Variant::kF32, memory, b)->Unit(benchmark::kMicrosecond);
-    register_case(ctx, ("BM_Collate/u8_nchw/" + m + bs).c_str(), BM_Collate,
-                                 Variant::kU8, memory, b)->Unit(benchmark::kMicrosecond);
+    register_case(ctx, key("f32_chw", m + "/" + bs), BM_Collate, Variant::kF32, memory, b)
+        ->Unit(benchmark::kMicrosecond);
+    register_case(ctx, key("u8_nchw", m + "/" + bs), BM_Collate, Variant::kU8, memory, b)
+        ->Unit(benchmark::kMicrosecond);
   }
-  register_case(ctx, ("BM_Collate/per_sample_normalize" + bs).c_str(), BM_Collate,
-                               Variant::kPerSampleNormalize, MemoryKind::kPageable, b)
+  register_case(ctx, key("per_sample_normalize", bs), BM_Collate, Variant::kPerSampleNormalize,
+                MemoryKind::kPageable, b)
       ->Unit(benchmark::kMicrosecond);
-  register_case(ctx, ("BM_Collate/batch_normalize" + bs).c_str(), BM_Collate,
-                               Variant::kBatchNormalize, MemoryKind::kPageable, b)
+  register_case(ctx, key("batch_normalize", bs), BM_Collate, Variant::kBatchNormalize,
+                MemoryKind::kPageable, b)
       ->Unit(benchmark::kMicrosecond);
 }
 

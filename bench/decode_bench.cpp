@@ -77,21 +77,25 @@ void BM_Decode(benchmark::State& state, BenchContext& ctx, Backend backend) {
 }  // namespace
 
 void register_decode_benchmarks(BenchContext& ctx) {
-  const std::string t = "/target:" + std::to_string(ctx.config().size);
-  const std::pair<std::string, Backend> cases[] = {
-      {"BM_Decode/turbo_full", Backend::kTurboFull},
-      {"BM_Decode/turbo_scaled" + t, Backend::kTurboScaled},
-      {"BM_Decode/roi", Backend::kRoi},
-      {"BM_Decode/roi_scaled" + t, Backend::kRoiScaled},
-      {"BM_Decode/opencv", Backend::kOpenCV},
+  const std::string t = "target:" + std::to_string(ctx.config().size);
+  const std::tuple<std::string, std::string, Backend> cases[] = {
+      {"turbo_full", "", Backend::kTurboFull},
+      {"turbo_scaled", t, Backend::kTurboScaled},
+      {"roi", "", Backend::kRoi},
+      {"roi_scaled", t, Backend::kRoiScaled},
+      {"opencv", "", Backend::kOpenCV},
   };
   const std::string codecs_missing = opencv_codecs_missing();
-  for (const auto& [name, backend] : cases) {
+  for (const auto& [op, detail, backend] : cases) {
     if (backend == Backend::kOpenCV && !codecs_missing.empty()) {
       std::fprintf(stderr, "pipebench: BM_Decode/opencv not run: %s\n", codecs_missing.c_str());
       continue;
     }
-    register_case(ctx, name.c_str(), BM_Decode, backend)->Unit(benchmark::kMicrosecond);
+    model::CaseKey key;
+    key.family = model::Family::kDecode;
+    key.op = op;
+    key.detail = detail;
+    register_case(ctx, key, BM_Decode, backend)->Unit(benchmark::kMicrosecond);
   }
 }
 

@@ -17,7 +17,7 @@
 //   per batch unless stated): data_ms, compute_ms, step_ms (the measured loop, ending
 //   with the accelerator idle, per step it could sustain: batches prefetched before the
 //   loop started do not count as speed), bound_ms = max(data_ms, compute_ms), au_pct,
-//   stall_pct, prediction_error_pct (pipeline/bound.h), workers, batch_size, and the CPU
+//   stall_pct, prediction_error_pct (model/bound.h), workers, batch_size, and the CPU
 //   counters of bench/loader_util.h (batch_bytes: what the step copies per batch, a
 //   quarter of float32's for uint8). items_per_second = batch_size / step_ms. Real time.
 //   The step gets the batch as collated (train_step.h): a uint8 batch with its deferred
@@ -41,6 +41,8 @@
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "model/catalogue.h"
+#include "model/cores.h"
 #include "bench/loader_util.h"
 #include "bench/machine.h"
 #include "bench/ranks.h"
@@ -48,7 +50,7 @@
 #include "pipeline/dist/sync_step.h"
 #include "pipeline/callbacks.h"
 #include "bench/what_if_candidates.h"
-#include "pipeline/bound.h"
+#include "model/bound.h"
 #include "pipeline/cuda.h"
 #include "pipeline/region_timer.h"
 #include "pipeline/stage_timers.h"
@@ -329,53 +331,69 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
 
 void register_end_to_end_benchmarks(BenchContext& ctx) {
   const auto& c = ctx.config();
-  register_case(ctx, ("BM_TrainStep/" + c.baseline).c_str(), BM_TrainStep, c.baseline)
+  model::CaseKey step;
+  step.family = model::Family::kTrainStep;
+  step.baseline = c.baseline;
+  register_case(ctx, step, BM_TrainStep, c.baseline)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
-  const auto add = [&](const std::string& name, const std::shared_ptr<const Pipeline>& p, int w,
+  // BM_EndToEnd/<pipeline>[/<kind>:<param>]/<baseline>/workers:<w>[/callbacks:<set>]
+  const auto key = [&](int w, const std::string& kind = "", const std::string& param = "",
+                       const std::string& callbacks = "") {
+    model::CaseKey k;
+    k.family = model::Family::kEndToEnd;
+    k.pipeline = c.pipeline->name();
+    k.variant = kind;
+    k.variant_param = param;
+    k.baseline = c.baseline;
+    k.workers = w;
+    k.callbacks = callbacks;
+    return k;
+  };
+  const auto add = [&](const model::CaseKey& k, const std::shared_ptr<const Pipeline>& p,
                        const std::vector<CallbackSpec>& callbacks = {},
                        const std::shared_ptr<PresizedCopy>& presized = nullptr) {
-    register_case(ctx, name, BM_EndToEnd, p, c.baseline, w, name, callbacks, presized)
+    register_case(ctx, k, BM_EndToEnd, p, c.baseline, k.workers, k.name(), callbacks, presized)
         ->UseRealTime()
         ->Iterations(c.steps)
         ->Unit(benchmark::kMillisecond);
   };
-  const std::string base = "BM_EndToEnd/" + c.pipeline->name() + "/";
-  for (int w : c.workers) add(base + c.baseline + "/workers:" + std::to_string(w), c.pipeline, w);
+  for (int w : c.workers) add(key(w), c.pipeline);
   // The fixes applied for real (issue 8, "the check"): the pipeline with the ROI /
   // DCT-scaled decode planner, and the pipeline on the presized copy of the round, end to
   // end at every swept count within the cores (the table prices fixes at the largest; the
   // recommendation may ask for fewer), so pipebench-report can set each one's predicted
   // step against the measured one.
   // The cores the run may use (affinity, cgroup quota), as the report's table counts them.
-  const int cores = std::max(1, static_cast<int>(cores_available()));
+  const int cores = std::max(1, static_cast<int>(model::cores_available()));
   const int at = ctx.table_workers();
   if (at == 0 || c.quick) return;
-  for (const auto& [label, candidate] : what_if_candidates(*c.pipeline)) {
-    if (label.rfind("decode:", 0) != 0) continue;
+  for (const auto& cand : what_if_candidates(*c.pipeline)) {
+    const model::CandidateKind* kind = model::find_candidate(cand.kind);
+    if (kind == nullptr || !kind->end_to_end) continue;
     for (int w : c.workers)
-      if (w <= cores) add(base + label + "/" + c.baseline + "/workers:" + std::to_string(w), candidate, w);
+      if (w <= cores) add(key(w, cand.kind, cand.param), cand.pipeline);
   }
   if (const auto& copy = ctx.presized_copy())
     for (int w : c.workers)
-      if (w <= cores)
-        add(base + copy->label() + "/" + c.baseline + "/workers:" + std::to_string(w), c.pipeline, w, {}, copy);
+      if (w <= cores) add(key(w, "presized", std::to_string(copy->shorter_side())), c.pipeline, {}, copy);
   // Training extras (issue 10): the loop with the --callback set as given, and with each of
   // its callbacks that can be async made async, at the same count: what async saves,
   // measured. Case names end in /callbacks:<label>+<label>...
   std::vector<CallbackSpec> as_async = c.callbacks;
   for (auto& cb : as_async)
     if (cb.kind != "metric") cb.async = true;
-  const auto name_of = [&](const std::vector<CallbackSpec>& set) {
-    std::string n = base + c.baseline + "/workers:" + std::to_string(at) + "/callbacks:";
+  const auto labels_of = [&](const std::vector<CallbackSpec>& set) {
+    std::string n;
     for (size_t i = 0; i < set.size(); ++i) {
       if (i) n += '+';
       n += set[i].label();
     }
     return n;
   };
-  add(name_of(c.callbacks), c.pipeline, at, c.callbacks);
-  if (name_of(as_async) != name_of(c.callbacks)) add(name_of(as_async), c.pipeline, at, as_async);
+  add(key(at, "", "", labels_of(c.callbacks)), c.pipeline, c.callbacks);
+  if (labels_of(as_async) != labels_of(c.callbacks))
+    add(key(at, "", "", labels_of(as_async)), c.pipeline, as_async);
 }
 
 }  // namespace pipebench::bench

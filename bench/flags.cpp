@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "bench/machine.h"
+#include "model/cores.h"
 #include "pipeline/cuda.h"
 #include "pipeline/train_step.h"
 #include "pipeline/train_step_cnn.h"
@@ -284,7 +285,8 @@ BenchConfig parse_flags(int argc, char** argv) {
   BenchConfig c = raw.config;
   if (c.quick) {  // the quick plan's values, where the user gave none
     if (c.workers.empty()) {
-      const int cores = std::max(1u, std::thread::hardware_concurrency());
+      // Every core this process may use (affinity, cgroup quota), as the report counts them.
+      const int cores = std::max(1, static_cast<int>(model::cores_available()));
       c.workers = cores > 1 ? std::vector<int>{1, cores} : std::vector<int>{1};
     }
     if (!app.count("--steps")) c.steps = QuickPlan::kSteps;
@@ -292,7 +294,7 @@ BenchConfig parse_flags(int argc, char** argv) {
   }
   if (raw.workers == "auto") {
     c.workers_auto = true;
-    c.cpu_budget = raw.cpu_budget > 0 ? raw.cpu_budget : std::max(1, static_cast<int>(cores_available()));
+    c.cpu_budget = raw.cpu_budget > 0 ? raw.cpu_budget : std::max(1, static_cast<int>(model::cores_available()));
   } else {
     if (raw.cpu_budget > 0) throw std::invalid_argument("--cpu-budget applies to --workers=auto only");
     if (!raw.workers.empty()) c.workers = parse_worker_list(raw.workers);

@@ -64,10 +64,11 @@ void register_h2d_benchmarks(BenchContext& ctx) {
   for (auto memory : {MemoryKind::kPageable, MemoryKind::kPinned}) {
     for (bool async : {false, true}) {
       for (int batch : {32, 64, 128, 256}) {
-        const std::string name = std::string("BM_H2D/") + memory_kind_name(memory) +
-                                 (async ? "/async" : "/sync") + "/batch:" + std::to_string(batch) +
-                                 (u8 ? "/uint8" : "");
-        register_case(ctx, name.c_str(), BM_H2D, memory, async, batch)
+        model::CaseKey key;
+        key.family = model::Family::kH2D;
+        key.op = memory_kind_name(memory);
+        key.detail = std::string(async ? "async" : "sync") + "/batch:" + std::to_string(batch) + (u8 ? "/uint8" : "");
+        register_case(ctx, key, BM_H2D, memory, async, batch)
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
       }

@@ -98,18 +98,28 @@ void BM_StageTimers(benchmark::State& state, BenchContext& ctx,
 void register_loader_benchmarks(BenchContext& ctx) {
   const auto& c = ctx.config();
   const auto& pipeline = c.pipeline;
-  register_case(ctx, "BM_StageTimers/" + pipeline->name() + "/workers:1", BM_StageTimers,
-                pipeline)
+  const auto key = [&](model::Family family, int workers, const std::string& layout = "",
+                       const std::string& cache = "", int shards = 0) {
+    model::CaseKey k;
+    k.family = family;
+    k.pipeline = pipeline->name();
+    k.workers = workers;
+    k.layout = layout;
+    k.cache = cache;
+    k.shards = shards;
+    return k;
+  };
+  register_case(ctx, key(model::Family::kStageTimers, 1), BM_StageTimers, pipeline)
       ->UseRealTime()
       ->Iterations(2)  // on-off then off-on (A B B A): linear drift cancels; 4 loaders
       ->Unit(benchmark::kMillisecond);
-  const auto add = [&](const std::string& name, int w, SourceGetter source) {
-    register_case(ctx, name, BM_Loader, pipeline, w, name, std::move(source))
+  const auto add = [&](const model::CaseKey& k, SourceGetter source) {
+    register_case(ctx, k, BM_Loader, pipeline, k.workers, k.name(), std::move(source))
         ->UseRealTime()
         ->Iterations(c.steps)
         ->Unit(benchmark::kMillisecond);
   };
-  for (int w : c.workers) add("BM_Loader/" + pipeline->name() + "/workers:" + std::to_string(w), w, nullptr);
+  for (int w : c.workers) add(key(model::Family::kLoader, w), nullptr);
   // The storage study (issue 12; --cache=cold or --read-throttle-mib-s): DS-Analyzer's
   // fetch/prep split needs the prep-bound rate, the same loader with the page cache warm
   // and no throttle (every byte in memory),
@@ -117,12 +127,10 @@ void register_loader_benchmarks(BenchContext& ctx) {
   // at the table's worker count. BM_Read/<layout>/cold is the fetch rate alone.
   const int at = ctx.table_workers();
   if (!ctx.storage_study() || at == 0) return;
-  const std::string tail = "/workers:" + std::to_string(at);
-  const std::string base = "BM_Loader/" + pipeline->name() + "/";
-  add(base + ctx.disk().layout() + "/warm" + tail, at,
+  add(key(model::Family::kLoader, at, ctx.disk().layout(), "warm"),
       [](BenchContext& x) -> const SampleSource* { return &x.stored(CacheMode::kWarm, /*throttled=*/false); });
   for (const auto& copy : ctx.packed_copies()) {
-    add(base + copy->layout() + "/cold" + tail, at, [copy](BenchContext& x) -> const SampleSource* {
+    add(key(model::Family::kLoader, at, "shards", "cold", copy->shard_size()), [copy](BenchContext& x) -> const SampleSource* {
       const PackedCopy::Ready* ready = copy->get(x);
       if (!ready) throw std::runtime_error(copy->error());
       return &ready->stored(CacheMode::kCold);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "model/cores.h"
 #include "pipeline/stage_timers.h"
 #include "pipeline/system_metrics.h"
 
@@ -45,20 +46,9 @@ uint64_t meminfo_field(const char* key) {
 uint64_t host_memory_bytes() { return meminfo_field("MemTotal"); }
 uint64_t available_memory_bytes() { return meminfo_field("MemAvailable"); }
 
-double cores_available() {
-  cpu_set_t set;
-  double cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-  std::ifstream max("/sys/fs/cgroup/cpu.max");  // "max 100000" or "200000 100000"
-  std::string quota;
-  double period = 0;
-  if (max >> quota >> period && quota != "max" && period > 0)
-    cores = std::min(cores, std::stod(quota) / period);
-  return cores > 0 ? cores : 1;
-}
-
 MachineLoad::MachineLoad()
     : load_average_start(load_average()),
-      cores(cores_available()),
+      cores(model::cores_available()),
       busy_ns0_(machine_busy_ns()),
       ours_ns0_(process_cpu_ns()),
       wall_ns0_(now_ns()) {}

@@ -9,8 +9,8 @@
 //     a minute, so half the cores flagged runs started right after a build on an idle
 //     machine (others using 0.01 cores); what others used during the run is the direct
 //     measure.
-//   - cores_available(): the CPUs this process may run on (sched_getaffinity), capped by a
-//     cgroup v2 CPU quota (cpu.max) when one is set.
+//   - the cores available: model::cores_available() (model/cores.h), the one place it is
+//     worked out.
 //   - the malloc policy (fix_malloc_policy()): glibc's default returns large freed blocks
 //     to the kernel (mmap threshold, trim threshold), so every large decode pays page faults
 //     and zeroing again, and the result depends on GLIBC_TUNABLES and on what ran before
@@ -23,9 +23,6 @@
 #include <string>
 
 namespace pipebench::bench {
-
-/// CPUs this process may use: the affinity mask's count, capped by a cgroup v2 quota.
-double cores_available();
 
 /// /proc/meminfo's MemTotal and MemAvailable, bytes (0 when unreadable): the storage study
 /// compares the dataset's size with them (a dataset that fits in memory reads warm unless

@@ -7,6 +7,7 @@
 // bad file under --on-error=stop, say: each is named in the table and the JSON); 4 the
 // results could not be written (--benchmark_out or --trace: the path and the reason).
 #include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -217,7 +218,9 @@ int main(int argc, char** argv) {
     }
   }
   std::unique_ptr<pb::JsonFileReporter> json;
-  if (own_json) json = std::make_unique<pb::JsonFileReporter>();
+  if (own_json)
+    json = std::make_unique<pb::JsonFileReporter>(
+        [&ctx](const std::string& name) { return ctx->key_of(name); });
   NullReporter silent;  // ranks other than 0 print nothing (rank 0 writes the job's figures)
   const size_t ran = rank != 0 ? benchmark::RunSpecifiedBenchmarks(&silent)
                                : benchmark::RunSpecifiedBenchmarks(console.get(), json.get());
@@ -268,6 +271,12 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pipebench: warning: dataset formats not counted: %s\n", e.what());
   }
+  {  // the spec's declared faster variants, as data: pipebench-report reads no YAML
+    nlohmann::json variants = nlohmann::json::array();
+    for (const auto& v : ctx->config().pipeline->spec().variants)
+      variants.push_back({{"recipe", v.recipe}, {"fixes", v.fixes}});
+    epilogue.sections.emplace_back("pipeline_variants", variants.dump());
+  }
   if (ctx->per_image().enabled())
     epilogue.sections.emplace_back("per_image", ctx->per_image().to_json(ctx->relative_files()));
   if (!ctx->system_series().empty())  // scripts/plot.py's CPU / GPU panel (bench/system_series.h)
@@ -275,7 +284,7 @@ int main(int argc, char** argv) {
   if (load.busy && !listing && rank == 0) std::fprintf(stderr, "pipebench: warning: %s\n", load.warning().c_str());
   if (json) {
     try {
-      pb::write_run_json(json->text(), epilogue, out_path);
+      pb::write_run_json(json->text(), json->row_keys(), epilogue, out_path);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "pipebench: error: %s\n", e.what());
       rc = 4;

@@ -97,15 +97,22 @@ void BM_ReadPacked(benchmark::State& state, BenchContext& ctx, CacheMode mode,
 
 void register_read_benchmarks(BenchContext& ctx) {
   // Real time: a cold read waits on the device, which CPU time would not count.
-  const std::string layout = ctx.disk().layout();
+  const auto key = [](const std::string& layout, int shards, CacheMode mode) {
+    model::CaseKey k;
+    k.family = model::Family::kRead;
+    k.layout = layout;
+    k.shards = shards;
+    k.cache = to_string(mode);
+    return k;
+  };
   for (CacheMode mode : {CacheMode::kWarm, CacheMode::kCold}) {
-    register_case(ctx, "BM_Read/" + layout + "/" + to_string(mode), BM_Read, mode)
+    register_case(ctx, key(ctx.disk().layout(), 0, mode), BM_Read, mode)
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
   }
   for (const auto& copy : ctx.packed_copies()) {
     for (CacheMode mode : {CacheMode::kWarm, CacheMode::kCold}) {
-      register_case(ctx, "BM_Read/" + copy->layout() + "/" + to_string(mode), BM_ReadPacked, mode, copy)
+      register_case(ctx, key("shards", copy->shard_size(), mode), BM_ReadPacked, mode, copy)
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
     }

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/file_io.h"
+#include "model/constants.h"
+#include "model/record.h"
 
 namespace pipebench::bench {
 namespace {
@@ -51,7 +53,7 @@ std::string to_valid_utf8(std::string_view text) {
   return out;
 }
 
-JsonFileReporter::JsonFileReporter() {
+JsonFileReporter::JsonFileReporter(KeyLookup key_of) : key_of_(std::move(key_of)) {
   json_.SetOutputStream(&buffer_);
   json_.SetErrorStream(&buffer_);
 }
@@ -75,6 +77,12 @@ void JsonFileReporter::ReportRuns(const std::vector<Run>& runs) {
         it = r.counters.erase(it);
       }
     }
+    const model::CaseKey* key = key_of_ ? key_of_(run.run_name.function_name) : nullptr;
+    if (key == nullptr)
+      throw std::logic_error("internal error: case " + run.run_name.function_name + " has no registered key");
+    model::CaseKey k = *key;
+    k.timed_by = run.run_name.time_type.empty() ? "cpu_time" : run.run_name.time_type;
+    row_keys_.push_back(std::move(k));
     r.error_message = to_valid_utf8(r.error_message);
     r.run_name.function_name = to_valid_utf8(r.run_name.function_name);
     clean.push_back(std::move(r));
@@ -84,8 +92,8 @@ void JsonFileReporter::ReportRuns(const std::vector<Run>& runs) {
 
 void JsonFileReporter::Finalize() { json_.Finalize(); }
 
-void write_run_json(const std::string& document, const RunEpilogue& epilogue,
-                    const std::filesystem::path& path) {
+void write_run_json(const std::string& document, const std::vector<model::CaseKey>& row_keys,
+                    const RunEpilogue& epilogue, const std::filesystem::path& path) {
   nlohmann::ordered_json doc;
   try {
     doc = nlohmann::ordered_json::parse(document);
@@ -93,12 +101,29 @@ void write_run_json(const std::string& document, const RunEpilogue& epilogue,
     throw std::runtime_error(path.string() + ": internal error: the run's JSON does not parse (" +
                              e.what() + ")");
   }
-  auto& context = doc["context"];
-  // Strings, as every other context value Google Benchmark writes; the list is an array.
-  context["errored_cases"] = std::to_string(epilogue.errored_cases);
-  context["skipped_files_total"] = std::to_string(epilogue.skipped_total);
-  context["skipped_files"] = epilogue.skipped_files;
-  for (const auto& [key, value] : epilogue.context) context[key] = to_valid_utf8(value);
+  {
+    auto& context = doc["context"];
+    // Counts as numbers (typed below); the list is an array.
+    context["errored_cases"] = epilogue.errored_cases;
+    context["skipped_files_total"] = epilogue.skipped_total;
+    context["skipped_files"] = epilogue.skipped_files;
+    for (const auto& [key, value] : epilogue.context) context[key] = to_valid_utf8(value);
+    // The run record (model/record.h): the context typed, each row's key.
+    context["pipebench_record"] = model::kRecordVersion;
+    nlohmann::json typed = nlohmann::json::parse(context.dump());
+    model::type_context(typed);
+    for (const auto& f : model::typed_context_fields()) {
+      const std::string key(f.key);
+      if (typed.contains(key)) context[key] = nlohmann::ordered_json::parse(typed[key].dump());
+    }
+  }
+  auto& rows = doc["benchmarks"];
+  if (!rows.is_array() || rows.size() != row_keys.size())
+    throw std::runtime_error(path.string() + ": internal error: " + std::to_string(row_keys.size()) +
+                             " case keys for " + std::to_string(rows.is_array() ? rows.size() : 0) + " rows");
+  for (size_t i = 0; i < row_keys.size(); ++i)
+    rows[i]["key"] = nlohmann::ordered_json::parse(model::to_json(row_keys[i]).dump());
+  // Last: adding top-level objects moves the others (an ordered_json object is a vector).
   for (const auto& [key, text] : epilogue.sections) doc[key] = nlohmann::ordered_json::parse(text);
   try {
     replace_file(path, doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");

@@ -10,7 +10,10 @@
 //     target that is then renamed over it, so a full disk or an unwritable folder gives an
 //     error naming the path instead of a truncated or empty file;
 //   - what is known only after the run (the files skipped under --on-error=skip, the
-//     number of errored cases) goes into its "context".
+//     number of errored cases) goes into its "context";
+//   - the run record (model/record.h): every row gets its case's "key" (the key it was
+//     registered with, and which time Google Benchmark timed it by), the context gets
+//     "pipebench_record" and its typed keys become JSON numbers and booleans.
 //
 // Google Benchmark opens --benchmark_out itself when the run starts (exit 1 and "invalid
 // file name" if it cannot); JsonFileReporter keeps the document in memory and ignores the
@@ -20,10 +23,13 @@
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "model/case_key.h"
 
 namespace pipebench::bench {
 
@@ -33,17 +39,25 @@ std::string to_valid_utf8(std::string_view text);
 /// A Google Benchmark file reporter producing the JSON document described above.
 class JsonFileReporter : public benchmark::BenchmarkReporter {
  public:
-  JsonFileReporter();
+  /// `key_of`: the key a case was registered under, by its name (BenchContext::key_of);
+  /// it must outlive the reporter.
+  using KeyLookup = std::function<const model::CaseKey*(const std::string&)>;
+  explicit JsonFileReporter(KeyLookup key_of);
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& runs) override;
   void Finalize() override;
 
   /// The JSON text Google Benchmark's own JSONReporter wrote for the cleaned runs.
   std::string text() const { return buffer_.str(); }
+  /// The key of each row of text()'s "benchmarks", in order (JSONReporter writes one row
+  /// per run it is given).
+  const std::vector<model::CaseKey>& row_keys() const { return row_keys_; }
 
  private:
+  KeyLookup key_of_;
   std::ostringstream buffer_;
   benchmark::JSONReporter json_;
+  std::vector<model::CaseKey> row_keys_;
 };
 
 /// What the run learnt after its context was written.
@@ -59,11 +73,13 @@ struct RunEpilogue {
   std::vector<std::pair<std::string, std::string>> sections;
 };
 
-/// Adds `epilogue` to the document's context and writes it to `path` through a temporary
+/// Adds `epilogue` to the document's context, the run record (`row_keys`: one per row of
+/// "benchmarks", JsonFileReporter::row_keys) and writes it to `path` through a temporary
 /// file in the same folder and a rename (a path that is not a regular file, such as
 /// /dev/stdout, is written in place). Throws std::runtime_error naming the path and the
-/// reason when the document does not parse or cannot be written completely.
-void write_run_json(const std::string& document, const RunEpilogue& epilogue,
-                    const std::filesystem::path& path);
+/// reason when the document does not parse, its rows and keys disagree, or it cannot be
+/// written completely.
+void write_run_json(const std::string& document, const std::vector<model::CaseKey>& row_keys,
+                    const RunEpilogue& epilogue, const std::filesystem::path& path);
 
 }  // namespace pipebench::bench

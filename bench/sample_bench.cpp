@@ -134,20 +134,28 @@ void BM_SamplePresized(benchmark::State& state, BenchContext& ctx,
 
 void register_sample_benchmarks(BenchContext& ctx) {
   const auto& mine = ctx.config().pipeline;
+  const auto key = [](const std::string& pipeline, const std::string& variant = "",
+                      const std::string& param = "") {
+    model::CaseKey k;
+    k.family = model::Family::kSample;
+    k.pipeline = pipeline;
+    k.variant = variant;
+    k.variant_param = param;
+    return k;
+  };
   for (const auto& name : recipe_names()) {
     if (name == mine->name()) continue;  // registered below, as the run's pipeline
-    register_case(ctx, ("BM_Sample/" + name).c_str(), BM_Sample,
-                                 build_recipe(name, ctx.config().size))
+    register_case(ctx, key(name), BM_Sample, build_recipe(name, ctx.config().size))
         ->Unit(benchmark::kMicrosecond);
   }
-  register_case(ctx, "BM_Sample/" + mine->name(), BM_Sample, mine)
-      ->Unit(benchmark::kMicrosecond);
-  for (const auto& [label, candidate] : what_if_candidates(*mine))
-    register_case(ctx, "BM_Sample/" + mine->name() + "/" + label, BM_Sample, candidate)
+  register_case(ctx, key(mine->name()), BM_Sample, mine)->Unit(benchmark::kMicrosecond);
+  for (const auto& c : what_if_candidates(*mine))
+    register_case(ctx, key(mine->name(), c.kind, c.param), BM_Sample, c.pipeline)
         ->Unit(benchmark::kMicrosecond);
   // Presizing rewrites an ImageFolder tree; shards (--data of tar files) have none.
   if (const auto& copy = ctx.presized_copy())
-    register_case(ctx, "BM_Sample/" + mine->name() + "/" + copy->label(), BM_SamplePresized, mine, copy)
+    register_case(ctx, key(mine->name(), "presized", std::to_string(copy->shorter_side())),
+                  BM_SamplePresized, mine, copy)
         ->Unit(benchmark::kMicrosecond);
 }
 

@@ -76,13 +76,13 @@ void BM_SystemSampler(benchmark::State& state, BenchContext& ctx,
 void register_sampler_cost_benchmarks(BenchContext& ctx) {
   const auto& c = ctx.config();
   if (c.system_sample_hz <= 0) return;  // --system-sample-hz=0: no sampler to cost
-  const int cores = std::max(1, static_cast<int>(cores_available()));
-  int at = 0;
-  for (int w : c.workers)
-    if (w <= cores) at = std::max(at, w);
+  int at = ctx.table_workers();
   if (at == 0) at = c.workers.empty() ? 1 : *std::min_element(c.workers.begin(), c.workers.end());
-  register_case(ctx, "BM_SystemSampler/" + c.pipeline->name() + "/workers:" + std::to_string(at),
-                BM_SystemSampler, c.pipeline, at)
+  model::CaseKey key;
+  key.family = model::Family::kSystemSampler;
+  key.pipeline = c.pipeline->name();
+  key.workers = at;
+  register_case(ctx, key, BM_SystemSampler, c.pipeline, at)
       ->UseRealTime()
       ->Iterations(2 * kPairs)  // on, off, off, on, ...
       ->Unit(benchmark::kMillisecond);

@@ -183,14 +183,14 @@ void BM_BatchTransform(benchmark::State& state, BenchContext& ctx, const std::st
   state.SetItemsProcessed(state.iterations() * n);
 }
 
-// "{dilation: conv, p: 1.0}" -> "/dilation:conv/p:1.0"
-std::string name_suffix(const std::string& example) {
+// "{dilation: conv, p: 1.0}" -> "dilation:conv/p:1.0" (the key's detail)
+std::string name_detail(const std::string& example) {
   std::string s;
   for (char ch : example) {
     if (ch == '{' || ch == '}' || ch == ' ') continue;
     s += ch == ',' ? '/' : ch;
   }
-  return s.empty() ? "" : "/" + s;
+  return s;
 }
 
 }  // namespace
@@ -202,11 +202,14 @@ void register_transform_benchmarks(BenchContext& ctx) {
     if (examples.empty()) examples.push_back("{}");
     for (const auto& ex : examples) {
       const std::string item = "{" + op.name + ": " + ex + "}";
-      const std::string name = "BM_Transform/" + op.name + name_suffix(ex);
+      model::CaseKey key;
+      key.family = model::Family::kTransform;
+      key.op = op.name;
+      key.detail = name_detail(ex);
       if (op.stage == OpStage::kBatch) {
-        register_case(ctx, name.c_str(), BM_BatchTransform, item)->Unit(benchmark::kMillisecond);
+        register_case(ctx, key, BM_BatchTransform, item)->Unit(benchmark::kMillisecond);
       } else {
-        register_case(ctx, name.c_str(), BM_Transform, item)->Unit(benchmark::kMicrosecond);
+        register_case(ctx, key, BM_Transform, item)->Unit(benchmark::kMicrosecond);
       }
     }
   }

@@ -8,13 +8,12 @@
 
 namespace pipebench::bench {
 
-std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> what_if_candidates(
-    const Pipeline& p) {
-  std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> out;
+std::vector<Candidate> what_if_candidates(const Pipeline& p) {
+  std::vector<Candidate> out;
   const PipelineSpec& spec = p.spec();
-  const auto add = [&](const std::string& label, const PipelineSpec& changed) {
+  const auto add = [&](const std::string& kind, const std::string& param, const PipelineSpec& changed) {
     try {
-      out.emplace_back(label, Pipeline::build(changed, p.decode_options()));
+      out.push_back({kind, param, Pipeline::build(changed, p.decode_options())});
     } catch (const std::invalid_argument&) {  // the rest does not build without it
     }
   };
@@ -23,7 +22,7 @@ std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> what_if_can
     s.decode_mode = "auto";
     try {
       auto c = Pipeline::build(s, p.decode_options());
-      if (c->decode_plan() != p.decode_plan()) out.emplace_back("decode:auto", c);
+      if (c->decode_plan() != p.decode_plan()) out.push_back({"decode", "auto", c});
     } catch (const std::invalid_argument&) {
     }
   }
@@ -33,24 +32,24 @@ std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> what_if_can
   if (spec.collate_dtype == "float32") {
     PipelineSpec s = spec;
     s.collate_dtype = "uint8";
-    add("collate:uint8", s);
+    add("collate", "uint8", s);
   }
   std::map<std::string, int> seen;
-  const auto label_of = [&](const std::string& op) {
+  const auto param_of = [&](const std::string& op) {
     const int k = ++seen[op];
-    std::string label = "without:" + op;
-    if (k > 1) label += '#' + std::to_string(k);  // appended: GCC 12's -Wrestrict misfires on "#" + s
-    return label;
+    std::string param = op;
+    if (k > 1) param += '#' + std::to_string(k);  // appended: GCC 12's -Wrestrict misfires on "#" + s
+    return param;
   };
   for (size_t i = 0; i < spec.transforms.size(); ++i) {
     PipelineSpec s = spec;
     s.transforms.erase(s.transforms.begin() + static_cast<std::ptrdiff_t>(i));
-    add(label_of(spec.transforms[i].name), s);
+    add("without", param_of(spec.transforms[i].name), s);
   }
   for (size_t i = 0; i < spec.batch.size(); ++i) {
     PipelineSpec s = spec;
     s.batch.erase(s.batch.begin() + static_cast<std::ptrdiff_t>(i));
-    add(label_of(spec.batch[i].name), s);
+    add("without", param_of(spec.batch[i].name), s);
   }
   return out;
 }

@@ -27,7 +27,15 @@
 
 namespace pipebench::bench {
 
-/// (label, pipeline) for each candidate of `p` that builds, fixes (decode:) first.
-std::vector<std::pair<std::string, std::shared_ptr<const Pipeline>>> what_if_candidates(const Pipeline& p);
+/// One candidate: its kind (model/catalogue.h) and parameter, as the case key records
+/// them, and the pipeline it runs.
+struct Candidate {
+  std::string kind;   ///< "decode", "collate", "without"
+  std::string param;  ///< "auto", "uint8", "horizontal_flip#2"
+  std::shared_ptr<const Pipeline> pipeline;
+};
+
+/// Each candidate of `p` that builds, fixes (decode) first.
+std::vector<Candidate> what_if_candidates(const Pipeline& p);
 
 }  // namespace pipebench::bench

@@ -6,7 +6,7 @@
 //
 // The search, with data_ms(w) the loader's measured time per batch at w workers (ms) and
 // compute_ms the training step's (ms per batch); AU(w) = compute_ms / max(data_ms(w),
-// compute_ms), pipeline/bound.h's definition for the predicted loop:
+// compute_ms), model/bound.h's definition for the predicted loop:
 //   1. first guess w = ceil(per_sample_ms * batch * 0.9 / compute_ms) (the loader's cost
 //      spread over w workers at linear scaling, the largest data_ms that still gives
 //      AU >= 90 % being compute_ms / 0.9), clamped to [1, budget];

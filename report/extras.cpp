@@ -9,15 +9,17 @@ namespace pipebench::report {
 
 Extras training_extras(const BenchRun& run, const std::string& pipeline) {
   Extras e;
-  const std::string prefix = "BM_EndToEnd/" + pipeline + "/";
-  for (auto it = run.cases.lower_bound(prefix); it != run.cases.end(); ++it) {
-    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-    const auto& v = it->second.values;
-    const auto get = [&](const std::string& field) { return run.value(it->first, field); };
+  // The loop with training extras: BM_EndToEnd/<pipeline>/.../callbacks:<set>.
+  const auto with_callbacks = run.where([&](const model::CaseKey& k) {
+    return k.family == model::Family::kEndToEnd && k.pipeline == pipeline && !k.callbacks.empty();
+  });
+  for (const CaseMeans* m : with_callbacks) {
+    const std::string name = m->key.name();
+    const auto get = [&](const std::string& field) { return run.value(name, field); };
     const auto cb = get("callbacks_ms"), step = get("step_ms"), au = get("au_pct"), w = get("workers");
     if (!cb || !step || !au || !w) continue;
     ExtrasCase c;
-    c.name = strip_case_suffixes(it->first);
+    c.name = name;
     c.workers = static_cast<int>(std::lround(*w));
     c.async = get("callbacks_async").value_or(0) > 0.5;
     c.step_ms = *step;
@@ -25,11 +27,14 @@ Extras training_extras(const BenchRun& run, const std::string& pipeline) {
     c.stall_pct = get("stall_pct").value_or(100 - *au);
     c.callbacks_ms = *cb;
     c.callbacks_pct = get("callbacks_pct").value_or(*step > 0 ? 100 * *cb / *step : 0);
-    for (const auto& [key, value] : v) {
-      const std::string head = "callback:", tail = "_ms";
-      if (key.rfind(head, 0) == 0 && key.size() > head.size() + tail.size() &&
-          key.compare(key.size() - tail.size(), tail.size(), tail) == 0)
-        c.per_callback.emplace_back(key.substr(head.size(), key.size() - head.size() - tail.size()), value);
+    // Each callback of the set (the key's labels, '+'-separated, pipeline/callbacks.h) has
+    // its counter callback:<label>_ms.
+    const std::string& set = m->key.callbacks;
+    for (size_t pos = 0; pos <= set.size();) {
+      const size_t plus = std::min(set.find('+', pos), set.size());
+      const std::string label = set.substr(pos, plus - pos);
+      if (const auto ms = get("callback:" + label + "_ms")) c.per_callback.emplace_back(label, *ms);
+      pos = plus + 1;
     }
     e.cases.push_back(std::move(c));
   }
@@ -85,13 +90,14 @@ nlohmann::json extras_json(const Extras& e) {
 }
 
 std::optional<SamplerCost> sampler_cost(const BenchRun& run, const std::string& pipeline) {
-  const std::string prefix = "BM_SystemSampler/" + pipeline + "/";
-  for (auto it = run.cases.lower_bound(prefix); it != run.cases.end(); ++it) {
-    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-    const auto get = [&](const char* f) { return run.value(it->first, f); };
+  for (const CaseMeans* m : run.where([&](const model::CaseKey& k) {
+         return k.family == model::Family::kSystemSampler && k.pipeline == pipeline;
+       })) {
+    const std::string name = m->key.name();
+    const auto get = [&](const char* f) { return run.value(name, f); };
     const auto cost = get("sampler_cost_pct"), over = get("overhead_pct"), cores = get("sampler_cores");
     if (!cost || !over || !cores) continue;
-    return SamplerCost{strip_case_suffixes(it->first),
+    return SamplerCost{name,
                        static_cast<int>(std::lround(get("workers").value_or(0))), *cores, *cost, *over};
   }
   return std::nullopt;

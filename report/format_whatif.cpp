@@ -88,10 +88,10 @@ void table_text(std::string& out, const WhatIf& w) {
   for (const auto& row : w.rows) {
     if (row.kind != CandidateKind::kStorage) continue;
     storage_workers = row.workers;
-    if (row.label.rfind("pack into ", 0) != 0) continue;
+    if (row.variant != "pack") continue;
     const double files_ms = row.data_ms + row.data_saving_ms;
     appendf(packed, "%s%s %s %.2f ms per batch (%.0f %%)", packed.empty() ? "" : ", ",
-            row.label.substr(10).c_str(), row.data_saving_ms >= 0 ? "saves" : "costs",
+            row.variant_param.c_str(), row.data_saving_ms >= 0 ? "saves" : "costs",
             std::abs(row.data_saving_ms), 100 * std::abs(row.data_saving_ms) / std::max(1e-9, files_ms));
   }
   if (storage_workers > 0)

@@ -38,11 +38,11 @@ const PeerPoint& chosen(const PeerLoader& peer, int eval_workers, double cores) 
 
 // BM_Loader/<recipe>/workers:<n>'s images/s in the run, if measured.
 std::optional<double> pipebench_loader(const BenchRun& run, const std::string& recipe, int workers) {
-  const std::string prefix = "BM_Loader/" + recipe + "/workers:" + std::to_string(workers) + "/";
-  for (auto it = run.cases.lower_bound(prefix); it != run.cases.end(); ++it) {
-    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-    if (auto v = run.value(it->first, "items_per_second"); v && *v > 0) return v;
-  }
+  model::CaseKey k;
+  k.family = model::Family::kLoader;
+  k.pipeline = recipe;
+  k.workers = workers;
+  if (auto v = run.value(k, "items_per_second"); v && *v > 0) return v;
   return std::nullopt;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <numeric>
 
+#include "model/constants.h"
 #include "report/appendf.h"
 
 namespace pipebench::report {
@@ -47,7 +48,7 @@ void summarize(RanksCase& c) {
   c.data_ms_mean = data;
   c.step_ms = step;
   c.au_pct = au;
-  c.au_pass = au >= 90.0;
+  c.au_pass = au >= model::kAuTargetPct;
   c.images_per_second = ips;
   c.slowest_rank = slowest->rank;
   c.load_imbalance = data > 0 ? slowest->data_ms / data : 1.0;
@@ -57,23 +58,15 @@ const char* verdict(double error_pct) {
   return std::abs(error_pct) <= kStragglerTolerancePct ? "within" : "beyond";
 }
 
-// The sweep cases: BM_EndToEnd/<pipeline>/<baseline>/workers:<w> and nothing after.
-bool sweep_case(const std::string& name) {
-  const size_t w = name.rfind("/workers:");
-  if (w == std::string::npos) return false;
-  if (name.find_first_not_of("0123456789", w + 9) != std::string::npos) return false;
-  return std::count(name.begin(), name.end(), '/') == 3;
-}
-
 std::optional<CoresPerRank> cores_per_rank(const Ranks& r, int node_cores) {
   CoresPerRank c;
   c.node_cores = node_cores;
   for (const auto& k : r.cases)
-    if (sweep_case(k.name)) c.sweep.emplace_back(k.workers, k.au_pct);
+    if (k.sweep) c.sweep.emplace_back(k.workers, k.au_pct);
   if (c.sweep.empty()) return std::nullopt;
   std::sort(c.sweep.begin(), c.sweep.end());
   for (const auto& [w, au] : c.sweep) {
-    if (au >= 90.0) {
+    if (au >= model::kAuTargetPct) {
       c.workers = w;
       c.au_pct = au;
       return c;
@@ -92,13 +85,14 @@ Ranks rank_figures(const BenchRun& run) {
   Ranks out;
   out.hosts = run.context_or("hosts", "");
   out.sync = run.context_or("sync", "");
-  out.grad_mib = run.context_or("grad_mib", "");
-  for (const auto& [name, means] : run.cases) {
-    if (name.rfind("BM_EndToEnd/", 0) != 0) continue;
+  out.grad_mib = run.number("grad_mib");
+  for (const CaseMeans* m : run.where([](const model::CaseKey& k) { return k.family == model::Family::kEndToEnd; })) {
+    const std::string name = m->key.name();
     const auto world = run.value(name, "world_size");
     if (!world || *world < 2) continue;
     RanksCase c;
-    c.name = strip_case_suffixes(name);
+    c.name = name;
+    c.sweep = m->key.plain();
     c.workers = static_cast<int>(std::lround(run.value(name, "workers").value_or(0)));
     const int n = static_cast<int>(std::lround(*world));
     for (int k = 0; k < n; ++k)
@@ -112,7 +106,7 @@ Ranks rank_figures(const BenchRun& run) {
     out.world = std::max(out.world, n);
     out.cases.push_back(std::move(c));
   }
-  const int node_cores = std::atoi(run.context_or("hardware_threads", "0").c_str());
+  const int node_cores = static_cast<int>(run.number("hardware_threads").value_or(0));
   if (!out.cases.empty()) out.cores = cores_per_rank(out, node_cores);
   return out;
 }
@@ -145,9 +139,9 @@ void cores_text(std::string& out, int world, const CoresPerRank& c) {
 void append_ranks_text(std::string& out, const Ranks& r) {
   if (r.empty()) return;
   std::string sync = r.sync.empty() ? "unknown" : r.sync;
-  if (r.sync == "allreduce" && !r.grad_mib.empty()) {
+  if (r.sync == "allreduce" && r.grad_mib) {
     std::string mib;
-    appendf(mib, " of %.1f MiB", std::atof(r.grad_mib.c_str()));
+    appendf(mib, " of %.1f MiB", *r.grad_mib);
     sync += mib;
   }
   appendf(out, "\nRanks (mpirun: world size %d%s%s; sync %s):\n", r.world,

@@ -27,7 +27,8 @@ struct RankRow {
 };
 
 struct RanksCase {
-  std::string name;  ///< without Google Benchmark's suffixes
+  std::string name;  ///< the case key's name
+  bool sweep = false;  ///< a plain sweep case (no candidate, no callbacks: CaseKey::plain)
   int workers = 0;   ///< per rank
   std::vector<RankRow> ranks;
   double step_ms = 0;                  ///< mean over ranks
@@ -57,7 +58,8 @@ struct CoresPerRank {
 
 struct Ranks {
   int world = 1;
-  std::string hosts, sync, grad_mib;  ///< from the run's context
+  std::string hosts, sync;  ///< from the run's context
+  std::optional<double> grad_mib;  ///< MiB, from the run's context
   std::vector<RanksCase> cases;
   std::optional<CoresPerRank> cores;  ///< when the run swept workers per rank
   bool empty() const { return cases.empty(); }

@@ -10,8 +10,6 @@
 namespace pipebench::report {
 namespace {
 
-const std::string kPrefix = "RegionTimer/";
-
 double field(const BenchRun& run, const std::string& name, const char* f) {
   const auto v = run.value(name, f);
   if (!v) throw ReportError(name + " has no " + f + " (not a RegionTimer row)");
@@ -37,15 +35,15 @@ bool RegionProfile::data_bound() const { return !empty() && stall_pct > 100 - kA
 
 RegionProfile region_profile(const BenchRun& run) {
   RegionProfile p;
-  for (auto it = run.cases.lower_bound(kPrefix); it != run.cases.end(); ++it) {
-    if (it->first.compare(0, kPrefix.size(), kPrefix) != 0) break;
+  for (const CaseMeans* c : run.where([](const model::CaseKey& k) { return k.family == model::Family::kRegion; })) {
+    const std::string name = c->key.name();
     RegionRow r;
-    r.key = it->first.substr(kPrefix.size());
-    r.count = field(run, it->first, "count");
-    r.total_ms = field(run, it->first, "total_ms");
-    r.mean_ms = run.value(it->first, "mean_ms").value_or(r.count > 0 ? r.total_ms / r.count : 0);
-    r.p50_ms = run.value(it->first, "p50_ms").value_or(0);
-    r.p99_ms = run.value(it->first, "p99_ms").value_or(0);
+    r.key = c->key.op;
+    r.count = field(run, name, "count");
+    r.total_ms = field(run, name, "total_ms");
+    r.mean_ms = run.value(name, "mean_ms").value_or(r.count > 0 ? r.total_ms / r.count : 0);
+    r.p50_ms = run.value(name, "p50_ms").value_or(0);
+    r.p99_ms = run.value(name, "p99_ms").value_or(0);
     p.rows.push_back(std::move(r));
   }
   if (p.empty()) return p;

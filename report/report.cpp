@@ -1,43 +1,31 @@
 #include "report/report.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
-#include <regex>
 #include <stdexcept>
+
+#include "model/catalogue.h"
 
 namespace pipebench::report {
 namespace {
 
-// The loader stages whose per-sample cost the report ranks, in pipeline order.
-constexpr const char* kStages[] = {"read", "decode", "transform", "collate", "batch_ops", "h2d"};
-
+// An integer context value (model/record.h's typed context); `fallback` when absent.
 int context_int(const BenchRun& run, const std::string& key, int fallback) {
-  const std::string text = run.context_or(key, std::to_string(fallback));
-  int v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size())
-    throw ReportError("context " + key + " must be an integer, got '" + text + "'");
-  return v;
+  if (!run.context.count(key)) return fallback;
+  const auto v = run.number(key);
+  if (!v || std::floor(*v) != *v || std::fabs(*v) > 1e9)
+    throw ReportError("context " + key + " must be an integer, got '" + run.context_or(key, "") + "'");
+  return static_cast<int>(*v);
 }
 
-// The cores the run could use: cores_available (a float), else the hardware threads.
+// The cores the run could use: cores_available, else the hardware threads.
 double context_cores(const BenchRun& run, int hardware_threads) {
-  const std::string text = run.context_or("cores_available", "");
-  if (text.empty()) return hardware_threads;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(v) || v <= 0)
-    throw ReportError("context cores_available must be a number > 0, got '" + text + "'");
-  return v;
-}
-
-// A recipe name from the context is the user's text (a spec file's stem): match it
-// literally inside the case-name patterns.
-std::string regex_escape(const std::string& s) {
-  static const std::regex special(R"([.^$|()\[\]{}*+?\\])");
-  return std::regex_replace(s, special, R"(\$&)");
+  if (!run.context.count("cores_available")) return hardware_threads;
+  const auto v = run.number("cores_available");
+  if (!v || *v <= 0)
+    throw ReportError("context cores_available must be a number > 0, got '" +
+                      run.context_or("cores_available", "") + "'");
+  return *v;
 }
 
 double required_counter(const std::string& name, const CaseMeans& c, const char* field) {
@@ -52,67 +40,58 @@ struct Cases {
   SweepCases names;  // workers -> case name, per family
 };
 
-// The BM_EndToEnd sweep and the BM_Loader cases of `recipe`.
+// The BM_EndToEnd sweep of `recipe` (whatever its baseline) and its BM_Loader cases: the
+// plain cases (no candidate, no callbacks, not the storage study).
 Cases find_sweep(const BenchRun& run, const std::string& recipe) {
-  const std::string r = regex_escape(recipe);
-  const std::regex e2e("BM_EndToEnd/" + r + "/[a-z]+/workers:([0-9]+)(/.*)?");
-  const std::regex loader("BM_Loader/" + r + "/workers:([0-9]+)(/.*)?");
   Cases out;
-  for (const auto& [name, c] : run.cases) {
-    std::smatch m;
-    // The training-extras pair (callbacks_ms) runs the loop with callbacks: not a sweep point.
-    if (c.values.count("callbacks_ms")) continue;
-    if (std::regex_match(name, m, e2e)) {
-      SweepPoint p;
-      p.workers = std::stoi(m[1]);
-      try {
-        p.bound = compute_bound(required_counter(name, c, "data_ms"),
-                                required_counter(name, c, "compute_ms"),
-                                required_counter(name, c, "step_ms"));
-      } catch (const std::invalid_argument& e) {
-        throw ReportError(name + ": " + e.what());
-      }
-      // From the step time, so that images/s and step ms agree by construction (runs
-      // older than the batch_size counter: their items_per_second).
-      if (auto b = c.values.find("batch_size"); b != c.values.end() && p.bound.step_ms > 0) {
-        p.images_per_second = b->second * 1000.0 / p.bound.step_ms;
-      } else {
-        p.images_per_second = required_counter(name, c, "items_per_second");
-      }
-      out.sweep.push_back(p);
-      out.names.end_to_end[p.workers] = name;
-      if (auto w = c.values.find("worker_wait_ms"); w != c.values.end())
-        out.worker_wait_ms[p.workers] = std::max(0.0, w->second);
-    } else if (std::regex_match(name, m, loader)) {
-      out.names.loaders[std::stoi(m[1])] = name;
+  const auto plain_of = [&](model::Family f) {
+    return run.where([&](const model::CaseKey& k) { return k.family == f && k.pipeline == recipe && k.plain(); });
+  };
+  for (const CaseMeans* c : plain_of(model::Family::kEndToEnd)) {
+    const std::string name = c->key.name();
+    SweepPoint p;
+    p.workers = c->key.workers;
+    try {
+      p.bound = compute_bound(required_counter(name, *c, "data_ms"), required_counter(name, *c, "compute_ms"),
+                              required_counter(name, *c, "step_ms"));
+    } catch (const std::invalid_argument& e) {
+      throw ReportError(name + ": " + e.what());
     }
+    // From the step time, so that images/s and step ms agree by construction (runs
+    // older than the batch_size counter: their items_per_second).
+    if (auto b = c->values.find("batch_size"); b != c->values.end() && p.bound.step_ms > 0) {
+      p.images_per_second = b->second * 1000.0 / p.bound.step_ms;
+    } else {
+      p.images_per_second = required_counter(name, *c, "items_per_second");
+    }
+    out.sweep.push_back(p);
+    out.names.end_to_end[p.workers] = name;
+    if (auto w = c->values.find("worker_wait_ms"); w != c->values.end())
+      out.worker_wait_ms[p.workers] = std::max(0.0, w->second);
   }
+  std::sort(out.sweep.begin(), out.sweep.end(),
+            [](const SweepPoint& a, const SweepPoint& b) { return a.workers < b.workers; });
+  for (const CaseMeans* c : plain_of(model::Family::kLoader)) out.names.loaders[c->key.workers] = c->key.name();
   return out;
 }
 
 std::vector<StageCost> stage_costs(const BenchRun& run, const std::string& loader_case) {
   std::vector<StageCost> stages;
-  for (const char* s : kStages) {
+  for (const std::string_view s : model::kStageNames) {
     auto v = run.value(loader_case, std::string(s) + "_ms");
-    if (v && *v > 0) stages.push_back({s, *v});
+    if (v && *v > 0) stages.push_back({std::string(s), *v});
   }
   return stages;
 }
 
-// The variants the run's recorded spec declares; none without a spec. A spec that no
-// longer parses (an operator renamed since the run) costs the variants, not the report.
-std::vector<Alternative> variants_from_context(const BenchRun& run, Report& r) {
-  auto spec_text = run.context.find("pipeline_spec");
-  if (spec_text == run.context.end() || spec_text->second.empty()) return {};
-  try {
-    const PipelineSpec spec = parse_pipeline_spec(spec_text->second, "pipeline_spec",
-                                                  context_int(run, "crop_size", 224));
-    r.declared_variants = spec.variants;
-    return measured_variants(run, spec);
-  } catch (const std::invalid_argument& e) {  // SpecError
-    r.spec_note = e.what();
-    return {};
-  }
+// The variants the run's spec declares (its pipeline_variants); none in a file written
+// before the run record, whose pipeline_spec this report does not parse.
+std::vector<Alternative> declared_alternatives(const BenchRun& run, Report& r) {
+  for (const auto& [recipe, fixes] : run.declared_variants) r.declared_variants.push_back({recipe, fixes});
+  if (run.record_version == 0 && r.declared_variants.empty() && !run.context_or("pipeline_spec", "").empty())
+    r.spec_note = "the run was written before the run record (no pipeline_variants): re-run it "
+                  "with this pipebench to compare its declared variants";
+  return measured_variants(run, r.recipe, r.declared_variants);
 }
 
 void sequential_vs_parallel(const BenchRun& run, const std::map<int, std::string>& loaders, Report& r) {
@@ -138,13 +117,14 @@ std::optional<std::string> Report::fix_first() const {
   return verdict.stages.front().stage;
 }
 
-std::vector<Alternative> measured_variants(const BenchRun& run, const PipelineSpec& spec) {
+std::vector<Alternative> measured_variants(const BenchRun& run, const std::string& name,
+                                           const std::vector<DeclaredVariant>& variants) {
   std::vector<Alternative> alts;
-  const std::string base = "BM_Sample/" + spec.name;
+  const std::string base = model::sample_case(name).name();
   const auto base_ms = run.ms_per_item(base);
   if (!base_ms) return alts;
-  for (const auto& v : spec.variants) {
-    const std::string variant = "BM_Sample/" + v.recipe;
+  for (const auto& v : variants) {
+    const std::string variant = model::sample_case(v.recipe).name();
     if (auto ms = run.ms_per_item(variant)) alts.push_back({v.fixes, base, variant, *base_ms, *ms});
   }
   return alts;
@@ -171,12 +151,12 @@ Report build_report(const BenchRun& run) {
   if (cases.sweep.empty() && loaders.empty())
     throw ReportError("no BM_EndToEnd/" + r.recipe + " or BM_Loader/" + r.recipe +
                       " case (nor RegionTimer rows) in the run: run pipebench without a filter that drops them");
-  if (r.batch < 1)  // every figure per batch divides by it (pipeline/bound.h throws on it)
+  if (r.batch < 1)  // every figure per batch divides by it (model/bound.h throws on it)
     throw ReportError("context batch_size must be >= 1, got " + std::to_string(r.batch));
   r.worker_wait_ms = std::move(cases.worker_wait_ms);
 
   // Per-sample cost of one worker: BM_Sample of the recipe, else the loader at w = 1.
-  double per_sample_ms = run.ms_per_item("BM_Sample/" + r.recipe).value_or(0);
+  double per_sample_ms = run.ms_per_item(model::sample_case(r.recipe)).value_or(0);
   if (per_sample_ms == 0 && loaders.count(1))
     per_sample_ms = run.ms_per_item(loaders.at(1)).value_or(0);
 
@@ -192,7 +172,7 @@ Report build_report(const BenchRun& run) {
   r.sampler = sampler_cost(run, r.recipe);
   r.ranks = rank_figures(run);
 
-  r.alternatives = variants_from_context(run, r);
+  r.alternatives = declared_alternatives(run, r);
   r.verdict = make_verdict(std::move(cases.sweep), per_sample_ms, r.batch, std::move(stages),
                            r.alternatives);
 
@@ -203,10 +183,10 @@ Report build_report(const BenchRun& run) {
   r.storage = storage_split(run, r.recipe, compute_ms);
   add_storage_rows(r.what_if, r.storage);
 
-  r.mask_conv_ms = run.ms_per_item("BM_Transform/random_mask/dilation:conv");
-  r.mask_shifts_ms = run.ms_per_item("BM_Transform/random_mask/dilation:shifts");
-  r.casestudy_ms = run.ms_per_item("BM_Sample/casestudy");
-  r.casestudy_shifts_ms = run.ms_per_item("BM_Sample/casestudy_shifts");
+  r.mask_conv_ms = run.ms_per_item(model::transform_case("random_mask", "dilation:conv"));
+  r.mask_shifts_ms = run.ms_per_item(model::transform_case("random_mask", "dilation:shifts"));
+  r.casestudy_ms = run.ms_per_item(model::sample_case("casestudy"));
+  r.casestudy_shifts_ms = run.ms_per_item(model::sample_case("casestudy_shifts"));
   return r;
 }
 

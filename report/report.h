@@ -1,9 +1,9 @@
 // Building the verdict of a pipebench run (what `pipebench-report` prints), from a BenchRun
-// (report/run.h) and the bound arithmetic of pipeline/bound.h.
+// (report/run.h) and the bound arithmetic of model/bound.h.
 //
-// What it reads from the run, by case name (Google Benchmark's suffixes such as
-// /real_time accepted), with RECIPE the context's `recipe` (default imagenet_train):
-//   - the sweep: BM_EndToEnd/RECIPE/<baseline>/workers:<w>, each with the counters
+// What it reads from the run, by case key (model/case_key.h; the names below are the keys'
+// names), with RECIPE the context's `recipe` (default imagenet_train):
+//   - the sweep: BM_EndToEnd/RECIPE/<baseline>/workers:<w> (any baseline: cuda:cnn too), each with the counters
 //     data_ms, compute_ms, step_ms (ms per batch) and items_per_second; worker_wait_ms
 //     (all workers' idle time, ms per batch) where the run has it;
 //   - the loader: BM_Loader/RECIPE/workers:<w>; the one with the fewest workers gives the
@@ -11,11 +11,11 @@
 //     h2d_ms (ms per sample; a stage that is missing or 0 is left out);
 //   - one worker's per-sample cost: BM_Sample/RECIPE (ms = 1000 / items_per_second), else
 //     the loader at 1 worker;
-//   - faster variants: the context's `pipeline_spec` (the resolved spec, transforms/spec.h)
-//     declares `variants: [{recipe: R, fixes: STAGE}]`; each one whose BM_Sample/R and
-//     BM_Sample/<spec name> were both measured is a candidate (pipebench::Alternative). A
-//     run without a pipeline_spec (older files) has no candidates; one whose spec no
-//     longer parses has none either, and Report::spec_note says why;
+//   - faster variants: the run's `pipeline_variants` (the spec's declared
+//     `variants: [{recipe: R, fixes: STAGE}]`, written by bench as data); each one whose
+//     BM_Sample/R and BM_Sample/<spec name> were both measured is a candidate
+//     (pipebench::Alternative). A file written before the run record has none, and
+//     Report::spec_note says why when it has a pipeline_spec;
 //   - the design notes' findings: BM_Loader at 1 worker against the most workers <= the
 //     machine's hardware threads; BM_Transform/random_mask/dilation:conv and :shifts, and
 //     BM_Sample/casestudy and casestudy_shifts.
@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/bound.h"
+#include "model/bound.h"
 #include "report/extras.h"
 #include "report/regions.h"
 #include "report/ranks.h"
@@ -46,9 +46,14 @@
 #include "report/storage.h"
 #include "report/trust.h"
 #include "report/whatif.h"
-#include "transforms/spec.h"
 
 namespace pipebench::report {
+
+/// A faster variant the run's spec declares: BM_Sample/<recipe>, fixing stage `fixes`.
+struct DeclaredVariant {
+  std::string recipe;
+  std::string fixes;
+};
 
 struct Report {
   Verdict verdict;
@@ -67,7 +72,7 @@ struct Report {
 
   /// Faster variants the run's spec declares (empty without a pipeline_spec), and those of
   /// them measured in this run (the candidates given to make_verdict).
-  std::vector<SpecVariant> declared_variants;
+  std::vector<DeclaredVariant> declared_variants;
   std::vector<Alternative> alternatives;
   /// Empty, or why the context's pipeline_spec could not be read (no variants then).
   std::string spec_note;
@@ -108,9 +113,10 @@ struct Report {
 /// The verdict of a run. Throws ReportError (see the top of this file).
 Report build_report(const BenchRun& run);
 
-/// The candidates that `spec`'s declared variants give in `run`: for each variant, the
-/// stage it fixes, BM_Sample/<spec.name> against BM_Sample/<variant.recipe>, both in ms
-/// per image; a variant not measured in the run (or its baseline not) is left out.
-std::vector<Alternative> measured_variants(const BenchRun& run, const PipelineSpec& spec);
+/// The candidates that the declared variants of pipeline `name` give in `run`: for each
+/// variant, the stage it fixes, BM_Sample/<name> against BM_Sample/<variant.recipe>, both
+/// in ms per image; a variant not measured in the run (or its baseline not) is left out.
+std::vector<Alternative> measured_variants(const BenchRun& run, const std::string& name,
+                                           const std::vector<DeclaredVariant>& variants);
 
 }  // namespace pipebench::report

@@ -1,24 +1,17 @@
 #include "report/run.h"
 
 #include <fstream>
-#include <regex>
 #include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
+
+#include "model/record.h"
 
 namespace pipebench::report {
 namespace {
 
 using nlohmann::json;
-
-// One trailing part that Google Benchmark adds to a case's name for a setting of the
-// case (benchmark_register.cc), never one of pipebench's own parts such as workers:N.
-bool is_setting_suffix(const std::string& part) {
-  static const std::regex setting(
-      "(iterations|repeats|threads|min_time|min_warmup_time):[0-9.e+-]+s?|real_time|"
-      "manual_time|process_time");
-  return std::regex_match(part, setting);
-}
 
 // A field of a row that must have one type when present: a wrong type is a clear
 // ReportError naming the row and the field, never nlohmann's type_error escaping
@@ -50,19 +43,30 @@ void add_aggregate(BenchRun& run, const std::string& name, const json& row, size
     if (v.is_number()) fields[field] = v.get<double>();
 }
 
+model::CaseKey key_of_row(const json& row, size_t index, int version) {
+  try {
+    return model::row_key(row, version);
+  } catch (const std::invalid_argument& e) {
+    throw ReportError("benchmarks[" + std::to_string(index) + "]: " + e.what());
+  }
+}
+
 void add_row(BenchRun& run, const json& row, size_t index,
              std::map<std::string, std::map<std::string, int>>& counts) {
   if (!row.is_object()) return;
   if (bool_field(row, index, "error_occurred")) return;  // zeros, not times
-  const std::string name =
-      string_field(row, index, "run_name", string_field(row, index, "name", ""));
-  if (name.empty()) return;
+  if (string_field(row, index, "run_name", string_field(row, index, "name", "")).empty()) return;
   const std::string run_type = string_field(row, index, "run_type", "iteration");
-  if (run_type != "iteration") {
-    if (run_type == "aggregate") add_aggregate(run, name, row, index);
+  if (run_type != "iteration" && run_type != "aggregate") return;
+  const model::CaseKey key = key_of_row(row, index, run.record_version);
+  const std::string name = key.name();
+  run.keys.emplace(name, key);
+  if (run_type == "aggregate") {
+    add_aggregate(run, name, row, index);
     return;
   }
   CaseMeans& c = run.cases[name];
+  c.key = key;
   ++c.repetitions;
   for (const auto& [field, v] : row.items()) {
     if (!v.is_number()) continue;
@@ -73,39 +77,24 @@ void add_row(BenchRun& run, const json& row, size_t index,
 
 }  // namespace
 
-std::string strip_case_suffixes(const std::string& name) {
-  std::string out = name;
-  for (auto slash = out.rfind('/'); slash != std::string::npos && slash > 0; slash = out.rfind('/')) {
-    if (!is_setting_suffix(out.substr(slash + 1))) break;
-    out.resize(slash);
-  }
+const CaseMeans* BenchRun::find(const std::string& name) const {
+  const auto it = cases.find(name);
+  return it == cases.end() ? nullptr : &it->second;
+}
+
+std::vector<const CaseMeans*> BenchRun::where(const std::function<bool(const model::CaseKey&)>& pred) const {
+  std::vector<const CaseMeans*> out;
+  for (const auto& [name, c] : cases)
+    if (pred(c.key)) out.push_back(&c);
   return out;
 }
 
-namespace {
-
-// The entry named `name`, or the one named `name` plus Google Benchmark's suffixes.
-template <class T>
-const T* find_case(const std::map<std::string, T>& by_name, const std::string& name) {
-  if (auto it = by_name.find(name); it != by_name.end()) return &it->second;
-  // Names are sorted, so a suffixed form of `name` starts right after it.
-  for (auto it = by_name.lower_bound(name + "/"); it != by_name.end(); ++it) {
-    if (it->first.compare(0, name.size() + 1, name + "/") != 0) break;
-    if (strip_case_suffixes(it->first) == name) return &it->second;
-  }
-  return nullptr;
-}
-
-}  // namespace
-
-const CaseMeans* BenchRun::find(const std::string& name) const { return find_case(cases, name); }
-
 std::optional<double> BenchRun::aggregate(const std::string& name, const std::string& stat,
                                           const std::string& field) const {
-  const CaseAggregates* a = find_case(aggregates, name);
-  if (!a) return std::nullopt;
-  auto s = a->find(stat);
-  if (s == a->end()) return std::nullopt;
+  const auto a = aggregates.find(name);
+  if (a == aggregates.end()) return std::nullopt;
+  auto s = a->second.find(stat);
+  if (s == a->second.end()) return std::nullopt;
   auto f = s->second.find(field);
   if (f == s->second.end()) return std::nullopt;
   return f->second;
@@ -130,22 +119,46 @@ std::string BenchRun::context_or(const std::string& key, const std::string& fall
   return it == context.end() ? fallback : it->second;
 }
 
+std::optional<double> BenchRun::number(const std::string& key) const {
+  auto it = numbers.find(key);
+  return it == numbers.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
+std::optional<bool> BenchRun::flag(const std::string& key) const {
+  auto it = flags.find(key);
+  return it == flags.end() ? std::nullopt : std::optional<bool>(it->second);
+}
+
 BenchRun load_run(const json& doc) {
   if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
     throw ReportError("not a Google Benchmark JSON file (no \"benchmarks\" array)");
   BenchRun run;
+  try {
+    run.record_version = model::record_version(doc);
+  } catch (const std::invalid_argument& e) {
+    throw ReportError(e.what());
+  }
   std::map<std::string, std::map<std::string, int>> counts;
   const json& rows = doc["benchmarks"];
   for (size_t i = 0; i < rows.size(); ++i) add_row(run, rows[i], i, counts);
   for (auto& [name, c] : run.cases)
     for (auto& [field, sum] : c.values) sum /= counts[name][field];
   if (doc.contains("context") && doc["context"].is_object()) {
-    for (const auto& [key, v] : doc["context"].items()) {
+    const json& ctx = doc["context"];
+    for (const auto& [key, v] : ctx.items()) {
       if (v.is_string()) run.context[key] = v.get<std::string>();
+      else if (v.is_boolean()) run.context[key] = v.get<bool>() ? "true" : "false";
       else if (v.is_number_integer()) run.context[key] = std::to_string(v.get<long long>());
       else if (v.is_number()) run.context[key] = v.dump();
+      if (const auto n = model::context_number(ctx, key)) run.numbers[key] = *n;
+      if (const auto b = model::context_bool(ctx, key)) run.flags[key] = *b;
     }
   }
+  if (const auto it = doc.find("pipeline_variants"); it != doc.end() && it->is_array())
+    for (const auto& v : *it)
+      if (v.is_object() && v.contains("recipe") && v["recipe"].is_string() && v.contains("fixes") &&
+          v["fixes"].is_string())
+        run.declared_variants.emplace_back(v["recipe"].get<std::string>(), v["fixes"].get<std::string>());
   return run;
 }
 

@@ -1,15 +1,18 @@
 // Loading a pipebench run: the Google Benchmark JSON file that `pipebench
 // --benchmark_out=run.json --benchmark_out_format=json` writes (bench/README.md, "JSON
-// contract"), reduced to what the report needs: per case, the mean of every numeric field
-// over its repetitions; Google Benchmark's aggregates of it (with --benchmark_repetitions);
-// and the run's context.
+// contract"), reduced to what the report needs: per case, its key (model/case_key.h) and
+// the mean of every numeric field over its repetitions; Google Benchmark's aggregates of it
+// (with --benchmark_repetitions); and the run's context.
 //
 // Input: a JSON object with a "benchmarks" array of rows and an optional "context" object.
-// The means count iteration rows only (run_type "iteration", or no run_type): aggregate
+// Each row's case comes from its "key" (the run record, model/record.h); a file written
+// before the record (no context.pipebench_record) goes through the legacy adapter
+// (model/legacy.h), and a newer record version is refused naming the pipebench that wrote
+// it. The means count iteration rows only (run_type "iteration", or no run_type): aggregate
 // rows (_mean, _median, _stddev, _cv) would count twice, so they are kept apart, as
 // written (BenchRun::aggregates); errored rows (error_occurred true) are dropped because
 // their times are zeros, not measurements.
-// A case is keyed by its run_name (the name without the repetition's suffix), else name.
+// A case is found by its key, or by the key's name(); nothing here reads inside a name.
 // Units are the run's own: Google Benchmark's times in each row's time_unit, pipebench's
 // counters as bench/README.md documents them (*_ms in milliseconds, items_per_second in
 // images per second).
@@ -19,12 +22,16 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "model/case_key.h"
 
 namespace pipebench::report {
 
@@ -37,43 +44,58 @@ class ReportError : public std::runtime_error {
 /// One benchmark case: every numeric field of its iteration rows, averaged over the rows
 /// that have it (a counter written only by some repetitions is the mean of those).
 struct CaseMeans {
+  model::CaseKey key;                    ///< what the case measures
   std::map<std::string, double> values;  ///< field -> mean (real_time, cpu_time, counters)
   int repetitions = 0;                   ///< iteration rows averaged (errored ones excluded)
 };
-
-/// Google Benchmark appends `/iterations:N`, `/repeats:N`, `/threads:N`, `/real_time`,
-/// `/manual_time` or `/process_time` to a case that sets them; this drops those trailing
-/// parts, so "BM_Sample/x/real_time" -> "BM_Sample/x".
-std::string strip_case_suffixes(const std::string& name);
 
 /// Google Benchmark's aggregate rows of one case: aggregate_name ("mean", "median",
 /// "stddev", "cv") -> field -> value as written (a "cv" is a fraction: 0.02 = 2 %).
 using CaseAggregates = std::map<std::string, std::map<std::string, double>>;
 
 struct BenchRun {
-  std::map<std::string, CaseMeans> cases;       ///< by run_name
-  std::map<std::string, CaseAggregates> aggregates;  ///< by run_name; empty without repetitions
+  int record_version = 0;                        ///< model/record.h; 0: read through the legacy adapter
+  std::map<std::string, CaseMeans> cases;        ///< by the key's name()
+  std::map<std::string, CaseAggregates> aggregates;  ///< by the key's name(); empty without repetitions
+  std::map<std::string, model::CaseKey> keys;    ///< every case's key by name, aggregate-only ones too
   std::map<std::string, std::string> context;   ///< string and number context values, as text
+  std::map<std::string, double> numbers;         ///< the typed context's numbers (model/record.h)
+  std::map<std::string, bool> flags;             ///< the typed context's booleans
+  /// The pipeline's declared faster variants ("pipeline_variants": recipe -> the stage it
+  /// fixes), in the spec's order.
+  std::vector<std::pair<std::string, std::string>> declared_variants;
 
-  /// The case named `name`, or the one whose name is `name` plus Google Benchmark's
-  /// suffixes (strip_case_suffixes); nullptr when neither was measured.
+  /// The case registered under `name` (a key's name()); nullptr when not measured.
   const CaseMeans* find(const std::string& name) const;
+  const CaseMeans* find(const model::CaseKey& key) const { return find(key.name()); }
+  /// The cases whose key satisfies `pred`, in name order.
+  std::vector<const CaseMeans*> where(const std::function<bool(const model::CaseKey&)>& pred) const;
   /// A case's mean field; nullopt when the case or the field is missing.
   std::optional<double> value(const std::string& name, const std::string& field) const;
-  /// A field of one of a case's aggregate rows (stat: "cv", "stddev", ...), the name
-  /// matched as find() does; nullopt when the run has no such row or field.
+  /// A field of one of a case's aggregate rows (stat: "cv", "stddev", ...); nullopt when
+  /// the run has no such row or field.
   std::optional<double> aggregate(const std::string& name, const std::string& stat,
                                   const std::string& field) const;
   /// Milliseconds per image from a case's items_per_second; nullopt when it is missing
   /// or not > 0.
   std::optional<double> ms_per_item(const std::string& name) const;
-  /// A context value, or `fallback` when the context does not have it.
+  std::optional<double> ms_per_item(const model::CaseKey& key) const { return ms_per_item(key.name()); }
+  std::optional<double> value(const model::CaseKey& key, const std::string& field) const {
+    return value(key.name(), field);
+  }
+  /// A context value as text, or `fallback` when the context does not have it.
   std::string context_or(const std::string& key, const std::string& fallback) const;
+  /// A typed context number (model/record.h: a JSON number, or text that parses whole);
+  /// nullopt when absent or not a number.
+  std::optional<double> number(const std::string& key) const;
+  /// A typed context boolean; nullopt when absent or not one.
+  std::optional<bool> flag(const std::string& key) const;
 };
 
 /// Reads a parsed document. Throws ReportError when it is not an object with a
 /// "benchmarks" array, or a row's name / run_name / run_type / aggregate_name is not a
-/// string or its error_occurred not a boolean (naming the row and the field).
+/// string, its error_occurred not a boolean or its key not valid (naming the row and the
+/// field), or the record is newer than this build reads.
 BenchRun load_run(const nlohmann::json& doc);
 
 /// Parses JSON text, then load_run. Throws ReportError ("not valid JSON: ...").

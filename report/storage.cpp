@@ -9,25 +9,35 @@
 namespace pipebench::report {
 namespace {
 
-std::optional<double> context_number(const BenchRun& run, const std::string& key) {
-  const std::string text = run.context_or(key, "");
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !std::isfinite(v)) return std::nullopt;
-  return v;
+model::CaseKey loader_key(const std::string& pipeline, int workers, const std::string& layout = "",
+                          const std::string& cache = "", int shards = 0) {
+  model::CaseKey k;
+  k.family = model::Family::kLoader;
+  k.pipeline = pipeline;
+  k.workers = workers;
+  k.layout = layout;
+  k.cache = cache;
+  k.shards = shards;
+  return k;
+}
+
+model::CaseKey read_key(const std::string& layout, const std::string& cache, int shards = 0) {
+  model::CaseKey k;
+  k.family = model::Family::kRead;
+  k.layout = layout;
+  k.cache = cache;
+  k.shards = shards;
+  return k;
 }
 
 // The warm loader of the study: BM_Loader/<pipeline>/<layout>/warm/workers:<w>.
 std::optional<std::pair<std::string, int>> warm_case(const BenchRun& run, const std::string& pipeline,
                                                      const std::string& layout) {
-  const std::string prefix = "BM_Loader/" + pipeline + "/" + layout + "/warm/workers:";
-  for (auto it = run.cases.lower_bound(prefix); it != run.cases.end(); ++it) {
-    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-    const std::string rest = it->first.substr(prefix.size());
-    const int w = std::atoi(rest.c_str());
-    if (w > 0) return std::make_pair(it->first, w);
-  }
+  for (const CaseMeans* c : run.where([&](const model::CaseKey& k) {
+         return k.family == model::Family::kLoader && k.pipeline == pipeline && k.layout == layout &&
+                k.cache == "warm" && k.shards == 0 && k.workers > 0;
+       }))
+    return std::make_pair(c->key.name(), c->key.workers);
   return std::nullopt;
 }
 
@@ -38,7 +48,7 @@ std::optional<double> mb_per_second(const BenchRun& run, const std::string& name
 }
 
 void add_warnings(const BenchRun& run, const std::string& cold_name, Storage& s) {
-  const auto resident = context_number(run, "cold_resident_pct");
+  const auto resident = run.number("cold_resident_pct");
   if (s.cache_mode == "cold" && resident && *resident > 10)
     s.warnings.push_back("after the drop, " + std::to_string(std::lround(*resident)) +
                          " % of the files' pages were still in the page cache: this filesystem "
@@ -46,8 +56,8 @@ void add_warnings(const BenchRun& run, const std::string& cold_name, Storage& s)
                          "run was served from memory");
   const auto disk = run.value(cold_name, "disk_read_mib_per_s");
   const auto ips = run.value(cold_name, "items_per_second");
-  const auto images = context_number(run, "dataset_images");
-  const auto bytes = context_number(run, "dataset_bytes");
+  const auto images = run.number("dataset_images");
+  const auto bytes = run.number("dataset_bytes");
   if (s.cache_mode == "cold" && disk && ips && images && bytes && *images > 0) {
     const double consumed_mib_s = *ips * (*bytes / *images) / (1024.0 * 1024.0);
     if (*disk < 0.01 * consumed_mib_s) {
@@ -57,7 +67,7 @@ void add_warnings(const BenchRun& run, const std::string& cold_name, Storage& s)
       s.warnings.push_back(std::move(w));
     }
   }
-  const auto avail = context_number(run, "host_available_memory_bytes");
+  const auto avail = run.number("host_available_memory_bytes");
   if (s.cache_mode == "warm" && avail && bytes && *bytes > *avail)
     s.warnings.push_back("the dataset (" + std::to_string(std::lround(*bytes / 1048576)) +
                          " MiB) is larger than the available memory (" +
@@ -83,19 +93,18 @@ Storage storage_split(const BenchRun& run, const std::string& pipeline, std::opt
   Storage s;
   s.layout = run.context_or("storage_layout", "files");
   s.cache_mode = run.context_or("cache_mode", "warm");
-  if (const auto t = context_number(run, "read_throttle_mib_s"); t && *t > 0) s.throttle_mib_s = t;
+  if (const auto t = run.number("read_throttle_mib_s"); t && *t > 0) s.throttle_mib_s = t;
   const auto warm = warm_case(run, pipeline, s.layout);
-  const std::string cold_name =
-      "BM_Loader/" + pipeline + "/workers:" + std::to_string(warm ? warm->second : 0);
+  const std::string cold_name = loader_key(pipeline, warm ? warm->second : 0).name();
   add_warnings(run, cold_name, s);
   if (!warm || (s.cache_mode != "cold" && !s.throttle_mib_s)) return s;
   s.workers = warm->second;
   s.cold_case = cold_name;
   s.cold_data_ms = run.value(cold_name, "data_ms");
   s.warm_data_ms = run.value(warm->first, "data_ms");
-  s.compute_ms = compute_ms ? compute_ms : context_number(run, "compute_ms");
+  s.compute_ms = compute_ms ? compute_ms : run.number("compute_ms");
   s.cold_images_per_second = run.value(cold_name, "items_per_second");
-  const std::string read_cold = "BM_Read/" + s.layout + "/cold";
+  const std::string read_cold = read_key(s.layout, "cold").name();
   s.fetch_images_per_second = run.value(read_cold, "items_per_second");
   s.fetch_mb_per_second = mb_per_second(run, read_cold);
   if (s.cold_data_ms && s.warm_data_ms && s.compute_ms) {
@@ -103,23 +112,25 @@ Storage storage_split(const BenchRun& run, const std::string& pipeline, std::opt
     s.prep_stall_ms = std::max(0.0, std::min(*s.warm_data_ms, *s.cold_data_ms) - *s.compute_ms);
     s.fetch_stall_ms = std::max(0.0, s.stall_ms - s.prep_stall_ms);
   }
-  const auto images = context_number(run, "dataset_images");
-  const auto bytes = context_number(run, "dataset_bytes");
+  const auto images = run.number("dataset_images");
+  const auto bytes = run.number("dataset_bytes");
   if (s.throttle_mib_s && images && bytes && *images > 0 && *bytes > 0)
     s.predicted_fetch_images_per_second = *s.throttle_mib_s * 1048576.0 / (*bytes / *images);
-  const std::string sizes = run.context_or("packed_shard_images", "");
-  for (size_t pos = 0; pos < sizes.size();) {  // "64,256,1024"
-    const size_t comma = std::min(sizes.find(',', pos), sizes.size());
-    const long n = std::strtol(sizes.substr(pos, comma - pos).c_str(), nullptr, 10);
-    pos = comma + 1;
-    if (n <= 0) continue;
+  // The packed copies: their cold loaders at the study's count, by images per shard.
+  for (const CaseMeans* c : run.where([&](const model::CaseKey& k) {
+         return k.family == model::Family::kLoader && k.pipeline == pipeline && k.shards > 0 &&
+                k.cache == "cold" && k.workers == s.workers;
+       })) {
     PackedLayout p;
-    p.layout = "shards-" + std::to_string(n);
-    p.loader_case = "BM_Loader/" + pipeline + "/" + p.layout + "/cold/workers:" + std::to_string(s.workers);
+    p.layout = "shards-" + std::to_string(c->key.shards);
+    p.loader_case = c->key.name();
     p.data_ms = run.value(p.loader_case, "data_ms");
-    p.read_mb_per_second = mb_per_second(run, "BM_Read/" + p.layout + "/cold");
+    p.read_mb_per_second = mb_per_second(run, read_key("shards", "cold", c->key.shards).name());
     s.packed.push_back(p);
   }
+  std::sort(s.packed.begin(), s.packed.end(), [](const PackedLayout& a, const PackedLayout& b) {
+    return a.layout.size() != b.layout.size() ? a.layout.size() < b.layout.size() : a.layout < b.layout;
+  });
   return s;
 }
 
@@ -149,6 +160,8 @@ void add_storage_rows(WhatIf& w, const Storage& s) {
   for (const auto& p : s.packed) {  // every size measured, ascending
     if (!p.data_ms || *p.data_ms <= 0) continue;
     rows.push_back(row("pack into " + p.layout, p.loader_case, *p.data_ms));
+    rows.back().variant = "pack";  // a storage layout, not a sample candidate
+    rows.back().variant_param = p.layout;
     if (&p == best) packed = rows.back();
   }
   const auto first_price = std::find_if(w.rows.begin(), w.rows.end(), [](const WhatIfRow& x) {

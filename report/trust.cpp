@@ -48,9 +48,9 @@ void physical_floor(const BenchRun& run, const std::map<int, std::string>& cases
                   "ms CPU per sample (%s) x %d / %.1f (min(workers, cores)): faster than its "
                   "cores can produce; the prefetched backlog may count as speed, or the "
                   "per-sample cost was measured on other images.",
-                  strip_case_suffixes(name).c_str(), data, 100 * (1 - data / f->floor_ms),
+                  name.c_str(), data, 100 * (1 - data / f->floor_ms),
                   f->floor_ms, f->cpu_ms, f->source.c_str(), batch, parallel);
-    t.warnings.push_back({TrustWarning::Kind::kPhysicalFloor, strip_case_suffixes(name), buf});
+    t.warnings.push_back({TrustWarning::Kind::kPhysicalFloor, name, buf});
   }
 }
 
@@ -73,16 +73,16 @@ void contention(const BenchRun& run, const std::map<int, std::string>& cases, do
                   "(+%.0f %%) with no more workers than the %.1f cores: contention (memory "
                   "bandwidth, shared caches, hyperthreads sharing a core, or a busy machine), "
                   "so more workers buy less than the model predicts.",
-                  strip_case_suffixes(name).c_str(), base->second, base->first,
+                  name.c_str(), base->second, base->first,
                   base->first == 1 ? "" : "s", *cpu, w, rise, cores);
-    t.warnings.push_back({TrustWarning::Kind::kContention, strip_case_suffixes(name), buf});
+    t.warnings.push_back({TrustWarning::Kind::kContention, name, buf});
   }
 }
 
 void busy_machine(const BenchRun& run, double cores, Trust& t) {
-  if (run.context_or("busy_machine", "false") != "true") return;
-  const double others = std::atof(run.context_or("other_processes_cpu_cores", "nan").c_str());
-  const double load = std::atof(run.context_or("load_average_start", "nan").c_str());
+  if (!run.flag("busy_machine").value_or(false)) return;
+  const double others = run.number("other_processes_cpu_cores").value_or(std::nan(""));
+  const double load = run.number("load_average_start").value_or(std::nan(""));
   char buf[600];
   std::snprintf(buf, sizeof buf,
                 "The machine was busy during the run: other processes used %.2f cores on "
@@ -111,8 +111,8 @@ void saturated_cores(const BenchRun& run, const std::map<int, std::string>& case
   std::snprintf(buf, sizeof buf,
                 "%s: %d worker%s kept %.2f of %.0f cores busy (all processes, mean): adding "
                 "workers cannot help on this machine; a cheaper pipeline or more cores can.",
-                strip_case_suffixes(name).c_str(), w, w == 1 ? "" : "s", *busy, cores);
-  t.warnings.push_back({TrustWarning::Kind::kSaturatedCores, strip_case_suffixes(name), buf});
+                name.c_str(), w, w == 1 ? "" : "s", *busy, cores);
+  t.warnings.push_back({TrustWarning::Kind::kSaturatedCores, name, buf});
 }
 
 void warm_run(const BenchRun& run, const std::map<int, std::string>& loaders, Trust& t) {
@@ -129,15 +129,15 @@ void warm_run(const BenchRun& run, const std::map<int, std::string>& loaders, Tr
 
 // Every end-to-end case of the run (the sweep, the fixes' checks, the extras).
 void loader_drift(const BenchRun& run, Trust& t) {
-  for (const auto& [name, means] : run.cases) {
-    if (name.rfind("BM_EndToEnd/", 0) != 0) continue;
+  for (const CaseMeans* m : run.where([](const model::CaseKey& k) { return k.family == model::Family::kEndToEnd; })) {
+    const std::string name = m->key.name();
     const auto data = run.value(name, "data_ms"), compute = run.value(name, "compute_ms");
     // Compute-bound with room to spare: a drift of that size cannot have moved the bound.
     const auto matters = [&](double drift) {
       return std::abs(drift) > kDriftPct &&
              !(data && compute && *data * (1 + std::abs(drift) / 100) < *compute);
     };
-    const std::string c = strip_case_suffixes(name);
+    const std::string c = name;
     char buf[600];
     if (const auto drift = run.value(name, "data_drift_pct"); drift && matters(*drift)) {
       std::snprintf(buf, sizeof buf,
@@ -161,19 +161,18 @@ void loader_drift(const BenchRun& run, Trust& t) {
   }
 }
 
-bool is_stage_case(const std::string& name) {
-  for (const char* prefix : {"BM_Read/", "BM_Decode/", "BM_Sample/", "BM_Loader/"})
-    if (name.rfind(prefix, 0) == 0) return true;
-  return false;
+bool is_stage_case(const model::CaseKey& k) {
+  using F = model::Family;
+  return k.family == F::kRead || k.family == F::kDecode || k.family == F::kSample || k.family == F::kLoader;
 }
 
 void cv_table(const BenchRun& run, Trust& t) {
-  const std::string reps = run.context_or("repetitions", "0");
-  t.repetitions = std::atoi(reps.c_str());
+  t.repetitions = static_cast<int>(run.number("repetitions").value_or(0));
   for (const auto& [name, stats] : run.aggregates) {
-    if (!is_stage_case(name)) continue;
+    const auto key = run.keys.find(name);
+    if (key == run.keys.end() || !is_stage_case(key->second)) continue;
     auto cv = run.aggregate(name, "cv", "real_time");
-    if (cv) t.cv.push_back({strip_case_suffixes(name), 100 * *cv});
+    if (cv) t.cv.push_back({name, 100 * *cv});
   }
 }
 

@@ -8,20 +8,13 @@
 #include <iterator>
 #include <map>
 
+#include "model/catalogue.h"
+#include "model/record.h"
+
 namespace pipebench::report {
 namespace {
 
 constexpr double kEps = 1e-9;  // an exact fit (2.0000000001 from rounding) stays a fit
-
-// A context number written as text ("25.000000"); nullopt when absent or not a number.
-std::optional<double> context_number(const BenchRun& run, const std::string& key) {
-  const std::string text = run.context_or(key, "");
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
 
 // The step time the table prices against: the sweep's (each BM_EndToEnd case measures
 // it), else the run's --compute-ms from the context.
@@ -31,7 +24,7 @@ double compute_ms_of(const BenchRun& run, const std::vector<SweepPoint>& sweep) 
     for (const auto& p : sweep) sum += p.bound.compute_ms;
     return sum / static_cast<double>(sweep.size());
   }
-  return context_number(run, "compute_ms").value_or(0);
+  return run.number("compute_ms").value_or(0);
 }
 
 // One thread's CPU ms per sample of a BM_Sample case, by the counter `field` chose.
@@ -42,44 +35,44 @@ std::optional<double> sample_cpu_ms(const BenchRun& run, const std::string& name
   return *us / 1000.0;
 }
 
-// A presized:<N> candidate: N from its counter (else the label), the quality from its counter.
-SampleCost presized_cost(const BenchRun& run, const std::string& label, const std::string& name,
-                         double ms) {
-  SampleCost c{label, name, ms};
-  const auto side = run.value(name, "presize_shorter_side_px");
-  c.kept_shorter_side_px = side ? static_cast<int>(std::lround(*side))
-                                : std::atoi(label.c_str() + std::string("presized:").size());
-  if (const auto q = run.value(name, "presize_jpeg_quality")) c.jpeg_quality = static_cast<int>(std::lround(*q));
-  return c;
-}
-
-// The what-if candidates measured beside BM_Sample/<pipeline>, by label.
-void read_candidates(const BenchRun& run, const std::string& base, bool us_per_image,
+// The what-if candidates measured beside BM_Sample/<pipeline> (their keys' variant), by
+// kind as the catalogue says (model/catalogue.h): fixes and prices. A presized candidate
+// keeps its resolution (the key's parameter, or its counter) and the copy's JPEG quality.
+void read_candidates(const BenchRun& run, const std::string& pipeline, bool us_per_image,
                      WhatIfInputs& in) {
-  const std::string prefix = base + "/";
-  std::map<std::string, std::string> labels;  // label -> case, once per label
-  for (auto it = run.cases.lower_bound(prefix); it != run.cases.end(); ++it) {
-    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-    const std::string name = strip_case_suffixes(it->first);
-    if (name.size() > prefix.size()) labels.emplace(name.substr(prefix.size()), name);
-  }
-  for (const auto& [label, name] : labels) {
+  const auto candidates = run.where([&](const model::CaseKey& k) {
+    return k.family == model::Family::kSample && k.pipeline == pipeline && !k.variant.empty();
+  });
+  for (const CaseMeans* c : candidates) {
+    const model::CandidateKind* kind = model::find_candidate(c->key.variant);
+    if (kind == nullptr) continue;  // a kind this build does not know
+    const std::string name = c->key.name();
     auto ms = sample_cpu_ms(run, name, us_per_image);
     if (!ms) continue;
-    if (label.rfind("decode:", 0) == 0 || label.rfind("collate:", 0) == 0) in.fixes.push_back({label, name, *ms});
-    else if (label.rfind("presized:", 0) == 0) in.fixes.push_back(presized_cost(run, label, name, *ms));
-    else if (label.rfind("without:", 0) == 0) in.prices.push_back({label, name, *ms});
+    SampleCost cost{c->key.variant_label(), name, *ms};
+    cost.variant = c->key.variant;
+    cost.variant_param = c->key.variant_param;
+    if (cost.variant == "presized") {
+      const auto side = run.value(name, "presize_shorter_side_px");
+      const auto from_key = model::parse_number(cost.variant_param);
+      cost.kept_shorter_side_px = static_cast<int>(std::lround(side ? *side : from_key.value_or(0)));
+      if (const auto q = run.value(name, "presize_jpeg_quality")) cost.jpeg_quality = static_cast<int>(std::lround(*q));
+    }
+    (kind->role == model::CandidateRole::kFix ? in.fixes : in.prices).push_back(std::move(cost));
   }
 }
 
-// The fixes that also ran end to end: BM_EndToEnd/<pipeline>/<label>/<baseline>/workers:<w>,
-// read from its counters (workers included), not from its name.
+// The fixes that also ran end to end: BM_EndToEnd/<pipeline>/<kind>:<param>/<baseline>/
+// workers:<w>, by their keys; the points from their counters.
 void read_fix_points(const BenchRun& run, const std::string& pipeline, WhatIfInputs& in) {
   for (const auto& f : in.fixes) {
-    const std::string prefix = "BM_EndToEnd/" + pipeline + "/" + f.label + "/";
-    for (auto it = run.cases.lower_bound(prefix); it != run.cases.end(); ++it) {
-      if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-      const auto get = [&](const char* field) { return run.value(it->first, field); };
+    const auto points = run.where([&](const model::CaseKey& k) {
+      return k.family == model::Family::kEndToEnd && k.pipeline == pipeline && k.variant == f.variant &&
+             k.variant_param == f.variant_param && k.callbacks.empty();
+    });
+    for (const CaseMeans* c : points) {
+      const std::string name = c->key.name();
+      const auto get = [&](const char* field) { return run.value(name, field); };
       const auto workers = get("workers"), data = get("data_ms"), compute = get("compute_ms"),
                  step = get("step_ms"), au = get("au_pct");
       if (!workers || !data || !compute || !step || !au || !(*step > 0)) continue;
@@ -98,19 +91,19 @@ void read_fix_points(const BenchRun& run, const std::string& pipeline, WhatIfInp
 // at its fewest workers (the workers' thread CPU per sample).
 void read_today(const BenchRun& run, const std::string& pipeline,
                 const std::map<int, std::string>& loaders, WhatIfInputs& in) {
-  const std::string base = "BM_Sample/" + pipeline;
+  const std::string base = model::sample_case(pipeline).name();
   for (const bool us : {true, false}) {
     if (auto ms = sample_cpu_ms(run, base, us)) {
       in.today = SampleCost{"today", base, *ms};
       in.cost_source = us ? base + " us_per_image (one thread's CPU time per image)"
                           : base + " items_per_second (one thread's wall time per image: "
                                    "the run predates us_per_image)";
-      read_candidates(run, base, us, in);
+      read_candidates(run, pipeline, us, in);
       return;
     }
   }
   if (!loaders.empty()) {
-    const std::string name = strip_case_suffixes(loaders.begin()->second);
+    const std::string& name = loaders.begin()->second;
     if (auto ms = run.value(name, "sample_cpu_ms"); ms && *ms > 0) {
       in.today = SampleCost{"today", name, *ms};
       in.cost_source = name + " sample_cpu_ms (the workers' CPU per sample; no " + base +
@@ -144,6 +137,8 @@ WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double 
   r.kind = kind;
   r.label = cost.label;
   r.case_name = cost.case_name;
+  r.variant = cost.variant;
+  r.variant_param = cost.variant_param;
   r.cpu_ms_per_sample = cost.cpu_ms;
   r.kept_shorter_side_px = cost.kept_shorter_side_px;
   r.jpeg_quality = cost.jpeg_quality;
@@ -161,7 +156,10 @@ WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double 
 
 // A row's cost again, to price it at another worker count.
 SampleCost cost_of(const WhatIfRow& r) {
-  return {r.label, r.case_name, r.cpu_ms_per_sample, r.kept_shorter_side_px, r.jpeg_quality};
+  SampleCost c{r.label, r.case_name, r.cpu_ms_per_sample, r.variant, r.variant_param};
+  c.kept_shorter_side_px = r.kept_shorter_side_px;
+  c.jpeg_quality = r.jpeg_quality;
+  return c;
 }
 
 bool fits(int workers, double cores) { return cores <= 0 || workers <= cores + kEps; }
@@ -223,11 +221,11 @@ std::string action(const WhatIfRow& r) {
   char buf[512];
   if (r.kind == CandidateKind::kWorkers) {
     std::snprintf(buf, sizeof buf, "run %d worker%s", r.workers, r.workers == 1 ? "" : "s");
-  } else if (r.label.rfind("decode:", 0) == 0) {
+  } else if (r.variant == "decode") {
     std::snprintf(buf, sizeof buf, "set decode: {mode: %s} in the pipeline spec (%s) and run %d worker%s",
-                  r.label.substr(7).c_str(),
-                  r.label == "decode:auto" ? "ROI / DCT-scaled decode planned from the crop"
-                                           : "another decode",
+                  r.variant_param.c_str(),
+                  r.variant_param == "auto" ? "ROI / DCT-scaled decode planned from the crop"
+                                            : "another decode",
                   r.workers, r.workers == 1 ? "" : "s");
   } else if (r.kept_shorter_side_px > 0) {
     const std::string quality =
@@ -382,7 +380,7 @@ WhatIfInputs what_if_inputs(const BenchRun& run, const std::string& pipeline, in
   read_today(run, pipeline, loaders, in);
   read_fix_points(run, pipeline, in);
   in.sweep_reads_storage = run.context_or("cache_mode", "warm") == "cold" ||
-                           context_number(run, "read_throttle_mib_s").value_or(0) > 0;
+                           run.number("read_throttle_mib_s").value_or(0) > 0;
   measure_loader_overhead(in);
   if (in.note.empty() && !(in.compute_ms > 0))
     in.note = "no training step time: neither a BM_EndToEnd case nor compute_ms in the context";

@@ -2,7 +2,7 @@
 // from per-sample CPU costs measured in the same run; the recommendation; and the check of
 // the model against the worker sweep, where the fix "more workers" was run for real.
 //
-// The model (pipeline/bound.h's bound, with the loader's time predicted from CPU cost):
+// The model (model/bound.h's bound, with the loader's time predicted from CPU cost):
 //   data_ms(p, w)  = k * p * batch / min(w, cores) ms per batch; p = CPU ms per sample
 //   step_ms        = max(data_ms, compute_ms)      ms per batch
 //   au_pct         = 100 * compute_ms / step_ms    accelerator utilisation
@@ -58,13 +58,14 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/bound.h"
+#include "model/bound.h"
+#include "model/constants.h"
 #include "report/run.h"
 
 namespace pipebench::report {
 
-/// MLPerf Storage's accelerator-utilisation threshold, percent.
-inline constexpr double kAuTargetPct = 90.0;
+/// MLPerf Storage's accelerator-utilisation threshold, percent (model/constants.h).
+inline constexpr double kAuTargetPct = model::kAuTargetPct;
 /// The check flags a predicted step further than this from the measured one, percent
 /// (issue 8: |prediction error| <= 5 %).
 inline constexpr double kCheckTolerancePct = 5.0;
@@ -74,6 +75,8 @@ struct SampleCost {
   std::string label;      ///< "today", "decode:auto", "without:normalize", ...
   std::string case_name;  ///< the case it was read from, e.g. "BM_Sample/x/decode:auto"
   double cpu_ms = 0;      ///< CPU ms per sample
+  /// The candidate's kind and parameter (its case key: "decode", "auto"); "" for today.
+  std::string variant, variant_param;
   /// presized:<N> only: the kept resolution (shorter side, px) and the copy's JPEG quality;
   /// 0 for every other candidate.
   int kept_shorter_side_px = 0;
@@ -113,6 +116,7 @@ struct WhatIfRow {
   CandidateKind kind = CandidateKind::kToday;
   std::string label;
   std::string case_name;            ///< the BM_Sample case of its cost
+  std::string variant, variant_param;  ///< the candidate's key fields (SampleCost)
   double cpu_ms_per_sample = 0;
   int kept_shorter_side_px = 0;     ///< presized:<N>: the resolution kept (SampleCost)
   int jpeg_quality = 0;             ///< presized:<N>: the copy's JPEG quality

@@ -25,9 +25,11 @@ numbers and Mann-Whitney U test `compare.py benchmarks BASE NEW` prints), then d
 
 Only real_time is gated by default (for manual-time cases such as BM_H2D it holds the
 manual time); --time cpu gates on cpu_time instead, and --time auto on the time Google
-Benchmark itself timed each case by: real_time for cases named .../real_time or
-.../manual_time (UseRealTime, UseManualTime), cpu_time for the others (their real_time
-also counts waiting for a busy CPU, so auto suits shared machines). Rates
+Benchmark itself timed each case by, the case key's timed_by (bench_json.case_key; for a
+file written before the record, the .../real_time or .../manual_time its name ends in):
+real_time for "real_time" and "manual_time" cases (UseRealTime, UseManualTime), cpu_time
+for the others (their real_time also counts waiting for a busy CPU, so auto suits shared
+machines). Rates
 (items_per_second) are shown in the table but never gate.
 Aggregate rows (_mean, _median, _stddev, _cv) are not compared (a case that has only
 aggregates, --benchmark_report_aggregates_only, is judged on its _median as one run).
@@ -50,9 +52,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # Re-exported: plot.py and the tests import these names from here.
-from bench_json import (BadInput, busy_flag, case_filter, case_name, context,  # noqa: E402,F401
-                        context_mismatches, is_aggregate, iterations_by_case, load_run, select, time_ns,
-                        TIME_UNIT_TO_NS)
+from bench_json import (BadInput, busy_flag, case_filter, case_key, case_name,  # noqa: E402,F401
+                        context, context_mismatches, is_aggregate, iterations_by_case, load_run,
+                        select, time_ns, timed_field, TIME_UNIT_TO_NS)
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -74,12 +76,13 @@ def import_gbench():
     return report, util
 
 
-def gated_field(name, mode):
-    """The time field the gate compares for case `name` under --time `mode`."""
+def gated_field(key, mode):
+    """The time field the gate compares under --time `mode` for a case whose key is `key`
+    (bench_json.case_key, or its timed_by string): mode's field, or for "auto" the time
+    Google Benchmark timed the case by (bench_json.timed_field)."""
     if mode != "auto":
         return mode + "_time"
-    parts = name.split("/")
-    return "real_time" if ("real_time" in parts or "manual_time" in parts) else "cpu_time"
+    return timed_field(key)
 
 
 def format_time(ns):
@@ -187,7 +190,8 @@ def parse_args(argv):
                              "side is too noisy to judge (default: the --max-regression value)")
     parser.add_argument("--time", choices=("real", "cpu", "auto"), default="real",
                         help="time gated: real_time (default), cpu_time, or auto: real_time "
-                             "for .../real_time and .../manual_time cases, else cpu_time")
+                             "for cases timed by real or manual time (UseRealTime, "
+                             "UseManualTime), else cpu_time")
     parser.add_argument("--filter", metavar="REGEX", default=".",
                         help="only cases whose name matches (Python re.search; default: all)")
     parser.add_argument("--alpha", metavar="P", default="0.05",
@@ -352,7 +356,8 @@ def main(argv):
     print_table(args, report, util, base, new)
     lost, newly_errored = print_membership(args, base_cases, base_err, new_cases, new_err)
     results = {name: judge(base_cases[name], new_cases[name], args.max_regression,
-                           args.alpha, report, gated_field(name, args.time), args.max_cv)
+                           args.alpha, report,
+                           gated_field(case_key(base_cases[name][0]), args.time), args.max_cv)
                for name in common}
     print_warnings(args, results)
 

@@ -44,8 +44,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_json import (BadInput, busy_flag, case_filter, context,  # noqa: E402
-                        context_mismatches, iterations_by_case, is_number, load_run, time_ns)
+from bench_json import (BadInput, busy_flag, case_filter, case_key, case_name,  # noqa: E402
+                        context, context_mismatches, iterations_by_case, is_number, load_run,
+                        time_ns)
 from compare_gate import gate_thresholds, gated_field, import_gbench, judge  # noqa: E402
 
 EXIT_OK = 0
@@ -54,12 +55,16 @@ TEMPLATE = os.path.join(HERE, "history_template.html")
 
 
 class Run:
-    """One loaded run: its file, label, date, context, {case: rows}, {case: error}."""
+    """One loaded run: its file, label, date, context, {case: rows}, {case: error},
+    {case: key (bench_json.case_key), errored cases included}."""
 
     def __init__(self, path, data):
         self.path = path
         self.ctx = context(data)
         self.cases, self.errored = iterations_by_case(data)
+        self.keys = {}
+        for row in data["benchmarks"]:
+            self.keys.setdefault(case_name(row), case_key(row))
         commit = str(self.ctx.get("git_commit", "")).strip()
         self.commit = commit or None
         self.label = commit[:10] if commit else os.path.splitext(os.path.basename(path))[0]
@@ -153,7 +158,9 @@ def change_points(name, runs, field, opts, report):
 
 def case_series(name, runs, opts, report):
     """Everything the page and the picture show for one case."""
-    field = gated_field(name, opts.time)
+    # The case's key in the latest run that has it.
+    field = gated_field(next(run.keys[name] for run in reversed(runs) if name in run.keys),
+                        opts.time)
     holders = [run.cases[name] for run in runs if name in run.cases]
     metric = ("images/s" if any(is_number(r.get("items_per_second")) for rows in holders
                                 for r in rows) else "ms")

@@ -6,16 +6,25 @@
 RUN.json is pipebench's Google Benchmark JSON (--benchmark_out=RUN.json
 --benchmark_out_format=json; bench/README.md lists the cases and counters).
 
-Left panel, the worker sweep (x: loader workers, log2 scale):
-  - measured end to end, images/s: items_per_second of BM_EndToEnd/<recipe>/<baseline>/workers:<w>
-  - loader alone, images/s: items_per_second of BM_Loader/<recipe>/workers:<w>
-  - predicted bound, images/s: batch_size * 1000 / bound_ms of the BM_EndToEnd cases
+The cases are chosen by the fields of each row's case key (bench_json.case_key: the
+record's "key", or for a file written before the record the legacy adapter), never by
+reading a case name.
+
+Left panel, the worker sweep (x: loader workers, the key's workers, log2 scale):
+  - measured end to end, images/s: items_per_second of the EndToEnd cases of today's
+    pipeline (key variant "" and callbacks ""), one curve per (pipeline, baseline)
+  - loader alone, images/s: items_per_second of the Loader cases outside the storage
+    study (key layout ""), one curve per pipeline
+  - predicted bound, images/s: batch_size * 1000 / bound_ms of the EndToEnd cases
   - training step capacity, images/s (horizontal line): batch_size * 1000 / compute_ms
-    (compute_ms from BM_EndToEnd, else BM_TrainStep, else the run context)
+    (compute_ms from the EndToEnd cases, else the TrainStep case of the run's baseline
+    (any TrainStep case when none has it), else the run context)
   - AU % (accelerator utilisation, au_pct of BM_EndToEnd) on the right-hand axis.
 Right panel, what one sample costs, ms, stacked by stage: the per-sample counters read_ms,
 decode_ms, transform_ms, collate_ms, batch_ops_ms, h2d_ms of BM_Loader at its smallest worker count, and
-beside it BM_Sample's read_ms, decode_ms, transform_ms (one thread, no loader) if present.
+beside it BM_Sample's read_ms, decode_ms, transform_ms (one thread, no loader) if present:
+the Sample case of the run's pipeline (context recipe) with key variant "", not a what-if
+candidate.
 
 With --report (the output of `pipebench-report --json RUN.json`, whose what-if table the
 report library computes), a third panel: each candidate fix of the what-if table as a bar
@@ -24,7 +33,8 @@ count), against the training step's capacity, batch_size * 1000 / compute_ms_per
 (vertical line): a bar that reaches the line keeps the accelerator busy.
 
 With the run's "system_series" section (bench/system_series.h: the system sampler's series
-per case at its rate_hz, pipebench's --system-sample-hz), a bottom panel: CPU cores busy
+per case at its rate_hz, pipebench's --system-sample-hz; keyed by the registered case
+name, the key's "name"), a bottom panel: CPU cores busy
 over time during each BM_EndToEnd sweep case, pipebench's own (solid), all processes'
 (dotted) and of those the cores in the kernel (dash-dot, where the series has
 cpu_system_cores), x = seconds since the case's
@@ -39,12 +49,12 @@ bar chart of every case's time instead. Malformed input: one line on stderr, exi
 
 import math
 import os
-import re
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_gate import BadInput, case_name, is_aggregate, load_run  # noqa: E402
+from bench_json import (BadInput, case_key, case_name, context, context_number,  # noqa: E402
+                        is_aggregate, load_run)
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -53,17 +63,10 @@ STAGES = ("read_ms", "decode_ms", "transform_ms", "collate_ms", "batch_ops_ms", 
 STAGE_COLORS = {"read_ms": "#8c8c8c", "decode_ms": "#d62728", "transform_ms": "#ff7f0e",
                 "collate_ms": "#2ca02c", "batch_ops_ms": "#9467bd", "h2d_ms": "#1f77b4"}
 
-_END_TO_END = re.compile(r"^BM_EndToEnd/([^/]+)/([^/]+)/workers:(\d+)(?:/|$)")
-_LOADER = re.compile(r"^BM_Loader/([^/]+)/workers:(\d+)(?:/|$)")
-_TRAIN_STEP = re.compile(r"^BM_TrainStep/([^/]+)(?:/|$)")
-_GB_SETTINGS = (r"(/(iterations|repeats|threads|min_time|min_warmup_time):[0-9.e+-]+s?"
-                r"|/real_time|/manual_time|/process_time)*")
-# The pipeline's own sample, not a what-if candidate (BM_Sample/<p>/presized:256, ...).
-_SAMPLE = re.compile(r"^BM_Sample/([^/]+)" + _GB_SETTINGS + "$")
 _NOT_VALUES = {"name", "run_name", "run_type", "aggregate_name", "aggregate_unit",
                "time_unit", "label", "family_index", "per_family_instance_index",
                "repetitions", "repetition_index", "threads", "iterations", "error_occurred",
-               "error_message"}
+               "error_message", "key"}
 
 
 def _number(v):
@@ -71,7 +74,8 @@ def _number(v):
 
 
 def case_means(data):
-    """{case: {field: mean value}} over repetitions, and the sorted errored case names."""
+    """{case: {field: mean value}} over repetitions, the sorted errored case names, and
+    {case: its key (bench_json.case_key)}."""
     iters, means, errored = {}, {}, set()
     for row in data["benchmarks"]:
         name = case_name(row)
@@ -94,15 +98,20 @@ def case_means(data):
                 fields[key] = statistics.fmean(vals)
         fields["time_unit"] = rows[0].get("time_unit", "ns")
         out[name] = fields
-    return out, sorted(errored - set(out))
+    keys = {name: case_key(means[name] if name in means else iters[name][0]) for name in out}
+    return out, sorted(errored - set(out)), keys
 
 
-def _ctx_number(ctx, key):
-    try:
-        v = float(ctx.get(key))
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) and v > 0 else None
+def _ctx_positive(ctx, key):
+    """A context number (bench_json.context_number) when it is > 0, else None."""
+    v = context_number(ctx, key)
+    return v if v is not None and v > 0 else None
+
+
+def is_sweep_case(key):
+    """An end-to-end point of the worker sweep: today's pipeline (no what-if variant), the
+    plain loop (no training-extras callbacks)."""
+    return key["family"] == "EndToEnd" and key["variant"] == "" and key["callbacks"] == ""
 
 
 def extract(data):
@@ -114,54 +123,50 @@ def extract(data):
       compute_ips: images/s the training step can consume, or None
       loader_stages: (label, {stage: ms per sample}) or None
       sample_stages: (label, {stage: ms per sample}) or None
-      errored: [case names]; context: the run context; cases: {case: fields}
-      system_series: {case: {t_s, cpu_busy_cores, pipebench_cores[, cpu_system_cores,
-        gpu_util_pct]}} of the BM_EndToEnd sweep cases, from the run's "system_series"
-        section ({} without it)
+      errored: [case names]; context: the run context; cases: {case: fields};
+      keys: {case: its key (bench_json.case_key)}
+      system_series: {case: {workers, t_s, cpu_busy_cores, pipebench_cores[,
+        cpu_system_cores, gpu_util_pct]}} of the BM_EndToEnd sweep cases, from the run's
+        "system_series" section ({} without it)
       system_rate_hz: the section's rate_hz, samples/s, or None
     """
-    ctx = data.get("context") if isinstance(data.get("context"), dict) else {}
-    cases, errored = case_means(data)
+    ctx = context(data)
+    cases, errored, keys = case_means(data)
     sweeps, loader, samples = {}, {}, {}
-    compute_ms, batch_sizes, train_compute_ms = [], [], []
+    compute_ms, batch_sizes, train_compute_ms = [], [], {}
     for name, f in cases.items():
-        m = _END_TO_END.match(name)
-        if m and "callbacks_ms" in f:
-            continue  # the training-extras pair: the loop with callbacks, not a sweep point
-        if m:
-            recipe, baseline, w = m.group(1), m.group(2), int(m.group(3))
-            w = int(round(f.get("workers", w)))
-            batch = f.get("batch_size") or _ctx_number(ctx, "batch_size")
+        key = keys[name]
+        family = key["family"]
+        if is_sweep_case(key):
+            batch = f.get("batch_size") or _ctx_positive(ctx, "batch_size")
             bound = f.get("bound_ms")
-            sweeps.setdefault((recipe, baseline), []).append({
-                "workers": w, "measured_ips": f.get("items_per_second"),
+            sweeps.setdefault((key["pipeline"], key["baseline"]), []).append({
+                "workers": key["workers"], "measured_ips": f.get("items_per_second"),
                 "bound_ips": batch * 1000.0 / bound if batch and bound else None,
                 "au_pct": f.get("au_pct")})
             if f.get("compute_ms"):
                 compute_ms.append(f["compute_ms"])
             if batch:
                 batch_sizes.append(batch)
-            continue
-        m = _LOADER.match(name)
-        if m:
-            w = int(round(f.get("workers", int(m.group(2)))))
-            loader.setdefault(m.group(1), []).append(
-                {"workers": w, "ips": f.get("items_per_second"), "fields": f})
-            continue
-        m = _SAMPLE.match(name)
-        if m:
-            samples[m.group(1)] = f
-            continue
-        m = _TRAIN_STEP.match(name)
-        if m and f.get("compute_ms"):
-            train_compute_ms.append(f["compute_ms"])
+        elif family == "Loader" and key["layout"] == "" and key["shards"] == 0:
+            loader.setdefault(key["pipeline"], []).append(
+                {"workers": key["workers"], "ips": f.get("items_per_second"), "fields": f})
+        elif family == "Sample" and key["variant"] == "":
+            # The pipeline's own sample, not a what-if candidate (presized:256, ...).
+            samples[key["pipeline"]] = f
+        elif family == "TrainStep" and f.get("compute_ms"):
+            train_compute_ms.setdefault(key["baseline"], []).append(f["compute_ms"])
     for rows in list(sweeps.values()) + list(loader.values()):
         rows.sort(key=lambda r: r["workers"])
 
-    batch = statistics.fmean(batch_sizes) if batch_sizes else _ctx_number(ctx, "batch_size")
+    batch = statistics.fmean(batch_sizes) if batch_sizes else _ctx_positive(ctx, "batch_size")
+    # The training step of the run's baseline; any TrainStep case when none is of it.
+    baseline = ctx.get("baseline")
+    train = (train_compute_ms.get(baseline) if isinstance(baseline, str) else None) or \
+        [ms for values in train_compute_ms.values() for ms in values]
     step_ms = (statistics.fmean(compute_ms) if compute_ms else
-               statistics.fmean(train_compute_ms) if train_compute_ms else
-               _ctx_number(ctx, "compute_ms"))
+               statistics.fmean(train) if train else
+               _ctx_positive(ctx, "compute_ms"))
     compute_ips = batch * 1000.0 / step_ms if batch and step_ms else None
 
     loader_stages = None
@@ -180,7 +185,7 @@ def extract(data):
     return {"sweeps": sweeps, "loader": loader, "compute_ips": compute_ips,
             "compute_ms": step_ms, "batch_size": batch, "loader_stages": loader_stages,
             "sample_stages": sample_stages, "errored": errored, "context": ctx,
-            "cases": cases, "system_series": system_series(data, cases),
+            "cases": cases, "keys": keys, "system_series": system_series(data, cases, keys),
             "system_rate_hz": system_rate_hz(data)}
 
 
@@ -191,27 +196,30 @@ def system_rate_hz(data):
     return rate if _number(rate) and rate > 0 else None
 
 
-def system_series(data, cases):
-    """The end-to-end sweep cases' series from the "system_series" section; a series whose
-    lists are not numbers of one length is left out (BadInput would cost the whole figure)."""
+def system_series(data, cases, keys):
+    """The end-to-end sweep cases' series from the "system_series" section, each with the
+    case's workers; a series whose lists are not numbers of one length is left out
+    (BadInput would cost the whole figure). The section names a case as registered: the
+    key's "name" (its rows' names add Google Benchmark's settings)."""
     section = data.get("system_series")
     if not isinstance(section, dict) or not isinstance(section.get("cases"), dict):
         return {}
+    registered = {}
+    for case in cases:
+        registered.setdefault(keys[case]["name"], keys[case])
     out = {}
     for name, series in section["cases"].items():
-        # The section names a case as registered; its rows add Google Benchmark's settings.
-        settings = re.compile(re.escape(name) + _GB_SETTINGS)
-        f = next((f for n, f in cases.items() if settings.fullmatch(n)), None)
-        if not _END_TO_END.match(name) or f is None or "callbacks_ms" in f or not isinstance(series, dict):
+        key = registered.get(name)
+        if key is None or not is_sweep_case(key) or not isinstance(series, dict):
             continue
-        keys = [k for k in ("t_s", "cpu_busy_cores", "cpu_system_cores", "pipebench_cores",
-                            "gpu_util_pct") if k in series]
-        cols = [series[k] for k in keys]
-        if "t_s" not in keys or "pipebench_cores" not in keys or \
+        names = [k for k in ("t_s", "cpu_busy_cores", "cpu_system_cores", "pipebench_cores",
+                             "gpu_util_pct") if k in series]
+        cols = [series[k] for k in names]
+        if "t_s" not in names or "pipebench_cores" not in names or \
                 not all(isinstance(c, list) and all(_number(v) for v in c) for c in cols) or \
                 len({len(c) for c in cols}) != 1 or not cols[0]:
             continue
-        out[name] = dict(zip(keys, cols))
+        out[name] = {"workers": key["workers"], **dict(zip(names, cols))}
     return out
 
 
@@ -400,10 +408,9 @@ def _plot_system(ax, ex):
     series = ex["system_series"]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     gpu_ax = None
-    for i, (name, s) in enumerate(sorted(series.items(),
-                                         key=lambda kv: int(_END_TO_END.match(kv[0]).group(3)))):
+    for i, (name, s) in enumerate(sorted(series.items(), key=lambda kv: kv[1]["workers"])):
         color = colors[i % len(colors)]
-        label = "workers:" + _END_TO_END.match(name).group(3)
+        label = f"workers:{s['workers']}"
         ax.plot(s["t_s"], s["pipebench_cores"], color=color, lw=1.6, label=f"{label}: pipebench")
         if "cpu_busy_cores" in s:
             ax.plot(s["t_s"], s["cpu_busy_cores"], color=color, lw=1, ls=":",
@@ -415,7 +422,7 @@ def _plot_system(ax, ex):
             gpu_ax = gpu_ax or ax.twinx()
             gpu_ax.plot(s["t_s"], s["gpu_util_pct"], color=color, lw=1, ls="--", alpha=0.7,
                         label=f"{label}: GPU util %")
-    cores = _ctx_number(ex["context"], "cores_available")
+    cores = _ctx_positive(ex["context"], "cores_available")
     if cores:
         ax.axhline(cores, color="#555555", ls="--", lw=1, label=f"cores available ({cores:g})")
     ax.set_xlabel("seconds since the case's first sample")
@@ -452,8 +459,8 @@ def _suptitle(ex, path):
         if ctx.get(key) not in (None, ""):
             value = str(ctx[key])
             line2.append(f"{label} {value if len(value) <= 50 else value[:47] + '...'}")
-    build = str(ctx.get("pipebench_build", ""))
-    if build.startswith("debug"):
+    build = str(ctx.get("pipebench_build", "")).strip().lower()
+    if build.startswith("debug"):  # bench writes "DEBUG: timings of this build mean nothing"
         line2.append("DEBUG BUILD: timings mean little")
     return "pipebench: " + " | ".join(parts), "   ".join(line2)
 

@@ -1,6 +1,6 @@
 // The bound arithmetic and the verdict: the numbers pipebench-report prints come from here,
 // so each formula is checked against values worked out by hand.
-#include "pipeline/bound.h"
+#include "model/bound.h"
 
 #include <gtest/gtest.h>
 

@@ -4,12 +4,20 @@
 
 #include <gtest/gtest.h>
 
+#include "model/legacy.h"
+
 namespace pipebench::report {
 namespace {
 
+// Cases named as written by a pipebench before the run record: their keys from the
+// legacy adapter (model/legacy.h), as pipebench-report reads such a file.
 BenchRun run_with(std::map<std::string, std::map<std::string, double>> cases) {
   BenchRun r;
-  for (auto& [name, values] : cases) r.cases[name] = CaseMeans{std::move(values), 1};
+  for (auto& [name, values] : cases) {
+    const model::CaseKey key = model::legacy_key(name);
+    r.cases[key.name()] = CaseMeans{key, std::move(values), 1};
+    r.keys[key.name()] = key;
+  }
   return r;
 }
 

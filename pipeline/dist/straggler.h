@@ -27,7 +27,7 @@
 //                steady state (the first 2 x prefetch steps dropped) is the prediction: a
 //                fast rank's prefetched batches absorb part of another's late one, which
 //                E[max] ignores; with one rank it tends to max(mean D, compute).
-//   naive_ms     max(max_r mean(D_r), compute): the mean-based bound of pipeline/bound.h
+//   naive_ms     max(max_r mean(D_r), compute): the mean-based bound of model/bound.h
 //                taken at the slowest rank.
 // Units: ms. Input: per-rank samples in ms (each rank at least one sample, all finite and
 // >= 0), compute >= 0, prefetch >= 1.

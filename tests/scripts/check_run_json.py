@@ -55,7 +55,7 @@ def check_per_image(run, ctx, rows):
             continue
         n = len(entry["index"])
         want = r.get("images_per_round")
-        skipped = ctx.get("skipped_files_total", "0") != "0"  # bad files leave the round
+        skipped = str(ctx.get("skipped_files_total", 0)) != "0"  # bad files leave the round
         if not (n == len(entry["us"]) == len(entry["visits"]) and
                 (0 < n <= want if skipped else n == want)):
             problems.append(f"per_image {case}: {n} indices for a round of {r.get('images_per_round')}")

@@ -5,6 +5,8 @@ Why it exists: compare.sh is the CI gate for performance regressions, so its exi
 (0 pass, 1 regression, 2 bad input) is the contract; every test below runs the real
 script on files written by gen_bench_json.py with known slowdowns and noise, and checks
 the status and the per-case lines. The expected p-values come from scipy directly.
+Every test runs twice: on runs with the record (record version 1, a "key" on every row)
+and, as CompareGateTestRecord0, on runs written before it (the legacy adapter).
 
   /usr/bin/python3 compare_gate_test.py SCRIPTS_DIR
 """
@@ -21,7 +23,7 @@ import unittest
 from ctest_unittest import run_tests
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_bench_json import Case, make_run  # noqa: E402
+from gen_bench_json import Case, make_run, record0  # noqa: E402
 
 SCRIPTS = os.environ.get("PIPEBENCH_SCRIPTS") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
@@ -434,6 +436,9 @@ class CompareGateTest(unittest.TestCase):
         self.assert_bad_input([good, good, "--filter", "BM_(("], "not a valid regular expression")
         self.assert_bad_input([good], "required")
         self.assert_bad_input([good, good, "--bogus"], "unrecognized arguments")
+
+
+CompareGateTestRecord0 = record0(CompareGateTest)
 
 
 if __name__ == "__main__":

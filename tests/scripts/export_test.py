@@ -25,7 +25,7 @@ from ctest_unittest import run_tests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gen_bench_json import Case, make_run, pipeline_cases  # noqa: E402
+from gen_bench_json import Case, make_run, pipeline_cases, record0  # noqa: E402
 
 SCRIPTS = os.environ.get("PIPEBENCH_SCRIPTS") or os.path.join(HERE, "..", "..", "scripts")
 NODE = shutil.which("node") or shutil.which("nodejs")
@@ -202,6 +202,9 @@ class ExportTest(unittest.TestCase):
         rc, _, err = self.export("--format", "csv")
         self.assertEqual(rc, 2, err)
         self.assertIn("invalid choice", err)
+
+
+ExportTestRecord0 = record0(ExportTest)  # the same on a run written before the record
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ must be the runs' own (medians and min..max recomputed here), and (3) the page m
 actually draw in a browser: Debian's chromium renders it headless (--dump-dom and
 --screenshot), and the test asserts there is no script error and every case is drawn
 with one point per run. The browser tests skip, saying so, where chromium is absent
-(`scripts/setup.sh --history` installs it).
+(`scripts/setup.sh --history` installs it). The history tests run twice: on runs with the
+record (record version 1) and, as HistoryTestRecord0, on runs written before it.
 
   /usr/bin/python3 history_test.py SCRIPTS_DIR
 """
@@ -30,7 +31,7 @@ from ctest_unittest import run_tests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gen_bench_json import Case, make_run, pipeline_cases  # noqa: E402
+from gen_bench_json import Case, make_run, pipeline_cases, record0  # noqa: E402
 
 SCRIPTS = os.environ.get("PIPEBENCH_SCRIPTS") or os.path.join(HERE, "..", "..", "scripts")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -202,7 +203,8 @@ class HistoryTest(unittest.TestCase):
         write_series(self.runs)
         path = os.path.join(self.runs, chr(ord("z") - SLOW_RUN) + ".json")
         doc = load(path)
-        doc["context"]["batch_size"] = "32"
+        # A number in a run with the record, a string before it.
+        doc["context"]["batch_size"] = 32 if doc["context"].get("pipebench_record") else "32"
         save(path, doc)
         rc, out, _ = self.history(self.runs, "--out", self.out, "--no-png")
         self.assertEqual(rc, 0, out)
@@ -305,6 +307,9 @@ class HistoryTest(unittest.TestCase):
         rc, _, err = self.history(self.runs, "--out", os.path.join(blocker, "sub"))
         self.assertEqual(rc, 2, err)
         self.assertIn("cannot write into", err)
+
+
+HistoryTestRecord0 = record0(HistoryTest)
 
 
 @unittest.skipIf(CHROMIUM is None, "chromium is absent: the page is not rendered "

@@ -90,7 +90,7 @@ class Ranks(unittest.TestCase):
         self.assertTrue(any(e["pid"] == 1 and e["name"] == "train_step" for e in events))
         self.assertFalse(os.path.exists(trace + ".rank1"))
         doc = load(out)
-        self.assertEqual(doc["context"]["world_size"], "2")
+        self.assertEqual(doc["context"]["world_size"], 2)
         self.assertEqual(len(doc["context"]["hosts"].split(",")), 2)
         # The busy-machine guard counts both ranks as the job, not rank 1 as another process;
         # the job's and the others' CPU cannot exceed the machine's: all of its cores
@@ -100,7 +100,7 @@ class Ranks(unittest.TestCase):
         # counts every CPU in 10 ms ticks, so its busy time read at each end of the window
         # can be off by up to one tick per CPU: 2 x hardware_threads x 10 ms over the window.
         ctx = doc["context"]
-        self.assertEqual(ctx["job_processes_on_host"], "2")
+        self.assertEqual(ctx["job_processes_on_host"], 2)
         job, other = float(ctx["job_cpu_cores"]), float(ctx["other_processes_cpu_cores"])
         self.assertGreater(job, 0)
         threads, window_s = float(ctx["hardware_threads"]), float(ctx["load_window_s"])

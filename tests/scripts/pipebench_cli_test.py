@@ -114,8 +114,8 @@ class PipebenchFlags(unittest.TestCase):
             "--presize=off", "--benchmark_filter=BM_(Loader|EndToEnd)/")
         self.assertIn("--workers=auto", r.stderr)
         ctx = run_json["context"]
-        self.assertEqual(ctx["workers_auto_budget_cores"], "1")
-        self.assertEqual(ctx["workers_auto_chosen"], "1")
+        self.assertEqual(ctx["workers_auto_budget_cores"], 1)
+        self.assertEqual(ctx["workers_auto_chosen"], 1)
         self.assertTrue(ctx["workers_auto_search"].startswith("tried 1 ("), ctx["workers_auto_search"])
         names = [b["name"] for b in run_json["benchmarks"]]
         self.assertTrue(names)
@@ -165,7 +165,7 @@ class PipebenchFlags(unittest.TestCase):
         wall_per_batch_ms = e2e["wall_us_per_image"] * 2 / 1000
         self.assertLessEqual(e2e["consumer_cpu_ms"], wall_per_batch_ms + 0.01)
         # The flag's rate reaches the sampler, the context and the series.
-        self.assertEqual(doc["context"]["system_sample_hz"], "50")
+        self.assertEqual(doc["context"]["system_sample_hz"], 50)
         self.assertEqual(doc["system_series"]["rate_hz"], 50)
         series = doc["system_series"]["cases"]
         name = e2e["run_name"].split("/iterations:")[0]
@@ -187,7 +187,7 @@ class PipebenchFlags(unittest.TestCase):
             "nosampler", "--workers=1", "--batch=2", "--steps=4", "--size=32", "--presize=off",
             "--system-sample-hz=0",
             "--benchmark_filter=BM_(Loader/[^/]+/workers:1|EndToEnd/[^/]+/emulated/workers:1|SystemSampler)/")
-        self.assertEqual(doc["context"]["system_sample_hz"], "0")
+        self.assertEqual(doc["context"]["system_sample_hz"], 0)
         self.assertNotIn("system_series", doc)
         names = [b["name"] for b in doc["benchmarks"]]
         self.assertTrue(any(n.startswith("BM_Loader/") for n in names), names)
@@ -227,7 +227,7 @@ class PipebenchFlags(unittest.TestCase):
 
     def test_a_good_run_names_the_dataset_in_the_context(self):
         ctx = self.run_json("ok", "--benchmark_filter=BM_Read/files/warm")[1]["context"]
-        self.assertEqual(ctx["dataset_images"], "4")
+        self.assertEqual(ctx["dataset_images"], 4)
         self.assertEqual(len(ctx["dataset_fingerprint"]), 16)
 
 
@@ -357,12 +357,14 @@ def verdict_run(path, points, compute_ms=25.0, batch=64, spec=IMAGENET_TRAIN_SPE
                       counters={"items_per_second": 1000.0}))
     cases.append(Case("BM_Sample/imagenet_train_roi", real_ms=0.8,
                       counters={"items_per_second": 1250.0}))
-    run_doc = make_run(cases, reps=1)
+    run_doc = make_run(cases, reps=1)  # a run record (gen_bench_json: keys, typed context)
     run_doc["context"].update({"recipe": "imagenet_train", "baseline": "emulated",
-                               "batch_size": str(batch), "hardware_threads": "2",
+                               "batch_size": batch, "hardware_threads": 2,
                                "dataset": "/data/photos-in"})
     if spec is not None:
         run_doc["context"]["pipeline_spec"] = spec
+        # bench writes the spec's declared variants as data beside it
+        run_doc["pipeline_variants"] = [{"recipe": "imagenet_train_roi", "fixes": "decode"}]
     with open(path, "w") as f:
         json.dump(run_doc, f)
 

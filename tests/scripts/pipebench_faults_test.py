@@ -88,7 +88,7 @@ class Faults(unittest.TestCase):
         for x in errored:
             self.assertIn(self.bad, x["error_message"])
             self.assertIn(".jpg", x["error_message"])
-        self.assertEqual(doc["context"]["errored_cases"], str(len(errored)))
+        self.assertEqual(doc["context"]["errored_cases"], len(errored))
         self.assertIn(b"exit code 3", r.stderr)
 
     def test_bad_files_skip_runs_every_case_and_lists_them(self):
@@ -100,7 +100,7 @@ class Faults(unittest.TestCase):
         self.assertFalse([x for x in rows(doc) if x.get("error_occurred")])
         ctx = doc["context"]
         self.assertEqual(ctx["on_error"], "skip")
-        self.assertEqual(ctx["skipped_files_total"], "3")
+        self.assertEqual(ctx["skipped_files_total"], 3)
         listed = " ".join(ctx["skipped_files"])
         for name in ["truncated.jpg", "._resource.jpg", "caf\ufffd.jpg"]:
             self.assertIn(name, listed)
@@ -144,7 +144,7 @@ class Faults(unittest.TestCase):
                 "--size=96", "--benchmark_filter=BM_(Loader|EndToEnd)", "--benchmark_out=" + out)
         self.assertEqual(r.returncode, 0, r.stderr)
         doc = strict_json(out)
-        self.assertEqual(doc["context"]["drop_last"], "false")
+        self.assertIs(doc["context"]["drop_last"], False)
         for x in rows(doc):
             self.assertFalse(x.get("error_occurred"), x)
             # 10 images per batch, not 64: items/s counts samples the workers produced in

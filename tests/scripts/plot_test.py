@@ -5,6 +5,8 @@ Why it exists: the figure is read by people, so the numbers behind it must be th
 the JSON contract defines (bench/README.md). extract() is checked against values computed
 here from the generated rows; the command line is checked for a real PNG, for runs that
 lack the end-to-end cases, and for the exit status 2 with one stderr line on bad input.
+Every test runs twice: on runs with the record (a "key" on every row, record version 1) and,
+as the classes named ...Record0, on runs written before it (the legacy adapter).
 
   /usr/bin/python3 plot_test.py SCRIPTS_DIR
 """
@@ -21,7 +23,7 @@ from ctest_unittest import run_tests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gen_bench_json import Case, make_run, pipeline_cases  # noqa: E402
+from gen_bench_json import Case, case_key, make_run, pipeline_cases, record0  # noqa: E402
 
 SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
 
@@ -133,6 +135,56 @@ class ExtractTest(unittest.TestCase):
         self.assertAlmostEqual(ex["compute_ips"], 64 * 1000.0 / 32)
         self.assertIsNone(ex["sample_stages"])
 
+    def test_the_sweep_leaves_out_candidates_callbacks_and_the_storage_study(self):
+        # Cases of the same pipeline that are not sweep points: a what-if candidate's loop,
+        # the training-extras pair, the storage study's loader, a candidate's sample, and
+        # a TrainStep of another baseline (its compute_ms is not this run's step).
+        cases, ctx = pipeline_cases(workers=(1, 2), counter_noise_cv=0.0)
+        e2e = dict(pipeline="imagenet_train", baseline="emulated", timed_by="real_time")
+        for key in (case_key("EndToEnd", variant="decode", variant_param="auto", workers=2, **e2e),
+                    case_key("EndToEnd", workers=2, callbacks="checkpoint-sync", **e2e),
+                    case_key("EndToEnd", workers=8, callbacks="log-async+checkpoint-async",
+                             **e2e)):
+            cases.append(Case(None, key=key, real_ms=1.0, counters={
+                "workers": key["workers"], "items_per_second": 1.0, "compute_ms": 999.0,
+                "bound_ms": 1.0, "batch_size": 64}))
+        cases.append(Case(None, key=case_key("Loader", pipeline="imagenet_train", layout="shards",
+                                             shards=64, cache="cold", workers=16,
+                                             timed_by="real_time"),
+                          counters={"items_per_second": 1.0, "decode_ms": 99.0}))
+        cases.append(Case(None, key=case_key("Loader", pipeline="imagenet_train", layout="files",
+                                             cache="warm", workers=1, timed_by="real_time"),
+                          counters={"items_per_second": 1.0, "decode_ms": 99.0}))
+        cases.append(Case(None, key=case_key("Sample", pipeline="imagenet_train",
+                                             variant="without", variant_param="horizontal_flip",
+                                             timed_by="real_time"),
+                          counters={"decode_ms": 99.0}))
+        cases.insert(0, Case(None, key=case_key("TrainStep", baseline="cuda:mlp"),
+                             counters={"compute_ms": 999.0}))
+        ex = self.plot.extract(make_run(cases, reps=1, context=ctx))
+        (key, rows), = ex["sweeps"].items()
+        self.assertEqual(key, ("imagenet_train", "emulated"))
+        self.assertEqual([r["workers"] for r in rows], [1, 2])
+        self.assertTrue(all(r["measured_ips"] > 1.0 for r in rows))
+        self.assertEqual([r["workers"] for r in ex["loader"]["imagenet_train"]], [1, 2])
+        self.assertLess(ex["loader_stages"][1]["decode_ms"], 99.0)
+        self.assertLess(ex["sample_stages"][1]["decode_ms"], 99.0)
+        self.assertAlmostEqual(ex["compute_ms"], 25.0)
+        # Without the end-to-end cases the step comes from the run's baseline's TrainStep.
+        ctx.pop("compute_ms")
+        plain = [c for c in cases if c.key is None or c.key["family"] != "EndToEnd"]
+        ex = self.plot.extract(make_run(plain, reps=1, context=ctx))
+        self.assertAlmostEqual(ex["compute_ms"], 25.0)
+
+    def test_a_debug_build_is_flagged(self):
+        cases, ctx = pipeline_cases(workers=(1,))
+        for build, flagged in (("DEBUG: timings of this build mean nothing", True),
+                               ("debug", True), ("release (optimised, NDEBUG)", False)):
+            ex = self.plot.extract(make_run(cases, reps=1,
+                                            context={**ctx, "pipebench_build": build}))
+            _, sub = self.plot._suptitle(ex, "run.json")
+            self.assertEqual("DEBUG BUILD" in sub, flagged, build)
+
 
 class SystemSeriesTest(unittest.TestCase):
     """The CPU / GPU over time panel's data: the run's "system_series" section, matched to
@@ -166,6 +218,7 @@ class SystemSeriesTest(unittest.TestCase):
         self.assertEqual(s["pipebench_cores"], [1.0, 1.2])
         self.assertEqual(s["gpu_util_pct"], [40.0, 60.0])
         self.assertEqual(s["cpu_system_cores"], [0.25, 0.5])
+        self.assertEqual(s["workers"], 1)  # the key's, for the panel's order and labels
 
     def test_the_sections_rate(self):
         doc = self.doc()
@@ -291,6 +344,11 @@ class PlotCliTest(unittest.TestCase):
                         "does not exist")
         self.assert_bad([good], "usage")
         self.assertFalse(os.path.exists(out))
+
+
+ExtractTestRecord0 = record0(ExtractTest)
+SystemSeriesTestRecord0 = record0(SystemSeriesTest)
+PlotCliTestRecord0 = record0(PlotCliTest)
 
 
 if __name__ == "__main__":

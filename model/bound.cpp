@@ -1,4 +1,4 @@
-#include "pipeline/bound.h"
+#include "model/bound.h"
 
 #include <algorithm>
 #include <cmath>

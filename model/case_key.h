@@ -1,0 +1,88 @@
+// The case key: what one benchmark case of a run measures, as typed fields. bench builds a
+// key for every case it registers and registers it under key.name(); the run's JSON carries
+// the key on every row ("key", model/record.h); report/ and scripts/ read the fields and
+// never look inside a name.
+//
+// name() is the Google Benchmark case name, one grammar for every family:
+//   BM_Read/<layout | shards-N>/<cache>
+//   BM_Decode/<op>[/<detail>]              op: turbo_full, turbo_scaled, roi, ...; detail: target:S
+//   BM_Transform/<op>[/<detail>]           detail: the example's parameters, k:v/k:v
+//   BM_Sample/<pipeline>[/<variant>:<param>]
+//   BM_Collate/<op>/<detail>, BM_H2D/<op>/<detail>
+//   BM_StageTimers|BM_Loader|BM_SystemSampler/<pipeline>[/<layout | shards-N>/<cache>]/workers:W
+//   BM_TrainStep/<baseline>
+//   BM_EndToEnd/<pipeline>[/<variant>:<param>]/<baseline>/workers:W[/callbacks:<set>]
+//   RegionTimer/<op>                       a user's loop (pipeline/region_timer.h)
+//   <op>                                   kOther: a case the legacy adapter could not place
+// Google Benchmark appends its own settings to the name it writes (/iterations:N,
+// /real_time, ...); the key's name never has them.
+//
+// No units here: workers are threads, shards images per shard.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace pipebench::model {
+
+enum class Family {
+  kRead,
+  kDecode,
+  kTransform,
+  kSample,
+  kCollate,
+  kH2D,
+  kStageTimers,
+  kLoader,
+  kSystemSampler,
+  kTrainStep,
+  kEndToEnd,
+  kRegion,
+  kOther,  ///< a case pipebench does not know (a file written before the record): op holds its name
+};
+
+/// "Read", "Decode", ... as the record writes them.
+std::string_view family_name(Family f);
+/// The inverse of family_name; std::invalid_argument naming the text otherwise.
+Family parse_family(std::string_view text);
+
+struct CaseKey {
+  Family family = Family::kSample;
+  std::string pipeline;       ///< the pipeline's name (a recipe or a spec's name); "" where none
+  std::string variant;        ///< what-if candidate kind (model/catalogue.h); "" = today's pipeline
+  std::string variant_param;  ///< its parameter: "auto", "256", "uint8", "horizontal_flip#2"
+  std::string baseline;       ///< training step (model/catalogue.h); TrainStep and EndToEnd
+  std::string layout;         ///< "files" | "shards"; Read always, Loader in the storage study
+  std::string cache;          ///< "warm" | "cold", with layout
+  int shards = 0;             ///< images per shard of a packed copy; 0: the dataset as given
+  int workers = 0;            ///< StageTimers, Loader, SystemSampler, EndToEnd
+  std::string callbacks;      ///< EndToEnd with training extras: "checkpoint-sync+log-async"
+  std::string op;             ///< Decode backend, Transform operator, Collate format, H2D memory, region
+  std::string detail;         ///< the rest of a stage case's name (target:224, pageable/sync/batch:64)
+  std::string timed_by = "cpu_time";  ///< "real_time" | "manual_time" | "cpu_time"
+
+  /// The case's Google Benchmark name (the grammar above).
+  std::string name() const;
+  /// "decode:auto", "without:horizontal_flip"; "" for today's pipeline.
+  std::string variant_label() const;
+  /// A plain case of the pipeline: no candidate, no callbacks, not the storage study.
+  bool plain() const { return variant.empty() && callbacks.empty() && layout.empty() && shards == 0; }
+
+  bool operator==(const CaseKey&) const = default;
+};
+
+/// BM_Sample/<pipeline>[/<variant>:<param>]: one worker's cost per sample.
+CaseKey sample_case(const std::string& pipeline, const std::string& variant = "",
+                    const std::string& param = "");
+/// BM_Transform/<op>[/<detail>].
+CaseKey transform_case(const std::string& op, const std::string& detail = "");
+
+/// The key as the record's "key" object: every field, plus "name".
+nlohmann::json to_json(const CaseKey& key);
+/// The record's "key" object back. Throws std::invalid_argument naming the field that is
+/// missing or of the wrong type.
+CaseKey key_from_json(const nlohmann::json& j);
+
+}  // namespace pipebench::model

@@ -1,0 +1,44 @@
+#include "model/catalogue.h"
+
+#include <array>
+
+namespace pipebench::model {
+namespace {
+
+constexpr std::array<Baseline, 4> kBaselines = {{
+    {"emulated", false, "an emulated step of fixed duration (--compute-ms)"},
+    {"cuda", true, "the MLP on the GPU (cuBLAS; the same as cuda:mlp)"},
+    {"cuda:mlp", true, "the MLP on the GPU (cuBLAS)"},
+    {"cuda:cnn", true, "the case study's toy CNN on the GPU (cuDNN; pipeline/train_step_cnn.h)"},
+}};
+
+constexpr std::array<CandidateKind, 4> kCandidates = {{
+    {"decode", CandidateRole::kFix, true, "decode",
+     "the same spec with the ROI / DCT-scaled decode planner (decode: {mode: auto})"},
+    {"presized", CandidateRole::kFix, true, "decode",
+     "the same spec on a copy of the data with every shorter side reduced to N px (--presize)"},
+    {"collate", CandidateRole::kFix, false, "collate",
+     "uint8 batches, the trailing normalize after the H2D copy (the accelerator's share estimated)"},
+    {"without", CandidateRole::kPrice, false, "",
+     "the spec without one operator: what that operator costs (a price, not a fix)"},
+}};
+
+}  // namespace
+
+std::span<const Baseline> baselines() { return kBaselines; }
+
+const Baseline* find_baseline(std::string_view name) {
+  for (const auto& b : kBaselines)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+std::span<const CandidateKind> candidate_kinds() { return kCandidates; }
+
+const CandidateKind* find_candidate(std::string_view kind) {
+  for (const auto& c : kCandidates)
+    if (c.kind == kind) return &c;
+  return nullptr;
+}
+
+}  // namespace pipebench::model

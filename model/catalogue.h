@@ -1,0 +1,47 @@
+// The catalogues of a run: the training-step baselines, the what-if candidate kinds and
+// the loader stages, one table each. bench registers cases from them; the report reads
+// them to know what a key's fields mean. A newcomer adds a candidate kind or a baseline
+// with one entry here plus the code that measures it (bench/README.md).
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace pipebench::model {
+
+/// A training-step baseline (pipeline/train_step.h builds it).
+struct Baseline {
+  std::string_view name;         ///< as --baseline takes it and the key records it
+  bool on_device;                ///< needs a CUDA device
+  std::string_view description;  ///< one line for the report
+};
+
+/// emulated, cuda (= cuda:mlp), cuda:mlp, cuda:cnn.
+std::span<const Baseline> baselines();
+/// The entry of `name`, or nullptr.
+const Baseline* find_baseline(std::string_view name);
+
+/// What a candidate does to the per-sample cost: a fix keeps the model's input the same
+/// (a cheaper way to the same training), a price removes work (what an operator costs).
+enum class CandidateRole { kFix, kPrice };
+
+/// One what-if candidate kind: BM_Sample/<pipeline>/<kind>:<param> beside today's.
+struct CandidateKind {
+  std::string_view kind;         ///< the key's variant: "decode", "presized", ...
+  CandidateRole role;
+  bool end_to_end;               ///< also run as BM_EndToEnd/<pipeline>/<kind>:<param>/...
+  std::string_view stage;        ///< the loader stage it changes ("decode", ...), "" = any
+  std::string_view note;         ///< what it is, for the report and --help
+};
+
+/// decode, presized, collate, without (in the order the report lists them).
+std::span<const CandidateKind> candidate_kinds();
+/// The entry of `kind`, or nullptr.
+const CandidateKind* find_candidate(std::string_view kind);
+
+/// The loader's stages in pipeline order (pipeline/stage_timers.h's Stage enum follows
+/// it); bench writes each as a counter <stage>_ms, ms per sample.
+inline constexpr std::string_view kStageNames[] = {"read",      "decode", "transform",
+                                                   "collate",   "batch_ops", "h2d"};
+
+}  // namespace pipebench::model
