@@ -96,30 +96,177 @@ void BM_TrainStep(benchmark::State& state, BenchContext& ctx, const std::string&
     state.counters["compute_gflop"] = gflop;
 }
 
-// The same loop on every rank under mpirun (bench/ranks.h): phases end with an agreement
-// (dist::agree), so a rank that fails (a bad file under --on-error=stop) fails the case on
-// every rank, naming itself and the file, instead of leaving the others in a collective.
-// With world > 1 and --sync other than none, each step ends with the step finished and the
-// collective (SyncStep); compute_ms then includes the collective on a resident batch.
-void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
-                 const std::shared_ptr<const Pipeline>& pipeline, const std::string& baseline,
-                 int workers, const std::string& case_name,
-                 const std::vector<CallbackSpec>& callbacks,
-                 const std::shared_ptr<PresizedCopy>& presized) {
-  const auto& c = ctx.config();
-  TraceRecorder* trace = ctx.trace();
-  const CaseMarker marker(trace, case_name);
-  const bool synced = dist::world_size() > 1 && c.sync != dist::SyncMode::kNone;
-  TestDelay delay = TestDelay::from_env(c.prefetch);
-  std::unique_ptr<TrainStep> step;
-  std::unique_ptr<Loader> loader;
-  std::unique_ptr<dist::SyncStep> sync;
-  std::unique_ptr<CallbackRunner> extras;
-  DataSamples data;
-  double compute_ms = 0, sync_ms = 0;
+// One BM_EndToEnd case, phase by phase. The same loop on every rank under mpirun
+// (bench/ranks.h): phases end with an agreement (dist::agree), so a rank that fails (a bad
+// file under --on-error=stop) fails the case on every rank, naming itself and the file,
+// instead of leaving the others in a collective. With world > 1 and --sync other than none,
+// each step ends with the step finished and the collective (SyncStep); compute_ms then
+// includes the collective on a resident batch.
+class EndToEndCase {
+ public:
+  EndToEndCase(benchmark::State& state, BenchContext& ctx, std::shared_ptr<const Pipeline> pipeline,
+               std::string baseline, int workers, const std::vector<CallbackSpec>& callbacks,
+               std::shared_ptr<PresizedCopy> presized)
+      : state_(state), ctx_(ctx), c_(ctx.config()), pipeline_(std::move(pipeline)),
+        baseline_(std::move(baseline)), workers_(workers), callbacks_(callbacks),
+        presized_(std::move(presized)), trace_(ctx.trace()),
+        synced_(dist::world_size() > 1 && c_.sync != dist::SyncMode::kNone),
+        delay_(TestDelay::from_env(c_.prefetch)) {}
+
+  // 0. The step, the collective, the loader (warmed up), the callbacks.
+  bool set_up() {
+    return phase([&] {
+      step_ = make_train_step(baseline_, c_.compute_ms);
+      sync_ = std::make_unique<dist::SyncStep>(c_.sync, c_.grad_mib);
+      const SampleSource* source = nullptr;  // the run's dataset
+      if (presized_) {
+        const PresizedCopy::Ready* copy = presized_->get(ctx_);
+        if (!copy) throw std::runtime_error(presized_->error());
+        source = copy->dataset.get();
+      }
+      loader_ = make_loader(ctx_, pipeline_, workers_, /*stage_timers=*/true, source);
+      if (trace_) trace_->name_thread("consumer");
+      warm_up(ctx_, *loader_, nullptr);
+      if (!callbacks_.empty()) extras_ = std::make_unique<CallbackRunner>(callbacks_, *step_);
+    });
+  }
+
+  // 1. The loader alone. 2. The step on a resident batch (and the collective alone).
+  // 3. Both together from steady state: refill / drain the prefetch queue first.
+  bool measure_parts() {
+    if (!phase([&] {
+          data_ = measure_alone();
+          const auto shape = pipeline_->output_shape();
+          compute_ms_ = step_->measure_compute_ms(c_.batch, shape[0], shape[1], shape[2], kComputeIters);
+        }))
+      return false;
+    if (synced_) sync_ms_ = sync_->measure_ms(kComputeIters);
+    compute_ms_ += sync_ms_;
+    return phase([&] { warm_up(ctx_, *loader_, step_.get()); });
+  }
+
+  // The timed loop: fetch, step, callbacks, the collective; its window and regions.
+  bool run_loop() {
+    dist::barrier();
+    delay_.restart();
+    window_ = std::make_unique<LoaderWindow>(*loader_, system_sampling(ctx_));
+    std::string error;
+    for (auto _ : state_) {
+      const auto batch_region = regions_.scope(Region::Batch);
+      try {
+        one_step();
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      if (synced_) {
+        // Every rank learns of a failure at the same step, then the step's collective.
+        const dist::Agreement a = dist::agree(error.empty(), error);
+        if (!a.ok()) {
+          error = rank_failure(a);
+          break;
+        }
+        step_->synchronize();
+        TraceSpan span(trace_, dist::sync_mode_name(c_.sync), "step");
+        const auto comm = regions_.scope(Region::Comm);
+        sync_wait_ms_ += sync_->run();
+      } else if (!error.empty()) {
+        break;
+      }
+      // The last iteration waits for its step, so the timed region (and items_per_second)
+      // ends with the accelerator idle, as step_ms does.
+      // (state.iterations() is not updated inside a range-for loop: count here.)
+      if (++done_ == state_.max_iterations) step_->synchronize();
+    }
+    step_->synchronize();
+    window_->finish(*loader_);
+    // A failure without per-step agreement (one rank, or --sync=none) is agreed on here.
+    if (!synced_) {
+      const dist::Agreement a = dist::agree(error.empty(), error);
+      if (!a.ok()) error = dist::world_size() > 1 ? rank_failure(a) : a.message;
+    }
+    if (!error.empty()) ctx_.fail_case(state_, error);
+    return error.empty();
+  }
+
+  // 4. The loader alone again (A B A): data_ms and the straggler prediction's samples pool
+  // the windows before and after the loop, which bracket it in time, so a machine whose
+  // speed drifted during the case moves both halves, and data_drift_pct shows by how much.
+  bool measure_after() {
+    DataSamples after;
+    if (!phase([&] { after = measure_alone(); })) return false;
+    drift_pct_ = data_.data_ms > 0 ? 100.0 * (after.data_ms / data_.data_ms - 1.0) : 0.0;
+    data_.data_ms = (data_.data_ms + after.data_ms) / 2;  // the same number of batches each
+    alone_cpu_ms_ = (data_.sample_cpu_ms + after.sample_cpu_ms) / 2;
+    data_.per_batch_ms.insert(data_.per_batch_ms.end(), after.per_batch_ms.begin(), after.per_batch_ms.end());
+    return true;
+  }
+
+  // The bound, AU and stall against the measured loop, the stages, regions and callbacks.
+  void report() {
+    // The steps the loop could sustain: those it ran, or fewer when it drew on batches
+    // prefetched before it started (the workers produced less than it consumed).
+    consumed_ = static_cast<double>(std::max<int64_t>(1, state_.iterations()));
+    const double sustained = std::max(1.0, std::min(consumed_, window_->produced_batches(c_.batch)));
+    const double step_ms = window_->wall_ms / sustained;
+    items_ = std::llround(sustained * window_->mean_batch(c_.batch));
+    state_.SetItemsProcessed(items_);
+    bound_ = compute_bound(data_.data_ms, compute_ms_, step_ms);
+    auto& k = state_.counters;
+    k["workers"] = workers_;
+    k["batch_size"] = c_.batch;
+    k["data_ms"] = bound_.data_ms;
+    k["compute_ms"] = bound_.compute_ms;
+    k["step_ms"] = bound_.step_ms;
+    k["bound_ms"] = bound_.bound_ms;
+    k["au_pct"] = bound_.au_pct;
+    k["stall_pct"] = bound_.stall_pct;
+    k["prediction_error_pct"] = bound_.prediction_error_pct;
+    k["data_drift_pct"] = drift_pct_;
+    if (synced_) k["sync_ms"] = sync_ms_;
+    add_stage_counters(ctx_, state_, *window_);
+    add_region_counters(ctx_, state_, regions_);
+    // The workers' CPU per sample in the loop against alone: a loop that ran on a slower or
+    // more contended machine than the windows around it (which data_drift_pct cannot see).
+    if (const double loop_cpu_ms = window_->sample_cpu_ms(); loop_cpu_ms > 0 && alone_cpu_ms_ > 0) {
+      loop_cpu_drift_pct_ = 100.0 * (loop_cpu_ms / alone_cpu_ms_ - 1.0);
+      k["loop_cpu_drift_pct"] = loop_cpu_drift_pct_;
+    }
+    if (extras_) report_callbacks();
+  }
+
+  // Every rank's figures to rank 0 (collective), which writes the global and per-rank ones.
+  void report_ranks() {
+    const auto counter = [&](const char* name) {
+      const auto it = state_.counters.find(name);
+      return it == state_.counters.end() ? 0.0 : static_cast<double>(it->second);
+    };
+    RankFigures f;
+    f.data_ms = bound_.data_ms;
+    f.compute_ms = bound_.compute_ms;
+    f.step_ms = bound_.step_ms;
+    f.au_pct = bound_.au_pct;
+    f.images_per_second = bound_.step_ms > 0 ? c_.batch * 1000.0 / bound_.step_ms : 0;
+    f.consumer_wait_ms = counter("consumer_wait_ms");
+    f.worker_wait_ms = counter("worker_wait_ms");
+    f.sync_wait_ms = sync_wait_ms_ / consumed_;
+    f.read_ms = counter("read_ms");
+    f.decode_ms = counter("decode_ms");
+    f.transform_ms = counter("transform_ms");
+    f.sample_cpu_ms = counter("sample_cpu_ms");
+    f.items = static_cast<double>(items_);
+    f.data_drift_pct = drift_pct_;
+    f.loop_cpu_drift_pct = loop_cpu_drift_pct_;
+    try {
+      add_rank_counters(state_, f, data_.per_batch_ms, c_.prefetch, workers_);
+    } catch (const std::exception& e) {  // the prediction's input checks (rank 0 only)
+      ctx_.fail_case(state_, e.what());
+    }
+  }
+
+ private:
   // One phase of local work; false (the case failed on some rank, every rank told) when it
   // threw here or anywhere else.
-  const auto phase = [&](const std::function<void()>& work) {
+  bool phase(const std::function<void()>& work) {
     std::string error;
     try {
       work();
@@ -127,204 +274,113 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
       error = e.what();
     }
     const dist::Agreement a = dist::agree(error.empty(), error);
-    if (!a.ok()) ctx.fail_case(state, dist::world_size() > 1 ? rank_failure(a) : a.message);
+    if (!a.ok()) ctx_.fail_case(state_, dist::world_size() > 1 ? rank_failure(a) : a.message);
     return a.ok();
-  };
-  if (!phase([&] {
-        step = make_train_step(baseline, c.compute_ms);
-        sync = std::make_unique<dist::SyncStep>(c.sync, c.grad_mib);
-        const SampleSource* source = nullptr;  // the run's dataset
-        if (presized) {
-          const PresizedCopy::Ready* copy = presized->get(ctx);
-          if (!copy) throw std::runtime_error(presized->error());
-          source = copy->dataset.get();
-        }
-        loader = make_loader(ctx, pipeline, workers, /*stage_timers=*/true, source);
-        if (trace) trace->name_thread("consumer");
-        warm_up(ctx, *loader, nullptr);
-        if (!callbacks.empty()) extras = std::make_unique<CallbackRunner>(callbacks, *step);
-      }))
-    return;
+  }
+
   // The loader alone, in steady state, with each batch's arrival interval; every rank at
   // the same time, each loading until all have measured. Inside phase() (it throws).
-  const auto measure_alone = [&] {
+  DataSamples measure_alone() {
     dist::barrier();
     std::string failed;
     DataSamples d;
     try {
-      d = measure_data(*loader, c.steps, c.batch, c.prefetch, delay);
+      d = measure_data(*loader_, c_.steps, c_.batch, c_.prefetch, delay_);
     } catch (const std::exception& e) {
       failed = e.what();
     }
-    load_until_every_rank_measured(*loader, delay);  // collective
+    load_until_every_rank_measured(*loader_, delay_);  // collective
     if (!failed.empty()) throw std::runtime_error(failed);
     return d;
-  };
-  // 1. The loader alone. 2. The step on a resident batch.
-  if (!phase([&] {
-        data = measure_alone();
-        const auto shape = pipeline->output_shape();
-        compute_ms = step->measure_compute_ms(c.batch, shape[0], shape[1], shape[2], kComputeIters);
-      }))
-    return;
-  if (synced) sync_ms = sync->measure_ms(kComputeIters);  // the collective alone
-  compute_ms += sync_ms;
-  // 3. Both together: refill / drain the prefetch queue to steady state first.
-  if (!phase([&] { warm_up(ctx, *loader, step.get()); })) return;
-  dist::barrier();
-  delay.restart();
-  LoaderWindow window(*loader, system_sampling(ctx));
-  RegionTimer regions;  // the loop's phases: Batch, IO, Forward (the step call), Other
-  benchmark::IterationCount done = 0;
-  double sync_wait_ms = 0;
-  std::string loop_error;
-  for (auto _ : state) {
-    const auto batch_region = regions.scope(Region::Batch);
+  }
+
+  // One step of the loop (inside the Batch region): fetch, hand to the step, callbacks.
+  void one_step() {
     std::optional<BatchHandle> batch;
-    try {
-      {
-        const auto io = regions.scope(Region::IO);
-        batch = loader->next();
-        if (!batch) throw std::runtime_error("the loader ran out of batches");
-        delay.apply();
-      }
-      const Batch& b = **batch;
-      {
-        const auto forward = regions.scope(Region::Forward);
-        // On the consumer's track: handing the batch to the step (waiting for the previous
-        // step, and the H2D copy for cuda). On the "accelerator" track: the step itself,
-        // drawn as compute_ms from its start (exact for emulated, the resident-batch mean
-        // for cuda).
-        TraceSpan span(trace, "submit_step", "step");
-        step->step(step_input(b));
-      }
-      if (trace) {
-        const int64_t start = now_ns();
-        trace->span_on(trace->track("accelerator"), "train_step", "step", start,
-                       start + static_cast<int64_t>(compute_ms * 1e6));
-      }
-      batch->release();
-      if (extras) {
-        TraceSpan span(trace, "callbacks", "step");
-        const auto other = regions.scope(Region::Other);
-        extras->after_step(done);
-        if (done + 1 == state.max_iterations) extras->drain();  // the loop ends with them done
-      }
-    } catch (const std::exception& e) {
-      loop_error = e.what();
+    {
+      const auto io = regions_.scope(Region::IO);
+      batch = loader_->next();
+      if (!batch) throw std::runtime_error("the loader ran out of batches");
+      delay_.apply();
     }
-    if (synced) {
-      // Every rank learns of a failure at the same step, then the step's collective.
-      const dist::Agreement a = dist::agree(loop_error.empty(), loop_error);
-      if (!a.ok()) {
-        loop_error = rank_failure(a);
-        break;
-      }
-      step->synchronize();
-      TraceSpan span(trace, dist::sync_mode_name(c.sync), "step");
-      const auto comm = regions.scope(Region::Comm);
-      sync_wait_ms += sync->run();
-    } else if (!loop_error.empty()) {
-      break;
+    const Batch& b = **batch;
+    {
+      const auto forward = regions_.scope(Region::Forward);
+      // On the consumer's track: handing the batch to the step (waiting for the previous
+      // step, and the H2D copy for cuda). On the "accelerator" track: the step itself,
+      // drawn as compute_ms from its start (exact for emulated, the resident-batch mean
+      // for cuda).
+      TraceSpan span(trace_, "submit_step", "step");
+      step_->step(step_input(b));
     }
-    // The last iteration waits for its step, so the timed region (and items_per_second)
-    // ends with the accelerator idle, as step_ms does.
-    // (state.iterations() is not updated inside a range-for loop: count here.)
-    if (++done == state.max_iterations) step->synchronize();
+    if (trace_) {
+      const int64_t start = now_ns();
+      trace_->span_on(trace_->track("accelerator"), "train_step", "step", start,
+                      start + static_cast<int64_t>(compute_ms_ * 1e6));
+    }
+    batch->release();
+    if (extras_) {
+      TraceSpan span(trace_, "callbacks", "step");
+      const auto other = regions_.scope(Region::Other);
+      extras_->after_step(done_);
+      if (done_ + 1 == state_.max_iterations) extras_->drain();  // the loop ends with them done
+    }
   }
-  step->synchronize();
-  window.finish(*loader);
-  // A failure without per-step agreement (one rank, or --sync=none) is agreed on here.
-  if (!synced) {
-    const dist::Agreement a = dist::agree(loop_error.empty(), loop_error);
-    if (!a.ok()) loop_error = dist::world_size() > 1 ? rank_failure(a) : a.message;
-  }
-  if (!loop_error.empty()) {
-    ctx.fail_case(state, loop_error);
-    return;
-  }
-  // 4. The loader alone again (A B A): data_ms and the straggler prediction's samples pool
-  // the windows before and after the loop, which bracket it in time, so a machine whose
-  // speed drifted during the case moves both halves, and data_drift_pct shows by how much.
-  DataSamples after;
-  if (!phase([&] { after = measure_alone(); })) return;
-  const double drift_pct = data.data_ms > 0 ? 100.0 * (after.data_ms / data.data_ms - 1.0) : 0.0;
-  data.data_ms = (data.data_ms + after.data_ms) / 2;  // the same number of batches each
-  const double alone_cpu_ms = (data.sample_cpu_ms + after.sample_cpu_ms) / 2;
-  data.per_batch_ms.insert(data.per_batch_ms.end(), after.per_batch_ms.begin(),
-                           after.per_batch_ms.end());
-  // The steps the loop could sustain: those it ran, or fewer when it drew on batches
-  // prefetched before it started (the workers produced less than it consumed).
-  const double consumed = static_cast<double>(std::max<int64_t>(1, state.iterations()));
-  const double sustained = std::max(1.0, std::min(consumed, window.produced_batches(c.batch)));
-  const double step_ms = window.wall_ms / sustained;
-  const int64_t items = std::llround(sustained * window.mean_batch(c.batch));
-  state.SetItemsProcessed(items);
-  const Bound bound = compute_bound(data.data_ms, compute_ms, step_ms);
-  state.counters["workers"] = workers;
-  state.counters["batch_size"] = c.batch;
-  state.counters["data_ms"] = bound.data_ms;
-  state.counters["compute_ms"] = bound.compute_ms;
-  state.counters["step_ms"] = bound.step_ms;
-  state.counters["bound_ms"] = bound.bound_ms;
-  state.counters["au_pct"] = bound.au_pct;
-  state.counters["stall_pct"] = bound.stall_pct;
-  state.counters["prediction_error_pct"] = bound.prediction_error_pct;
-  state.counters["data_drift_pct"] = drift_pct;
-  if (synced) state.counters["sync_ms"] = sync_ms;
-  add_stage_counters(ctx, state, window);
-  add_region_counters(ctx, state, regions);
-  // The workers' CPU per sample in the loop against alone: a loop that ran on a slower or
-  // more contended machine than the windows around it (which data_drift_pct cannot see).
-  double loop_cpu_drift_pct = 0;
-  if (const double loop_cpu_ms = window.sample_cpu_ms(); loop_cpu_ms > 0 && alone_cpu_ms > 0) {
-    loop_cpu_drift_pct = 100.0 * (loop_cpu_ms / alone_cpu_ms - 1.0);
-    state.counters["loop_cpu_drift_pct"] = loop_cpu_drift_pct;
-  }
-  if (extras) {
-    // ms per step on the loop's thread: the work of a sync callback, the enqueue (and any
-    // wait for room in the queue) of an async one.
+
+  // ms per step on the loop's thread: the work of a sync callback, the enqueue (and any
+  // wait for room in the queue) of an async one.
+  void report_callbacks() {
     double total = 0;
     bool all_async = true;
-    for (size_t i = 0; i < callbacks.size(); ++i) {
-      const double ms = extras->thread_ms()[i] / consumed;
+    for (size_t i = 0; i < callbacks_.size(); ++i) {
+      const double ms = extras_->thread_ms()[i] / consumed_;
       std::string key = "callback:";  // appended: GCC 12's -Wrestrict misfires on "..." + s
-      key += callbacks[i].label();
+      key += callbacks_[i].label();
       key += "_ms";
-      state.counters[key] = ms;
+      state_.counters[key] = ms;
       total += ms;
-      all_async = all_async && callbacks[i].async;
+      all_async = all_async && callbacks_[i].async;
     }
-    state.counters["callbacks_ms"] = total;
-    state.counters["callbacks_pct"] = 100.0 * total / std::max(1e-9, bound.step_ms);
-    state.counters["callbacks_async"] = all_async ? 1 : 0;
+    state_.counters["callbacks_ms"] = total;
+    state_.counters["callbacks_pct"] = 100.0 * total / std::max(1e-9, bound_.step_ms);
+    state_.counters["callbacks_async"] = all_async ? 1 : 0;
   }
-  // Every rank's figures to rank 0 (collective), which writes the global and per-rank ones.
-  const auto counter = [&](const char* name) {
-    const auto it = state.counters.find(name);
-    return it == state.counters.end() ? 0.0 : static_cast<double>(it->second);
-  };
-  RankFigures f;
-  f.data_ms = bound.data_ms;
-  f.compute_ms = bound.compute_ms;
-  f.step_ms = bound.step_ms;
-  f.au_pct = bound.au_pct;
-  f.images_per_second = bound.step_ms > 0 ? c.batch * 1000.0 / bound.step_ms : 0;
-  f.consumer_wait_ms = counter("consumer_wait_ms");
-  f.worker_wait_ms = counter("worker_wait_ms");
-  f.sync_wait_ms = sync_wait_ms / consumed;
-  f.read_ms = counter("read_ms");
-  f.decode_ms = counter("decode_ms");
-  f.transform_ms = counter("transform_ms");
-  f.sample_cpu_ms = counter("sample_cpu_ms");
-  f.items = static_cast<double>(items);
-  f.data_drift_pct = drift_pct;
-  f.loop_cpu_drift_pct = loop_cpu_drift_pct;
-  try {
-    add_rank_counters(state, f, data.per_batch_ms, c.prefetch, workers);
-  } catch (const std::exception& e) {  // the prediction's input checks (rank 0 only)
-    ctx.fail_case(state, e.what());
-  }
+
+  benchmark::State& state_;
+  BenchContext& ctx_;
+  const BenchConfig& c_;
+  const std::shared_ptr<const Pipeline> pipeline_;
+  const std::string baseline_;
+  const int workers_;
+  const std::vector<CallbackSpec>& callbacks_;
+  const std::shared_ptr<PresizedCopy> presized_;
+  TraceRecorder* trace_;
+  const bool synced_;
+  TestDelay delay_;
+  std::unique_ptr<TrainStep> step_;
+  std::unique_ptr<Loader> loader_;
+  std::unique_ptr<dist::SyncStep> sync_;
+  std::unique_ptr<CallbackRunner> extras_;
+  std::unique_ptr<LoaderWindow> window_;
+  RegionTimer regions_;  // the loop's phases: Batch, IO, Forward (the step call), Other, Comm
+  DataSamples data_;
+  double compute_ms_ = 0, sync_ms_ = 0, sync_wait_ms_ = 0;
+  double drift_pct_ = 0, alone_cpu_ms_ = 0, loop_cpu_drift_pct_ = 0, consumed_ = 1;
+  benchmark::IterationCount done_ = 0;
+  int64_t items_ = 0;
+  Bound bound_;
+};
+
+void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
+                 const std::shared_ptr<const Pipeline>& pipeline, const std::string& baseline,
+                 int workers, const std::string& case_name,
+                 const std::vector<CallbackSpec>& callbacks,
+                 const std::shared_ptr<PresizedCopy>& presized) {
+  const CaseMarker marker(ctx.trace(), case_name);
+  EndToEndCase e(state, ctx, pipeline, baseline, workers, callbacks, presized);
+  if (!e.set_up() || !e.measure_parts() || !e.run_loop() || !e.measure_after()) return;
+  e.report();
+  e.report_ranks();
 }
 
 }  // namespace

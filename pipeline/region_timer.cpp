@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/case_key.h"
+#include "model/constants.h"
 #include "pipeline/stage_timers.h"
 #include "pipeline/trace.h"
 
@@ -142,10 +144,16 @@ nlohmann::json RegionTimer::to_json() {
   for (const auto& [k, v] : context_) ctx[k] = v;
   ctx["library"] = "pipebench RegionTimer";
   ctx["region_timer"] = clock_->name();
+  ctx["pipebench_record"] = model::kRecordVersion;  // the run record: each row's key
   json rows = json::array();
   for (const RegionStats& s : stats()) {
-    const std::string name = "RegionTimer/" + s.key;
+    model::CaseKey key;
+    key.family = model::Family::kRegion;
+    key.op = s.key;
+    key.timed_by = "manual_time";
+    const std::string name = key.name();
     rows.push_back({{"name", name},
+                    {"key", model::to_json(key)},
                     {"run_name", name},
                     {"run_type", "iteration"},
                     {"repetitions", 1},

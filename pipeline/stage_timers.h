@@ -7,19 +7,23 @@
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#include <iterator>
 #include <string>
 #include <vector>
+
+#include "model/catalogue.h"
 
 namespace pipebench {
 
 /// The loader's stages. kBatchOps: the spec's batch operators (mixup, cutmix, label
 /// smoothing) on the collated batch, run by the worker that completed it; 0 without any.
 enum class Stage : int { kRead = 0, kDecode, kTransform, kCollate, kBatchOps, kH2D, kCount };
-/// "read", "decode", "transform", "collate", "batch_ops", "h2d".
+static_assert(static_cast<size_t>(Stage::kCount) == std::size(model::kStageNames),
+              "the Stage enum follows model::kStageNames, in order");
+/// "read", "decode", "transform", "collate", "batch_ops", "h2d" (model/catalogue.h).
 inline const char* stage_name(Stage s) {
-  static constexpr const char* kNames[] = {"read", "decode", "transform", "collate", "batch_ops", "h2d"};
   const int i = static_cast<int>(s);
-  return i >= 0 && i < static_cast<int>(Stage::kCount) ? kNames[i] : "?";
+  return i >= 0 && i < static_cast<int>(Stage::kCount) ? model::kStageNames[i].data() : "?";
 }
 
 inline int64_t now_ns() {

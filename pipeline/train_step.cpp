@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "model/catalogue.h"
 #include "pipeline/cuda.h"
 #include "pipeline/cuda_step_base.h"
 #include "pipeline/train_step_cnn.h"
@@ -253,11 +254,18 @@ std::unique_ptr<TrainStep> make_cuda_step() {
 #endif
 
 const std::vector<std::string>& train_step_baselines() {
-  static const std::vector<std::string> names = {"emulated", "cuda", "cuda:mlp", "cuda:cnn"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& b : model::baselines()) v.emplace_back(b.name);  // the catalogue's order
+    return v;
+  }();
   return names;
 }
 
-bool is_cuda_baseline(const std::string& baseline) { return baseline.rfind("cuda", 0) == 0; }
+bool is_cuda_baseline(const std::string& baseline) {
+  const model::Baseline* b = model::find_baseline(baseline);
+  return b != nullptr && b->on_device;
+}
 
 std::unique_ptr<TrainStep> make_train_step(const std::string& baseline, double ms_per_batch) {
   if (baseline == "emulated") return make_emulated_step(ms_per_batch);

@@ -23,6 +23,8 @@
 // or budget < 1; what `measure` throws propagates.
 #pragma once
 
+#include "model/constants.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -44,7 +46,7 @@ struct WorkerSearch {
   std::string summary(double compute_ms) const;
 };
 
-constexpr double kTargetAuPct = 90.0;
+constexpr double kTargetAuPct = model::kAuTargetPct;
 
 /// The search above. measure(w) returns data_ms at w workers.
 WorkerSearch search_workers(const std::function<double(int)>& measure, double per_sample_ms,

@@ -1,0 +1,326 @@
+// The run record (issue 25): every catalogue entry's case written by bench's own JSON
+// writer (bench/run_output.h) and read back by the report (report/run.h), a verdict at the
+// end; name() unique across the catalogue; the legacy adapter the inverse of name(); the
+// cuda:cnn sweep that a regular expression once lost.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/run_output.h"
+#include "model/case_key.h"
+#include "model/catalogue.h"
+#include "model/constants.h"
+#include "model/legacy.h"
+#include "model/record.h"
+#include "report/report.h"
+#include "report/run.h"
+#include "tests/test_data.h"
+
+namespace pipebench {
+namespace {
+
+using nlohmann::json;
+using model::CaseKey;
+using model::Family;
+
+CaseKey e2e(const std::string& baseline, int workers, const std::string& variant = "",
+            const std::string& param = "", const std::string& callbacks = "") {
+  CaseKey k;
+  k.family = Family::kEndToEnd;
+  k.pipeline = "imagenet_train";
+  k.baseline = baseline;
+  k.workers = workers;
+  k.variant = variant;
+  k.variant_param = param;
+  k.callbacks = callbacks;
+  k.timed_by = "real_time";
+  return k;
+}
+
+CaseKey loader(int workers, const std::string& layout = "", const std::string& cache = "", int shards = 0) {
+  CaseKey k;
+  k.family = Family::kLoader;
+  k.pipeline = "imagenet_train";
+  k.workers = workers;
+  k.layout = layout;
+  k.cache = cache;
+  k.shards = shards;
+  k.timed_by = "real_time";
+  return k;
+}
+
+CaseKey read(const std::string& layout, const std::string& cache, int shards = 0) {
+  CaseKey k;
+  k.family = Family::kRead;
+  k.layout = layout;
+  k.cache = cache;
+  k.shards = shards;
+  k.timed_by = "real_time";
+  return k;
+}
+
+// Every kind of key bench registers, one or more of each catalogue entry.
+std::vector<CaseKey> catalogue_keys() {
+  std::vector<CaseKey> keys;
+  for (const auto& b : model::baselines()) {
+    CaseKey step;
+    step.family = Family::kTrainStep;
+    step.baseline = std::string(b.name);
+    keys.push_back(step);
+    for (int w : {1, 2}) keys.push_back(e2e(std::string(b.name), w));
+  }
+  for (const auto& c : model::candidate_kinds()) {
+    const std::string param = c.kind == "presized" ? "256" : c.kind == "without" ? "horizontal_flip" : "auto";
+    keys.push_back(model::sample_case("imagenet_train", std::string(c.kind), param));
+    if (c.end_to_end) keys.push_back(e2e("emulated", 2, std::string(c.kind), param));
+  }
+  keys.push_back(model::sample_case("imagenet_train", "without", "horizontal_flip#2"));
+  keys.push_back(model::sample_case("imagenet_train"));
+  keys.push_back(e2e("emulated", 2, "", "", "checkpoint-sync"));
+  keys.push_back(e2e("emulated", 2, "", "", "log-async+checkpoint-async"));
+  for (const char* layout : {"files", "shards"})
+    for (const char* cache : {"warm", "cold"}) keys.push_back(read(layout, cache));
+  for (int n : {64, 256}) {
+    keys.push_back(read("shards", "cold", n));
+    keys.push_back(loader(2, "shards", "cold", n));
+  }
+  keys.push_back(loader(2, "files", "warm"));
+  for (int w : {1, 2}) keys.push_back(loader(w));
+  CaseKey st = loader(1);
+  st.family = Family::kStageTimers;
+  keys.push_back(st);
+  CaseKey sampler = loader(2);
+  sampler.family = Family::kSystemSampler;
+  keys.push_back(sampler);
+  CaseKey decode;
+  decode.family = Family::kDecode;
+  decode.op = "turbo_scaled";
+  decode.detail = "target:224";
+  keys.push_back(decode);
+  keys.push_back(model::transform_case("random_affine", "degrees:15/translate:[0.1/0.1]"));
+  CaseKey h2d;
+  h2d.family = Family::kH2D;
+  h2d.op = "pinned";
+  h2d.detail = "async/batch:64";
+  h2d.timed_by = "manual_time";
+  keys.push_back(h2d);
+  CaseKey collate;
+  collate.family = Family::kCollate;
+  collate.op = "u8_nchw";
+  collate.detail = "pageable/batch:64";
+  keys.push_back(collate);
+  CaseKey region;
+  region.family = Family::kRegion;
+  region.op = "Batch";
+  keys.push_back(region);
+  return keys;
+}
+
+TEST(CaseKey, NamesAreUniqueAcrossTheCatalogue) {
+  std::set<std::string> names;
+  for (const auto& k : catalogue_keys()) EXPECT_TRUE(names.insert(k.name()).second) << k.name();
+  EXPECT_EQ(e2e("cuda:cnn", 4).name(), "BM_EndToEnd/imagenet_train/cuda:cnn/workers:4");
+  EXPECT_EQ(e2e("emulated", 2, "decode", "auto").name(), "BM_EndToEnd/imagenet_train/decode:auto/emulated/workers:2");
+  EXPECT_EQ(read("shards", "cold", 64).name(), "BM_Read/shards-64/cold");
+  EXPECT_EQ(loader(2, "files", "warm").name(), "BM_Loader/imagenet_train/files/warm/workers:2");
+}
+
+TEST(CaseKey, TheLegacyAdapterIsTheInverseOfName) {
+  // A file written before the record holds only names (plus Google Benchmark's suffixes).
+  for (const auto& k : catalogue_keys()) {
+    const std::string suffix = k.timed_by == "cpu_time" ? "" : "/iterations:30/" + k.timed_by;
+    EXPECT_EQ(model::legacy_key(k.name() + suffix), k) << k.name() + suffix;
+  }
+  const CaseKey other = model::legacy_key("BM_Mine/x/real_time");
+  EXPECT_EQ(other.family, Family::kOther);
+  EXPECT_EQ(other.name(), "BM_Mine/x");
+}
+
+TEST(CaseKey, JsonRoundTripAndBadKeys) {
+  for (const auto& k : catalogue_keys()) EXPECT_EQ(model::key_from_json(model::to_json(k)), k) << k.name();
+  EXPECT_THROW(model::key_from_json(json{{"family", "Nope"}}), std::invalid_argument);
+  EXPECT_THROW(model::key_from_json(json{{"family", "Loader"}, {"workers", "2"}}), std::invalid_argument);
+  EXPECT_THROW(model::key_from_json(json::array()), std::invalid_argument);
+}
+
+TEST(Record, TypedContextParsesWholeNumbersOnly) {
+  EXPECT_EQ(model::parse_number("25"), 25.0);
+  EXPECT_EQ(model::parse_number("2.5e1"), 25.0);
+  for (const char* bad : {"", "25abc", " 25", "+1", "0x10", "nan", "inf"})
+    EXPECT_FALSE(model::parse_number(bad).has_value()) << bad;
+  json ctx = {{"batch_size", "64"}, {"compute_ms", "25.000000"}, {"busy_machine", "true"},
+              {"cold_resident_pct", "unknown"}, {"recipe", "64"}};
+  model::type_context(ctx);
+  EXPECT_EQ(ctx["batch_size"], 64);
+  EXPECT_EQ(ctx["compute_ms"], 25);
+  EXPECT_EQ(ctx["busy_machine"], true);
+  EXPECT_EQ(ctx["cold_resident_pct"], "unknown");  // not a number: left as text
+  EXPECT_EQ(ctx["recipe"], "64");                  // not a typed key
+}
+
+TEST(Record, ANewerRecordIsRefusedNamingWhoWroteIt) {
+  const json doc = {{"context", {{"pipebench_record", model::kRecordVersion + 1}, {"pipebench_version", "9.0.0"}}},
+                    {"benchmarks", json::array()}};
+  try {
+    report::load_run(doc);
+    FAIL() << "a newer record must be refused";
+  } catch (const report::ReportError& e) {
+    EXPECT_NE(std::string(e.what()).find("pipebench 9.0.0"), std::string::npos) << e.what();
+  }
+}
+
+// --- round trips through bench's writer ---------------------------------------------------
+
+struct Written {
+  json rows = json::array();
+  std::vector<CaseKey> keys;
+  json sections = json::object();
+  void add(const CaseKey& k, json fields) {
+    fields["name"] = k.name();
+    fields["run_name"] = k.name();
+    fields["run_type"] = "iteration";
+    fields["time_unit"] = "ms";
+    if (!fields.contains("real_time")) fields["real_time"] = 1.0;
+    if (!fields.contains("cpu_time")) fields["cpu_time"] = 1.0;
+    rows.push_back(std::move(fields));
+    keys.push_back(k);
+  }
+};
+
+// Writes `w` with bench's own writer (strings in the context, as Google Benchmark's
+// AddCustomContext gives them) and reads it back as pipebench-report does.
+report::BenchRun write_and_read(const Written& w, const std::string& baseline,
+                                std::vector<std::pair<std::string, std::string>> extra = {}) {
+  json doc = {{"context",
+               {{"recipe", "imagenet_train"}, {"baseline", baseline}, {"batch_size", "64"},
+                {"hardware_threads", "2"}, {"cores_available", "2.000000"}, {"compute_ms", "25.000000"},
+                {"dataset", "/data"}, {"dataset_images", "1000"}, {"dataset_bytes", "100000000"}}},
+              {"benchmarks", w.rows}};
+  bench::RunEpilogue epilogue;
+  epilogue.context = std::move(extra);
+  for (const auto& [key, value] : w.sections.items()) epilogue.sections.emplace_back(key, value.dump());
+  const auto path = testing::scratch_dir("record_roundtrip") / "run.json";
+  bench::write_run_json(doc.dump(), w.keys, epilogue, path);
+  const report::BenchRun run = report::read_run(path);
+  EXPECT_EQ(run.record_version, model::kRecordVersion);
+  return run;
+}
+
+void add_sweep(Written& w, const std::string& baseline, double data_ms, double step_ms) {
+  for (int wk : {1, 2}) {
+    const double data = data_ms / wk, step = std::max(step_ms / wk, 25.0);
+    w.add(e2e(baseline, wk), {{"workers", wk}, {"batch_size", 64}, {"data_ms", data}, {"compute_ms", 25.0},
+                              {"step_ms", step}, {"au_pct", 100 * 25.0 / step}, {"items_per_second", 64000 / step}});
+    w.add(loader(wk), {{"workers", wk}, {"data_ms", data}, {"items_per_second", 64000 / data},
+                       {"read_ms", 0.02}, {"decode_ms", 0.6}, {"transform_ms", 0.25}, {"sample_cpu_ms", 0.9}});
+  }
+}
+
+TEST(RoundTrip, EveryBaselineGetsItsSweepAndAVerdict) {
+  for (const auto& b : model::baselines()) {
+    Written w;
+    add_sweep(w, std::string(b.name), 60, 60);
+    w.add(model::sample_case("imagenet_train"), {{"items_per_second", 1100.0}, {"us_per_image", 900.0}});
+    const report::Report r = report::build_report(write_and_read(w, std::string(b.name)));
+    ASSERT_EQ(r.verdict.sweep.size(), 2u) << b.name;  // cuda:cnn: once lost to [a-z]+
+    EXPECT_EQ(r.verdict.sweep[0].workers, 1);
+    EXPECT_EQ(r.baseline, b.name);
+    EXPECT_FALSE(r.what_if.empty()) << b.name;
+  }
+}
+
+TEST(RoundTrip, EveryCandidateKindIsAFixOrAPriceAsTheCatalogueSays) {
+  Written w;
+  add_sweep(w, "emulated", 90, 90);
+  w.add(model::sample_case("imagenet_train"), {{"us_per_image", 1000.0}, {"items_per_second", 1000.0}});
+  for (const auto& c : model::candidate_kinds()) {
+    const std::string param = c.kind == "presized" ? "256" : c.kind == "without" ? "horizontal_flip" : "auto";
+    w.add(model::sample_case("imagenet_train", std::string(c.kind), param),
+          {{"us_per_image", 700.0}, {"items_per_second", 1400.0}});
+    if (c.end_to_end)
+      w.add(e2e("emulated", 2, std::string(c.kind), param),
+            {{"workers", 2}, {"data_ms", 30.0}, {"compute_ms", 25.0}, {"step_ms", 31.0}, {"au_pct", 80.6}});
+  }
+  const report::Report r = report::build_report(write_and_read(w, "emulated"));
+  for (const auto& c : model::candidate_kinds()) {
+    const auto row = std::find_if(r.what_if.rows.begin(), r.what_if.rows.end(),
+                                  [&](const report::WhatIfRow& x) { return x.variant == c.kind; });
+    ASSERT_NE(row, r.what_if.rows.end()) << c.kind;
+    EXPECT_EQ(row->kind, c.role == model::CandidateRole::kFix ? report::CandidateKind::kFix
+                                                              : report::CandidateKind::kPrice)
+        << c.kind;
+    const bool checked = std::any_of(r.what_if.fix_checks.begin(), r.what_if.fix_checks.end(),
+                                     [&](const report::FixCheck& f) { return f.label == row->label; });
+    EXPECT_EQ(checked, c.end_to_end) << c.kind;
+  }
+}
+
+TEST(RoundTrip, StorageLayoutsCacheModesAndPackedCopies) {
+  Written w;
+  add_sweep(w, "emulated", 120, 120);
+  w.add(model::sample_case("imagenet_train"), {{"us_per_image", 1000.0}});
+  w.add(loader(2, "files", "warm"), {{"workers", 2}, {"data_ms", 30.0}});
+  w.add(read("files", "cold"), {{"items_per_second", 800.0}, {"bytes_per_second", 8e7}});
+  for (int n : {64, 256}) {
+    w.add(loader(2, "shards", "cold", n), {{"workers", 2}, {"data_ms", n == 64 ? 40.0 : 35.0}});
+    w.add(read("shards", "cold", n), {{"bytes_per_second", 3e8}});
+  }
+  const report::Report r = report::build_report(
+      write_and_read(w, "emulated", {{"cache_mode", "cold"}, {"storage_layout", "files"}}));
+  EXPECT_EQ(r.storage.workers, 2);
+  ASSERT_EQ(r.storage.packed.size(), 2u);
+  EXPECT_EQ(r.storage.packed[0].layout, "shards-64");
+  EXPECT_EQ(r.storage.packed[1].layout, "shards-256");
+  EXPECT_EQ(r.storage.best_packed()->layout, "shards-256");
+  ASSERT_TRUE(r.storage.fetch_mb_per_second.has_value());
+  EXPECT_DOUBLE_EQ(*r.storage.fetch_mb_per_second, 80.0);
+}
+
+TEST(RoundTrip, CallbacksRanksAndRegions) {
+  Written w;
+  add_sweep(w, "emulated", 60, 60);
+  w.add(e2e("emulated", 2, "", "", "checkpoint-sync"),
+        {{"workers", 2}, {"callbacks_ms", 5.0}, {"step_ms", 40.0}, {"au_pct", 62.5}, {"callback:checkpoint-sync_ms", 5.0}});
+  w.add(e2e("emulated", 2, "", "", "checkpoint-async"),
+        {{"workers", 2}, {"callbacks_ms", 0.5}, {"step_ms", 36.0}, {"au_pct", 69.0}, {"callbacks_async", 1},
+         {"callback:checkpoint-async_ms", 0.5}});
+  const report::Report r = report::build_report(write_and_read(w, "emulated"));
+  ASSERT_EQ(r.extras.cases.size(), 2u);
+  EXPECT_EQ(r.extras.costliest, "checkpoint-sync");
+  ASSERT_TRUE(r.extras.async_saving_ms.has_value());
+  EXPECT_DOUBLE_EQ(*r.extras.async_saving_ms, 4.0);
+  EXPECT_EQ(r.verdict.sweep.size(), 2u);  // the callback cases are not sweep points
+
+  Written ranks;
+  CaseKey k = e2e("emulated", 1);
+  json f = {{"workers", 1}, {"world_size", 2}, {"data_ms", 30.0}, {"compute_ms", 25.0}, {"step_ms", 31.0},
+            {"au_pct", 80.0}, {"items_per_second", 2000.0}};
+  for (int r = 0; r < 2; ++r)
+    for (const char* field : {"data_ms", "step_ms", "au_pct", "images_per_second"})
+      f["rank" + std::to_string(r) + "_" + field] = f[field == std::string("images_per_second") ? "items_per_second" : field];
+  ranks.add(k, f);
+  ranks.add(loader(1), {{"workers", 1}, {"data_ms", 30.0}, {"items_per_second", 2100.0}});
+  const report::Report rr = report::build_report(write_and_read(ranks, "emulated", {{"world_size", "2"}}));
+  ASSERT_EQ(rr.ranks.cases.size(), 1u);
+  EXPECT_TRUE(rr.ranks.cases[0].sweep);
+  EXPECT_EQ(rr.ranks.world, 2);
+
+  Written regions;
+  for (const char* key : {"Batch", "IO", "Forward"}) {
+    CaseKey rk;
+    rk.family = Family::kRegion;
+    rk.op = key;
+    const double total = key == std::string("Batch") ? 100.0 : key == std::string("IO") ? 60.0 : 35.0;
+    regions.add(rk, {{"count", 20}, {"total_ms", total}, {"mean_ms", total / 20}});
+  }
+  const report::Report rg = report::build_report(write_and_read(regions, "emulated"));
+  EXPECT_TRUE(rg.regions_only);
+  EXPECT_TRUE(rg.data_bound());  // 60 of 100 ms waiting for data
+}
+
+}  // namespace
+}  // namespace pipebench
