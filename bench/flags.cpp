@@ -71,7 +71,7 @@ std::vector<FlagSpec> make_table() {
                "(transforms/README.md)",
                bind_config(&BenchConfig::pipeline_flag)});
   t.push_back({"list-ops", "", "", "print every operator, its parameters, types, defaults and ranges, "
-               "and exit (--list-ops=markdown: README's table)", nullptr});
+               "and exit (--list-ops=markdown: docs/operators.md's table)", nullptr});
   t.push_back({"list-recipes", "", "", "print the shipped recipes and their specs, and exit", nullptr});
   t.push_back({"workers", "LIST|auto", "1,2,4,... up to 2x cores",
                "worker counts to sweep, e.g. 1,2,4; auto: the fewest workers that keep the "
@@ -191,7 +191,7 @@ std::vector<FlagSpec> make_table() {
   t.push_back({"quiet", "", "", "no progress line on stderr (it is shown only on a terminal anyway)",
                flag_to(&BenchConfig::quiet)});
   t.push_back({"help", "", "", "this text, then Google Benchmark's flags (--help=markdown: "
-               "README's flag table)", nullptr});
+               "docs/flags.md's table)", nullptr});
   return t;
 }
 

@@ -78,7 +78,7 @@ DataSamples measure_data(Loader& loader, int batches, int batch_size, int skip, 
 /// dropping them, until every rank has finished measuring (dist::PendingBarrier). Otherwise
 /// the last rank to finish measures its last batches with the others' loaders stopped, on
 /// cores that the data-bound loop then shares: its data time, the straggler prediction's
-/// input, read low (by up to 20 % at 2 ranks on 2 cores, README "Data-parallel runs").
+/// input, read low (by up to 20 % at 2 ranks on 2 cores, docs/mpi.md).
 /// Collective: every rank calls it, also after a failure. Never throws: a loader that fails
 /// or runs out stops the taking, not the waiting. Returns at once with one rank.
 void load_until_every_rank_measured(Loader& loader, TestDelay& delay);

@@ -1,5 +1,5 @@
 // A user's own training loop timed with pipebench::RegionTimer (pipeline/region_timer.h),
-// the README's "Region timers in your own loop" example, compiled and run by the test
+// docs/region-timers.md's example, compiled and run by the test
 // region_timer_example (tests/CMakeLists.txt), which then runs pipebench-report on the JSON.
 //
 // The loop stands in for one that calls LibTorch: next_batch() for a DataLoader's next

@@ -219,7 +219,7 @@ void append_trust_text(std::string& out, const Report& r) {
     appendf(out, "  %-*s %6.1f %%%s\n", static_cast<int>(width), c.case_name.c_str(), c.cv_pct,
             c.noisy() ? "  noisy" : "");
   appendf(out, "(noisy: above %.0f %%, too noisy for compare.sh's default gate; what to expect on "
-          "an idle machine: README.md, \"Repeatability\".)\n", kNoisyCvPct);
+          "an idle machine: docs/repeatability.md.)\n", kNoisyCvPct);
 }
 
 void add_what_if_json(json& j, const Report& r) {

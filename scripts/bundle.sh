@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A relocatable bundle of pipebench for machines without our Debian packages (a GPU node:
-# README.md, "Running on a GPU node"), made from an existing build; nothing is rebuilt.
+# docs/gpu.md), made from an existing build; nothing is rebuilt.
 #
 #   ./scripts/bundle.sh [OUT] [--build DIR]    bundle DIR's binaries into OUT
 #   ./scripts/bundle.sh --check OUT            only check an existing bundle (below)

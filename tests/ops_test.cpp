@@ -113,7 +113,8 @@ TEST(Ops, NormalizeOnATensorIsAffinePerChannel) {
 
 TEST(Ops, FusedStepsEqualTheOperatorsRunOneByOne) {
   // The planner fuses random_resized_crop + horizontal_flip and resize + center_crop; the
-  // reference runs crop.h's functions one by one with the same draws in the same order.
+  // reference runs crop.h's functions one by one with the same draws, each operator from its
+  // own stream (Rng::stream, transforms/rng.h).
   // (Without the normalize fusion, whose float rounding tests/fused_test.cpp checks.)
   const auto jpeg = testing::make_jpeg(333, 500, 11);
   const PlanOptions no_normalize{false};
@@ -126,13 +127,15 @@ TEST(Ops, FusedStepsEqualTheOperatorsRunOneByOne) {
     std::vector<float> a(fused->output_floats());
     Rng r1 = Rng::for_sample(4, 0, idx);
     fused->run(jpeg, "x.jpg", r1, wa, a.data());
-    Rng r2 = Rng::for_sample(4, 0, idx);
+    const Rng r2 = Rng::for_sample(4, 0, idx);
+    Rng crop_rng = r2.stream(Rng::stream_salt("random_resized_crop", 1));
+    Rng flip_rng = r2.stream(Rng::stream_salt("horizontal_flip", 1));
     TurboDecoder dec;
     Image full, crop;
     dec.decode(jpeg, "x.jpg", full);
-    const CropWindow w = random_resized_crop_window(full.height, full.width, r2);
+    const CropWindow w = random_resized_crop_window(full.height, full.width, crop_rng);
     resized_crop(full, w, 64, 64, crop);
-    if (r2.bernoulli(0.5)) horizontal_flip(crop);
+    if (flip_rng.bernoulli(0.5)) horizontal_flip(crop);
     std::vector<float> want(a.size());
     normalize_to_chw(crop, want.data());
     EXPECT_EQ(a, want) << idx;

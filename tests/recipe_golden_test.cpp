@@ -72,12 +72,16 @@ uint64_t checksum(const std::vector<std::vector<float>>& outputs) {
   return h;
 }
 
+// Recorded again for the random recipes when every operator got its own random stream
+// (issue 26, common random numbers: transforms/rng.h, Rng::stream): the same operators on
+// the same pixels, other (but as uniform) draws. imagenet_val draws nothing: unchanged,
+// still commit 84278b7's value.
 const std::map<std::string, uint64_t> kGolden = {
-    {"imagenet_train", 0x3b722dc619c3abe2ull},
+    {"imagenet_train", 0x9b93deda3f3cb4b4ull},
     {"imagenet_val", 0xe9b1d8aedc65e952ull},
-    {"imagenet_train_roi", 0x86603b5daf59fe1bull},
-    {"casestudy", 0x6fcb94219f222ef6ull},
-    {"casestudy_shifts", 0x6fcb94219f222ef6ull},
+    {"imagenet_train_roi", 0x5d8005a237f890bbull},
+    {"casestudy", 0xd194e4e5db515469ull},
+    {"casestudy_shifts", 0xd194e4e5db515469ull},
 };
 
 TEST(RecipeGolden, UnfusedOutputsAreBitIdenticalToTheRecordedOnes) {

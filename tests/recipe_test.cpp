@@ -16,6 +16,7 @@
 #include "transforms/jpeg_decode.h"
 #include "transforms/normalize.h"
 #include "transforms/recipes.h"
+#include "transforms/spec.h"
 
 namespace pipebench {
 namespace {
@@ -133,10 +134,13 @@ TEST(Recipe, ImagenetTrainIsDecodeRrcFlipNormalize) {
   dec.decode(jpeg, "x.jpg", full);
   for (uint64_t idx = 0; idx < 8; ++idx) {
     const auto got = run_recipe(*r, jpeg, Rng::for_sample(3, 1, idx), ws);
-    Rng rng = Rng::for_sample(3, 1, idx);
-    const CropWindow w = random_resized_crop_window(full.height, full.width, rng);
+    // Each operator draws from its own stream (transforms/rng.h, Rng::stream).
+    const Rng rng = Rng::for_sample(3, 1, idx);
+    Rng crop_rng = rng.stream(Rng::stream_salt("random_resized_crop", 1));
+    Rng flip_rng = rng.stream(Rng::stream_salt("horizontal_flip", 1));
+    const CropWindow w = random_resized_crop_window(full.height, full.width, crop_rng);
     resized_crop(full, w, 224, 224, crop);
-    if (rng.bernoulli(0.5)) horizontal_flip(crop);
+    if (flip_rng.bernoulli(0.5)) horizontal_flip(crop);
     SCOPED_TRACE(idx);
     expect_normalized(got, crop);
   }
@@ -235,6 +239,66 @@ TEST(Recipe, BadInputNamesTheFile) {
       EXPECT_NE(msg.find("300 x 200"), std::string::npos) << msg;
     }
   }
+}
+
+}  // namespace
+}  // namespace pipebench
+
+namespace pipebench {
+namespace {
+
+// Common random numbers (issue 26): every operator draws from its own stream (Rng::stream,
+// keyed by its name and occurrence), so adding or removing one operator leaves the others'
+// draws as they were. random_grayscale with p 0 draws (a Bernoulli) and never changes a
+// pixel: inserted anywhere, it must leave the output bit for bit the same. With one shared
+// stream its draw would shift every later operator's (the crop windows, the flips, the
+// RandAugment choices), which the first assertion shows.
+// Planned without the normalize fusion, whose float rounding differs from normalize's table
+// (tests/fused_test.cpp): the comparison is of draws, bit for bit.
+std::vector<float> run_spec(const std::string& spec, const std::vector<uint8_t>& jpeg, uint64_t idx) {
+  const auto p = Pipeline::build(parse_pipeline_spec(spec, "t"), {}, PlanOptions{false});
+  PipelineWorkspace ws(*p);
+  return run_recipe(*p, jpeg, Rng::for_sample(5, 0, idx), ws);
+}
+
+TEST(CommonRandomNumbers, AnOperatorAddedOrRemovedLeavesTheOthersDrawsUnchanged) {
+  const auto jpeg = make_jpeg(320, 240, 12);
+  const std::string tail = "{normalize: {}}]";
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      // crop windows and flips, fused into one step or not
+      {"[{random_resized_crop: {size: 48}}, {horizontal_flip: {}}, " + tail,
+       "[{random_grayscale: {p: 0.0}}, {random_resized_crop: {size: 48}}, {random_grayscale: {p: 0.0}}, "
+       "{horizontal_flip: {}}, " + tail},
+      // RandAugment's operation choices and magnitudes, after a crop
+      {"[{random_resized_crop: {size: 48}}, {rand_augment: {}}, " + tail,
+       "[{random_resized_crop: {size: 48}}, {random_grayscale: {p: 0.0}}, {rand_augment: {}}, " + tail},
+      // the ROI decode's window: decode auto plans it from the crop's own stream
+      {"{decode: {mode: auto}, transforms: [{random_resized_crop: {size: 48}}, {horizontal_flip: {}}, " + tail + "}",
+       "{decode: {mode: auto}, transforms: [{random_resized_crop: {size: 48}}, {horizontal_flip: {}}, "
+       "{random_grayscale: {p: 0.0}}, " + tail + "}"},
+  };
+  for (const auto& [without, with] : pairs) {
+    int differing_draws = 0;
+    for (uint64_t idx = 0; idx < 8; ++idx) {
+      const auto a = run_spec(without, jpeg, idx), b = run_spec(with, jpeg, idx);
+      ASSERT_EQ(a.size(), b.size());
+      EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << with << " sample " << idx;
+      // The samples themselves differ from one another: the draws are random, not fixed.
+      if (idx > 0 && run_spec(without, jpeg, idx - 1) != a) ++differing_draws;
+    }
+    EXPECT_GE(differing_draws, 6) << without;
+  }
+}
+
+TEST(CommonRandomNumbers, TheStreamsAreTheOperatorsOwn) {
+  const Rng base = Rng::for_sample(5, 0, 3);
+  const uint64_t crop = Rng::stream_salt("random_resized_crop", 1), flip = Rng::stream_salt("horizontal_flip", 1);
+  Rng a = base.stream(crop), b = base.stream(crop), c = base.stream(flip);
+  EXPECT_EQ(a.next_u64(), b.next_u64());  // the same operator: the same stream
+  EXPECT_NE(base.stream(crop).next_u64(), c.next_u64());
+  EXPECT_NE(Rng::stream_salt("horizontal_flip", 1), Rng::stream_salt("horizontal_flip", 2));
+  Rng copy = base;
+  EXPECT_EQ(copy.next_u64(), Rng(base).next_u64());  // stream() did not advance the base
 }
 
 }  // namespace

@@ -48,7 +48,7 @@ const Plugin& plugin() {
       const char* err = dlerror();
       p.reason = std::string("OpenCV imgcodecs is not in this installation (") +
                  (err != nullptr ? err : name) +
-                 "; a scripts/bundle.sh bundle leaves it out, see README.md)";
+                 "; a scripts/bundle.sh bundle leaves it out, see docs/gpu.md)";
       return p;
     }
     p.imdecode = reinterpret_cast<PipebenchImdecodeFn>(dlsym(handle, "pipebench_imdecode_bgr"));

@@ -96,6 +96,13 @@ std::shared_ptr<const Pipeline> Pipeline::build(const PipelineSpec& spec,
     }
   }
 
+  // Each operator's own random stream: its name and occurrence, per-sample and batch apart.
+  std::map<std::string, int> seen;
+  for (const auto& op : p->ops_) p->op_salts_.push_back(Rng::stream_salt(op->name().c_str(), ++seen[op->name()]));
+  seen.clear();
+  for (const auto& op : p->batch_ops_)
+    p->batch_salts_.push_back(Rng::stream_salt(("batch:" + op->name()).c_str(), ++seen[op->name()]));
+
   // Decode: roi / auto fuse the first operator when it is a crop.
   const auto* window = p->ops_.empty() ? nullptr : dynamic_cast<const WindowOp*>(p->ops_[0].get());
   if (const auto* rc = dynamic_cast<const RandomCropOp*>(window); rc != nullptr && !rc->unpadded())
@@ -241,7 +248,8 @@ void Pipeline::run_batch(BatchData& batch, Rng& rng, int64_t* op_ns) const {
     for (size_t i = 0; i < batch_ops_.size(); ++i) {
       current = batch_ops_[i].get();
       const int64_t t0 = op_ns != nullptr ? now_ns() : 0;
-      current->apply(batch, rng);
+      Rng own = rng.stream(batch_salts_[i]);
+      current->apply(batch, own);
       if (op_ns != nullptr) op_ns[i] += now_ns() - t0;
     }
   } catch (const std::exception& e) {
@@ -253,15 +261,18 @@ void Pipeline::run_batch(BatchData& batch, Rng& rng, int64_t* op_ns) const {
 void Pipeline::run_step(const Step& step, SampleData& s, Rng& rng, PipelineWorkspace& ws) const {
   s.shape = step.in;
   switch (step.kind) {
-    case StepKind::kOp:
-      ops_[step.first]->apply(s, rng, ws.states_[step.first].get());
+    case StepKind::kOp: {
+      Rng own = rng.stream(op_salts_[step.first]);
+      ops_[step.first]->apply(s, own, ws.states_[step.first].get());
       return;
+    }
     case StepKind::kWindowFlip: {
-      // The same draws in the same order as the two operators: window, then the flip.
+      // The same draws as the two operators, each from its own stream.
       const auto& rrc = static_cast<const RandomResizedCropOp&>(*ops_[step.first]);
       const auto& flip = static_cast<const FlipOp&>(*ops_[step.first + 1]);
-      const CropWindow w = rrc.window(s.image.height, s.image.width, rng);
-      rrc.apply_mirrored(s, w, flip.draw(rng));
+      Rng window_rng = rng.stream(op_salts_[step.first]), flip_rng = rng.stream(op_salts_[step.first + 1]);
+      const CropWindow w = rrc.window(s.image.height, s.image.width, window_rng);
+      rrc.apply_mirrored(s, w, flip.draw(flip_rng));
       return;
     }
     case StepKind::kResizeCenterCrop: {
@@ -272,10 +283,12 @@ void Pipeline::run_step(const Step& step, SampleData& s, Rng& rng, PipelineWorks
       return;
     }
     case StepKind::kWindowTensor: {
-      // The same draws in the same order as the operators: window, then the flip's.
+      // The same draws as the operators, each from its own stream: window, then the flip's.
       const auto& rrc = static_cast<const RandomResizedCropOp&>(*ops_[step.first]);
-      const CropWindow w = rrc.window(s.image.height, s.image.width, rng);
-      const bool mirror = step.flip && static_cast<const FlipOp&>(*ops_[step.first + 1]).draw(rng);
+      Rng window_rng = rng.stream(op_salts_[step.first]);
+      const CropWindow w = rrc.window(s.image.height, s.image.width, window_rng);
+      Rng flip_rng = step.flip ? rng.stream(op_salts_[step.first + 1]) : Rng(0);
+      const bool mirror = step.flip && static_cast<const FlipOp&>(*ops_[step.first + 1]).draw(flip_rng);
       resized_crop_to_chw(s.image, w, rrc.size(), rrc.size(), mirror, rrc.interpolation(),
                           step.affine, s.tensor, ws.resampler_);
       return;
@@ -304,11 +317,12 @@ void Pipeline::run(std::span<const uint8_t> bytes, std::string_view file, Rng& r
       ws.turbo_.decode_scaled(bytes, file, scaled_target_, scaled_target_, s.image);
       break;
     case Decode::kRoi: {
-      // The window comes from the header's size, with the crop's own draws, so the same
-      // Rng picks the same window as a full decode followed by the crop would.
+      // The window comes from the header's size, with the crop's own stream (ops_[0]), so
+      // the same Rng picks the same window as a full decode followed by the crop would.
       // (Any format: a PNG, even one named .jpg, is decoded whole and its window cut.)
       const ImageInfo info = read_image_info(bytes, file, decode_options_);
-      const CropWindow w = roi_window_->window(info.height, info.width, rng);
+      Rng window_rng = rng.stream(op_salts_[0]);
+      const CropWindow w = roi_window_->window(info.height, info.width, window_rng);
       const auto [min_w, min_h] =
           roi_window_->scalable() ? roi_scaling(w, roi_window_->size()) : std::pair<int, int>{0, 0};
       ws.roi_.decode(bytes, file, w, min_w, min_h, s.scratch);
@@ -329,7 +343,8 @@ void Pipeline::run(std::span<const uint8_t> bytes, std::string_view file, Rng& r
   try {
     size_t k = 0;
     if (decode_ == Decode::kRoi) {
-      const bool mirror = roi_flip_ != nullptr && roi_flip_->draw(rng);
+      Rng flip_rng = roi_flip_ != nullptr ? rng.stream(op_salts_[1]) : Rng(0);  // the flip is ops_[1]
+      const bool mirror = roi_flip_ != nullptr && roi_flip_->draw(flip_rng);
       if (roi_normalize_) {
         // random_resized_crop's finish (resize the decoded window) writing the tensor.
         const auto& rrc = static_cast<const RandomResizedCropOp&>(*roi_window_);

@@ -177,6 +177,8 @@ class Pipeline {
   DecodeOptions decode_options_;
   std::vector<std::unique_ptr<Operator>> ops_;
   std::vector<std::unique_ptr<BatchOperator>> batch_ops_;
+  // Each operator's stream salt (Rng::stream_salt: its name and occurrence in the spec).
+  std::vector<uint64_t> op_salts_, batch_salts_;
   Decode decode_ = Decode::kFull;
   std::string decode_label_ = "full";
   int scaled_target_ = 0;                // kScaled: minimum side after scaling

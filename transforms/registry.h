@@ -1,5 +1,5 @@
 // The operator registry: every operator pipebench can run, with its parameter schema and
-// a factory. --list-ops and README's operator table are printed from it; the spec parser
+// a factory. --list-ops and docs/operators.md's operator table are printed from it; the spec parser
 // checks parameters against it. Operators register themselves: transforms/ops/<family>.cpp
 // defines `void register_<family>_ops(OpRegistry&)`, and the build calls every such
 // function it finds (CMake writes the list), so adding an operator is its file pair and

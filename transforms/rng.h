@@ -2,7 +2,9 @@
 //
 // Every random transform of a sample draws from an Rng seeded by (seed, epoch, sample
 // index), so one seed gives bit-identical samples whatever the worker count or the order
-// in which workers run. The generator is SplitMix64 (Steele, Lea, Flood: "Fast splittable
+// in which workers run; within it each operator has its own stream (Rng::stream, keyed by
+// the operator's name and occurrence in the spec), so the operators' draws do not depend
+// on one another. The generator is SplitMix64 (Steele, Lea, Flood: "Fast splittable
 // pseudorandom number generators", OOPSLA 2014), the seeder of xoshiro; it is small, fast
 // and passes BigCrush, which is plenty for crop offsets and masks.
 #pragma once
@@ -29,6 +31,29 @@ class Rng {
   /// for_sample, with a salt so that batch b and sample b draw unrelated streams.
   static Rng for_batch(uint64_t seed, uint64_t epoch, uint64_t batch_index) {
     return for_sample(seed ^ 0xB47C0FFEE0DDF00Dull, epoch, batch_index);
+  }
+
+  /// An operator's own stream within this sample's (or batch's): a generator keyed by this
+  /// one's state and the operator's stable identity (`salt`, stream_salt()), without
+  /// advancing this one. Every operator of a pipeline draws from its own stream, so adding,
+  /// removing or changing one operator leaves every other operator's draws as they were
+  /// (common random numbers: a what-if candidate samples the same crops and flips as
+  /// today's pipeline, and a paired comparison compares like with like).
+  Rng stream(uint64_t salt) const {
+    Rng r(state_ ^ (salt * 0xD6E8FEB86659FD93ull));
+    r.next_u64();
+    return Rng(r.next_u64() ^ salt);
+  }
+  /// The stable identity of an operator in a spec: FNV-1a 64 of "<name>#<k>", k the
+  /// operator's occurrence among those of its name (1 for the first), so it does not move
+  /// when another operator is added or removed.
+  static uint64_t stream_salt(const char* name, int occurrence) {
+    uint64_t h = 1469598103934665603ull;
+    const auto mix = [&](unsigned char ch) { h = (h ^ ch) * 1099511628211ull; };
+    for (const char* p = name; *p != 0; ++p) mix(static_cast<unsigned char>(*p));
+    mix('#');
+    for (int v = occurrence; v > 0; v /= 10) mix(static_cast<unsigned char>('0' + v % 10));
+    return h;
   }
 
   uint64_t next_u64() {

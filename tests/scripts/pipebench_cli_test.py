@@ -201,16 +201,16 @@ class PipebenchFlags(unittest.TestCase):
         self.assertEqual(rep.returncode, 0, rep.stderr)
 
     def test_readme_flag_table_is_the_generated_one(self):
-        # One flag table drives parsing, --help and README.md: README's copy must be current.
+        # One flag table drives parsing, --help and docs/flags.md: that copy must be current.
         r = run(ARGS.pipebench, "--help=markdown")
         self.assertEqual(r.returncode, 0, r.stderr)
-        readme = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
-        with open(readme) as f:
+        flags_md = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "flags.md")
+        with open(flags_md) as f:
             text = f.read()
         begin = text.index("-->\n", text.index("<!-- flags:begin")) + 4
         end = text.index("<!-- flags:end -->")
         self.assertEqual(text[begin:end], r.stdout,
-                         "README.md's flag table is stale: paste `pipebench --help=markdown`")
+                         "docs/flags.md's flag table is stale: paste `pipebench --help=markdown`")
         rows = [l for l in r.stdout.splitlines() if l.startswith("| `--")]
         helptext = run(ARGS.pipebench, "--help").stdout
         for row in rows:  # every flag of the table is in --help, and parses or is an action

@@ -1,4 +1,4 @@
-// decode: the schema of the first stage, for --list-ops and the README's table. The spec
+// decode: the schema of the first stage, for --list-ops and docs/operators.md's table. The spec
 // parser reads it (spec.cpp) and the Pipeline's planner runs it (pipeline.cpp):
 //   full    TurboJPEG, full resolution
 //   scaled  TurboJPEG DCT scaling to the smallest n/8 scale keeping both sides >= the first

@@ -1,0 +1,46 @@
+// TEST-ONLY: an injected, known slowdown of one operator, for calibrating the A/B
+// regression gate (scripts/gate_calibration.sh, docs/ab-gate.md). Never set it in a real
+// measurement.
+//
+//   PIPEBENCH_TEST_SLOWDOWN=<op>:<pct>     e.g. PIPEBENCH_TEST_SLOWDOWN=normalize:10
+//
+// read once, when the operator registry is built. When it is set, every instance of
+// operator <op> that the registry makes (BM_Transform/<op>, and pipelines that run <op>
+// as a step of its own) times its apply() and then busy-waits for <pct> percent of that
+// time more (of the median of the worker's last 9 apply() times, so that a call preempted
+// on a busy machine does not inflate the wait), so the operator costs (1 + pct / 100)
+// times as much CPU and wall time. A
+// step that fuses <op> into another (normalize after random_resized_crop, the default
+// recipes' plan) does not call the operator's apply() and is not slowed. pipebench prints
+// one "pipebench: TEST-ONLY" line on stderr when the hook is active.
+//
+// Unset or empty: no effect at all (the registry is left as it is). A malformed value, an
+// unknown operator or one whose type the pipeline planner inspects (the crops, resize and
+// the flips: transforms/pipeline.cpp casts them, a wrapper would change the plan) is
+// refused: a message on stderr and exit status 2.
+//
+// No operator file changes: transforms/ops/test_slowdown.cpp defines
+// register_test_slowdown_ops(), which the generated ops_index.cpp calls after the other
+// families (CMake lists transforms/ops/*.cpp in name order, and "test_slowdown" sorts
+// after every family that registers an operator); it wraps the operator's factory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pipebench {
+
+struct TestSlowdown {
+  std::string op;    ///< the slowed operator's registry name; empty: hook off
+  double pct = 0.0;  ///< extra time, percent of the operator's own elapsed time
+};
+
+/// PIPEBENCH_TEST_SLOWDOWN, parsed on first call. Exits with status 2 (message on stderr)
+/// when it is set but malformed.
+const TestSlowdown& test_slowdown();
+
+/// When `op` is the slowed operator: busy-waits pct % of `elapsed_ns` (steady clock, so the
+/// thread's CPU time grows by the same amount). Otherwise returns at once.
+void apply_test_slowdown(const char* op, int64_t elapsed_ns);
+
+}  // namespace pipebench
