@@ -22,6 +22,7 @@
 #include "bench/what_if_candidates.h"
 #include "bench/image_round.h"
 #include "bench/presized_copy.h"
+#include "model/paired.h"
 #include "pipeline/stage_timers.h"
 #include "transforms/recipes.h"
 
@@ -94,6 +95,78 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
   if (batched && batches > 0) state.counters["batch_ops_ms"] = batch_ns / 1e6 / (batches * batch);
 }
 
+// BM_Sample/<pipeline>/<kind>:<param> (a what-if candidate, and control:aa, today against
+// itself): the candidate B paired with today's pipeline A (issue 26), A B B A over each
+// block of kPairBlock images of the round, the same bytes (read once per block, before the
+// four runs: a pure CPU comparison) and the same random draws (one stream per operator,
+// transforms/rng.h). Per block, A and B are each the mean of their two runs, thread CPU ms
+// per sample; model/paired.h gives the saving A - B with its 95 % t interval and the ratio
+// B / A. Counters: us_per_image (B's thread CPU per image, as every BM_Sample case),
+// paired_today_us (A's, in the same case), paired_saving_ms, paired_saving_ci_ms (the
+// interval's half width), paired_ratio, paired_ratio_lo, paired_ratio_hi, paired_blocks.
+// Per-sample operators only: batch operators are priced per batch (BM_Transform).
+constexpr size_t kPairBlock = 16;
+
+void BM_SamplePaired(benchmark::State& state, BenchContext& ctx, const std::shared_ptr<const Pipeline>& today,
+                     const std::shared_ptr<const Pipeline>& candidate) {
+  const auto& c = ctx.config();
+  const SampleSource& ds = ctx.disk();
+  std::vector<size_t> round;  // the round less the files known bad
+  for (size_t i : ctx.round())
+    if (!ctx.bad_files().known_bad(i)) round.push_back(i);
+  PipelineWorkspace wa(*today), wb(*candidate);
+  std::vector<float> out_a(today->output_floats()), out_b(candidate->output_floats());
+  std::vector<std::vector<uint8_t>> buffers(kPairBlock);
+  std::vector<std::span<const uint8_t>> bytes(kPairBlock);
+  std::vector<double> a_ms, b_ms;  // per block, ms per sample
+  int64_t b_cpu_ns = 0, a_cpu_ns = 0, b_images = 0;
+  const auto run_block = [&](const Pipeline& p, PipelineWorkspace& ws, std::vector<float>& out,
+                             size_t first, size_t n) {
+    const int64_t t0 = thread_cpu_ns();
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = round[first + k];
+      Rng rng = Rng::for_sample(c.seed, 0, i);
+      p.run(bytes[k], ds.name(i), rng, ws, out.data());
+      benchmark::DoNotOptimize(out.data());
+    }
+    return thread_cpu_ns() - t0;
+  };
+  bool failed = round.empty();
+  if (failed) ctx.fail_case(state, "every file of the round is bad (see the skipped files)");
+  for (auto _ : state) {
+    if (failed) break;
+    for (size_t first = 0; first < round.size() && !failed; first += kPairBlock) {
+      const size_t n = std::min(kPairBlock, round.size() - first);
+      try {
+        for (size_t k = 0; k < n; ++k) bytes[k] = ds.bytes(round[first + k], buffers[k]);
+        const int64_t a1 = run_block(*today, wa, out_a, first, n), b1 = run_block(*candidate, wb, out_b, first, n);
+        const int64_t b2 = run_block(*candidate, wb, out_b, first, n), a2 = run_block(*today, wa, out_a, first, n);
+        const double per = 2e6 * static_cast<double>(n);  // two runs of n samples, ns -> ms
+        a_ms.push_back(static_cast<double>(a1 + a2) / per);
+        b_ms.push_back(static_cast<double>(b1 + b2) / per);
+        a_cpu_ns += a1 + a2;
+        b_cpu_ns += b1 + b2;
+        b_images += 2 * static_cast<int64_t>(n);
+      } catch (const std::exception& e) {  // a bad file in this block: the block is left out
+        if (!ctx.on_bad_file(state, round[first], e.what())) failed = true;
+      }
+    }
+  }
+  set_round_counters(state, b_images / 2, round.size(), b_cpu_ns / 2);
+  if (b_images == 0) return;
+  state.counters["us_per_image"] = b_cpu_ns / 1e3 / static_cast<double>(b_images);
+  state.counters["paired_today_us"] = a_cpu_ns / 1e3 / static_cast<double>(b_images);
+  const model::PairedEstimate e = model::paired_estimate(a_ms, b_ms);
+  state.counters["paired_blocks"] = e.blocks;
+  state.counters["paired_saving_ms"] = e.diff;
+  if (e.blocks >= 2) {
+    state.counters["paired_saving_ci_ms"] = e.diff_half;
+    state.counters["paired_ratio_lo"] = e.ratio_lo;
+    state.counters["paired_ratio_hi"] = e.ratio_hi;
+  }
+  state.counters["paired_ratio"] = e.ratio;
+}
+
 void BM_Sample(benchmark::State& state, BenchContext& ctx,
                const std::shared_ptr<const Pipeline>& pipeline) {
   sample_case(state, ctx, pipeline, ctx.disk(), ctx.round().size(), [&](int64_t& images, auto& fn) {
@@ -149,9 +222,14 @@ void register_sample_benchmarks(BenchContext& ctx) {
         ->Unit(benchmark::kMicrosecond);
   }
   register_case(ctx, key(mine->name()), BM_Sample, mine)->Unit(benchmark::kMicrosecond);
+  // The candidates, each paired with today's pipeline; and the A/A control: today against a
+  // second instance of itself, measured exactly as a candidate is.
   for (const auto& c : what_if_candidates(*mine))
-    register_case(ctx, key(mine->name(), c.kind, c.param), BM_Sample, c.pipeline)
+    register_case(ctx, key(mine->name(), c.kind, c.param), BM_SamplePaired, mine, c.pipeline)
         ->Unit(benchmark::kMicrosecond);
+  register_case(ctx, key(mine->name(), "control", "aa"), BM_SamplePaired, mine,
+                std::shared_ptr<const Pipeline>(Pipeline::build(mine->spec(), mine->decode_options())))
+      ->Unit(benchmark::kMicrosecond);
   // Presizing rewrites an ImageFolder tree; shards (--data of tar files) have none.
   if (const auto& copy = ctx.presized_copy())
     register_case(ctx, key(mine->name(), "presized", std::to_string(copy->shorter_side())),

@@ -9,7 +9,7 @@
 //   collate:uint8        the same spec collated as uint8, its trailing normalize moved
 //                        after the H2D copy (where the spec allows it): the CPU saving is
 //                        measured; the accelerator's share is not (labelled estimated);
-//   without:<op>[#k]     the spec without that one operator (per-sample or batch), when
+//   without:<op>[#k]     the spec without that one per-sample operator, when
 //                        the rest still builds: what the operator costs (it changes what
 //                        the model sees, so it is a price, not a fix);
 //   presized:<N>         the same spec on a copy of the data presized to shorter side N

@@ -12,7 +12,7 @@ constexpr std::array<Baseline, 4> kBaselines = {{
     {"cuda:cnn", true, "the case study's toy CNN on the GPU (cuDNN; pipeline/train_step_cnn.h)"},
 }};
 
-constexpr std::array<CandidateKind, 4> kCandidates = {{
+constexpr std::array<CandidateKind, 5> kCandidates = {{
     {"decode", CandidateRole::kFix, true, "decode",
      "the same spec with the ROI / DCT-scaled decode planner (decode: {mode: auto})"},
     {"presized", CandidateRole::kFix, true, "decode",
@@ -20,7 +20,9 @@ constexpr std::array<CandidateKind, 4> kCandidates = {{
     {"collate", CandidateRole::kFix, false, "collate",
      "uint8 batches, the trailing normalize after the H2D copy (the accelerator's share estimated)"},
     {"without", CandidateRole::kPrice, false, "",
-     "the spec without one operator: what that operator costs (a price, not a fix)"},
+     "the spec without one per-sample operator: what that operator costs (a price, not a fix)"},
+    {"control", CandidateRole::kControl, false, "",
+     "today's pipeline against itself, paired as a candidate is: must read zero (the A/A test)"},
 }};
 
 }  // namespace

@@ -23,7 +23,9 @@ const Baseline* find_baseline(std::string_view name);
 
 /// What a candidate does to the per-sample cost: a fix keeps the model's input the same
 /// (a cheaper way to the same training), a price removes work (what an operator costs).
-enum class CandidateRole { kFix, kPrice };
+/// A control is today against itself, measured as a candidate is (the A/A test): it must
+/// read zero within its interval, or the run cannot rank candidates.
+enum class CandidateRole { kFix, kPrice, kControl };
 
 /// One what-if candidate kind: BM_Sample/<pipeline>/<kind>:<param> beside today's.
 struct CandidateKind {
@@ -34,7 +36,7 @@ struct CandidateKind {
   std::string_view note;         ///< what it is, for the report and --help
 };
 
-/// decode, presized, collate, without (in the order the report lists them).
+/// decode, presized, collate, without, control (in the order the report lists them).
 std::span<const CandidateKind> candidate_kinds();
 /// The entry of `kind`, or nullptr.
 const CandidateKind* find_candidate(std::string_view kind);

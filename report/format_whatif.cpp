@@ -18,6 +18,7 @@ const char* kind_name(CandidateKind k) {
     case CandidateKind::kPrice: return "operator_cost";
     case CandidateKind::kPeer: return "peer_loader";
     case CandidateKind::kStorage: return "storage";
+    case CandidateKind::kControl: return "control";
   }
   return "?";
 }
@@ -35,27 +36,46 @@ const char* kind_name(Recommendation::Kind k) {
 // The row's name in the text table: "presize to 256 px" for presized:256, else its label.
 std::string display_label(const WhatIfRow& row) {
   if (row.kept_shorter_side_px > 0) return "presize to " + std::to_string(row.kept_shorter_side_px) + " px";
+  if (row.kind == CandidateKind::kControl) return "A/A control";
   return row.label;
+}
+
+// A saving with its 95 % interval when paired ("0.195 +-0.012"), "noise +-0.012" when the
+// interval holds 0, the bare number when not paired.
+std::string saving_text(const WhatIfRow& row) {
+  char b[64];
+  if (row.paired_blocks > 0 && !row.saving_ci_ms) {
+    std::snprintf(b, sizeof b, "noise (%d block)", row.paired_blocks);
+  } else if (row.saving_ci_ms && row.within_noise) {
+    std::snprintf(b, sizeof b, "noise +-%.3f", *row.saving_ci_ms);
+  } else if (row.saving_ci_ms) {
+    std::snprintf(b, sizeof b, "%.3f +-%.3f", row.saving_ms_per_sample, *row.saving_ci_ms);
+  } else {
+    std::snprintf(b, sizeof b, "%.3f", row.saving_ms_per_sample);
+  }
+  return b;
 }
 
 void row_text(std::string& out, const WhatIfRow& row, int width) {
   if (row.kind == CandidateKind::kPeer || row.kind == CandidateKind::kStorage) {
     // measured throughput: no per-sample CPU cost
-    appendf(out, "%-*s %9s %7d %9.2f %9.2f %6.1f %9.0f %10s %8s %9s\n", width,
+    appendf(out, "%-*s %9s %7d %9.2f %9.2f %6.1f %9.0f %17s %8s %9s\n", width,
             display_label(row).c_str(), "-", row.workers, row.data_ms, row.step_ms, row.au_pct,
             row.images_per_second, "-", "-", "-");
     return;
   }
-  appendf(out, "%-*s %9.3f %7d %9.2f %9.2f %6.1f %9.0f %10.3f %8.1f %9d\n", width,
+  char pct[16];
+  if (row.within_noise) std::snprintf(pct, sizeof pct, "-");
+  else std::snprintf(pct, sizeof pct, "%.1f", row.saving_pct);
+  appendf(out, "%-*s %9.3f %7d %9.2f %9.2f %6.1f %9.0f %17s %8s %9d\n", width,
           display_label(row).c_str(), row.cpu_ms_per_sample, row.workers, row.data_ms, row.step_ms,
-          row.au_pct, row.images_per_second, row.saving_ms_per_sample, row.saving_pct,
-          row.workers_for_target);
+          row.au_pct, row.images_per_second, saving_text(row).c_str(), pct, row.workers_for_target);
 }
 
 void table_text(std::string& out, const WhatIf& w) {
   int width = 12;
   for (const auto& row : w.rows) width = std::max<int>(width, static_cast<int>(display_label(row).size()));
-  appendf(out, "%-*s %9s %7s %9s %9s %6s %9s %10s %8s %9s\n", width, "candidate", "CPU ms", "workers",
+  appendf(out, "%-*s %9s %7s %9s %9s %6s %9s %17s %8s %9s\n", width, "candidate", "CPU ms", "workers",
           "data ms", "step ms", "AU %", "images/s", "saving ms", "saving %", "for 90 %");
   bool priced = false;
   for (const auto& row : w.rows) {
@@ -100,8 +120,19 @@ void table_text(std::string& out, const WhatIf& w) {
             "They are measured loaders, not the CPU model: they include the fetch stall, which "
             "today's row (CPU cost, warm) does not.)\n", storage_workers,
             packed.empty() ? "" : ": against the files, ", packed.c_str());
+  const auto paired = std::find_if(w.rows.begin(), w.rows.end(), [](const WhatIfRow& row) {
+    return row.saving_ci_ms.has_value();
+  });
+  if (paired != w.rows.end())
+    appendf(out, "(saving: today minus the candidate, CPU ms per sample, measured paired: A B B A "
+            "over the same blocks of images with the same random draws, in one case; +- is the "
+            "95 %% Student t interval over the blocks (%d here; model/paired.h). \"noise\": the "
+            "interval holds 0, so no effect can be told from the machine's noise: never "
+            "recommended. The A/A control is today against itself measured the same way: it "
+            "must read noise.)\n", paired->paired_blocks);
+  if (!w.control_note.empty()) appendf(out, "Warning: %s.\n", w.control_note.c_str());
   const bool negative = std::any_of(w.rows.begin(), w.rows.end(), [](const WhatIfRow& row) {
-    return row.saving_ms_per_sample < 0;
+    return row.saving_ms_per_sample < 0 && !row.within_noise && row.kind != CandidateKind::kControl;
   });
   if (negative)
     appendf(out, "(a negative saving: the candidate measured slower than today; noise at this "
@@ -232,6 +263,7 @@ void add_what_if_json(json& j, const Report& r) {
                 {"loader_overhead_workers", w.loader_overhead_workers > 0 ? json(w.loader_overhead_workers) : json()}};
   if (!w.note.empty()) table["note"] = w.note;
   if (!w.cold_sweep_note.empty()) table["cold_sweep_note"] = w.cold_sweep_note;
+  if (!w.control_note.empty()) table["control_note"] = w.control_note;
   for (const auto& row : w.rows) {
     json o = {{"candidate", row.label}, {"kind", kind_name(row.kind)}, {"case", row.case_name},
               {"cpu_ms_per_sample", row.cpu_ms_per_sample}, {"workers", row.workers},
@@ -245,6 +277,11 @@ void add_what_if_json(json& j, const Report& r) {
       o["workers_for_au_target"] = nullptr;
     }
     if (row.kind == CandidateKind::kStorage) o["data_saving_ms_per_batch"] = row.data_saving_ms;
+    if (row.paired_blocks > 0) {
+      o["paired_blocks"] = row.paired_blocks;
+      o["saving_ci95_ms_per_sample"] = row.saving_ci_ms ? json(*row.saving_ci_ms) : json();
+      o["within_noise"] = row.within_noise;
+    }
     if (row.kept_shorter_side_px > 0)
       o["kept_resolution"] = {{"shorter_side_px", row.kept_shorter_side_px},
                               {"jpeg_quality", row.jpeg_quality}};

@@ -58,7 +58,16 @@ void read_candidates(const BenchRun& run, const std::string& pipeline, bool us_p
       cost.kept_shorter_side_px = static_cast<int>(std::lround(side ? *side : from_key.value_or(0)));
       if (const auto q = run.value(name, "presize_jpeg_quality")) cost.jpeg_quality = static_cast<int>(std::lround(*q));
     }
-    (kind->role == model::CandidateRole::kFix ? in.fixes : in.prices).push_back(std::move(cost));
+    if (const auto blocks = run.value(name, "paired_blocks"); blocks && *blocks >= 1) {
+      cost.paired_blocks = static_cast<int>(std::lround(*blocks));
+      cost.paired_saving_ms = run.value(name, "paired_saving_ms");
+      cost.paired_ci_ms = run.value(name, "paired_saving_ci_ms");
+    }
+    switch (kind->role) {
+      case model::CandidateRole::kFix: in.fixes.push_back(std::move(cost)); break;
+      case model::CandidateRole::kPrice: in.prices.push_back(std::move(cost)); break;
+      case model::CandidateRole::kControl: in.control = std::move(cost); break;
+    }
   }
 }
 
@@ -148,6 +157,12 @@ WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double 
   r.au_pct = 100.0 * in.compute_ms / r.step_ms;
   r.images_per_second = in.batch * 1000.0 / r.step_ms;
   r.saving_ms_per_sample = in.today->cpu_ms - cost.cpu_ms;
+  if (cost.paired_saving_ms) {  // measured against today in the same case: that difference
+    r.saving_ms_per_sample = *cost.paired_saving_ms;
+    r.saving_ci_ms = cost.paired_ci_ms;
+    r.paired_blocks = cost.paired_blocks;
+    r.within_noise = !cost.paired_ci_ms || std::abs(*cost.paired_saving_ms) <= *cost.paired_ci_ms;
+  }
   r.saving_pct = in.today->cpu_ms > 0 ? 100.0 * r.saving_ms_per_sample / in.today->cpu_ms : 0;
   r.workers_for_target = workers_for_target(cost.cpu_ms, in.batch, in.compute_ms, in.loader_overhead);
   r.cores_needed = workers;
@@ -159,6 +174,11 @@ SampleCost cost_of(const WhatIfRow& r) {
   SampleCost c{r.label, r.case_name, r.cpu_ms_per_sample, r.variant, r.variant_param};
   c.kept_shorter_side_px = r.kept_shorter_side_px;
   c.jpeg_quality = r.jpeg_quality;
+  if (r.paired_blocks > 0) {
+    c.paired_saving_ms = r.saving_ms_per_sample;
+    c.paired_ci_ms = r.saving_ci_ms;
+    c.paired_blocks = r.paired_blocks;
+  }
   return c;
 }
 
@@ -274,7 +294,8 @@ Recommendation recommend(const WhatIfInputs& in, const WhatIf& w) {
   std::vector<WhatIfRow> options;
   for (const auto& r : w.rows) {
     if (r.kind == CandidateKind::kWorkers) options.push_back(r);
-    if (r.kind != CandidateKind::kFix) continue;
+    // A saving within noise, or a cost, is never recommended (issue 26).
+    if (r.kind != CandidateKind::kFix || r.within_noise || r.saving_ms_per_sample <= 0) continue;
     const int need = r.workers_for_target;
     options.push_back(price(CandidateKind::kFix, cost_of(r), need,
                             fits(need, in.cores) ? in.cores : 0.0, in));
@@ -314,7 +335,7 @@ Recommendation recommend(const WhatIfInputs& in, const WhatIf& w) {
   WhatIfRow best_here = price(CandidateKind::kWorkers, *in.today, here, in.cores, in);
   best_here.label = "workers";
   for (const auto& r : w.rows) {
-    if (r.kind != CandidateKind::kFix) continue;
+    if (r.kind != CandidateKind::kFix || r.within_noise || r.saving_ms_per_sample <= 0) continue;
     WhatIfRow f = price(CandidateKind::kFix, cost_of(r), here, in.cores, in);
     if (f.au_pct > best_here.au_pct + kEps) best_here = f;
   }
@@ -409,6 +430,20 @@ WhatIf build_what_if(const WhatIfInputs& in) {
   w.rows.push_back(workers_row(in));
   for (const auto& f : in.fixes) w.rows.push_back(price(CandidateKind::kFix, f, w.eval_workers, in.cores, in));
   for (const auto& p : in.prices) w.rows.push_back(price(CandidateKind::kPrice, p, w.eval_workers, in.cores, in));
+  if (in.control) {  // the A/A control, priced as a candidate is; it must read zero
+    w.rows.push_back(price(CandidateKind::kControl, *in.control, w.eval_workers, in.cores, in));
+    const WhatIfRow& c = w.rows.back();
+    if (c.saving_ci_ms && !c.within_noise) {
+      char buf[400];
+      std::snprintf(buf, sizeof buf,
+                    "the A/A control (today against itself, paired as the candidates are) reads "
+                    "%+.3f ms per sample (+- %.3f, 95 %%, %d blocks), not zero: the machine's speed "
+                    "moved within the cases by about %.1f %%, so this run cannot rank candidates "
+                    "whose savings are that small; rerun on a quieter machine or with --benchmark_min_time "
+                    "raised", c.saving_ms_per_sample, *c.saving_ci_ms, c.paired_blocks, std::abs(c.saving_pct));
+      w.control_note = buf;
+    }
+  }
   w.recommendation = recommend(in, w);
   w.check = check(in, w);
   for (const auto& f : in.fixes) {

@@ -77,6 +77,11 @@ struct SampleCost {
   double cpu_ms = 0;      ///< CPU ms per sample
   /// The candidate's kind and parameter (its case key: "decode", "auto"); "" for today.
   std::string variant, variant_param;
+  /// Paired with today in the same case (bench: BM_Sample's A B B A blocks, model/paired.h):
+  /// today minus the candidate, CPU ms per sample, and its 95 % interval's half width
+  /// (absent with fewer than 2 blocks); paired_blocks 0 when not paired.
+  std::optional<double> paired_saving_ms, paired_ci_ms;
+  int paired_blocks = 0;
   /// presized:<N> only: the kept resolution (shorter side, px) and the copy's JPEG quality;
   /// 0 for every other candidate.
   int kept_shorter_side_px = 0;
@@ -93,6 +98,7 @@ struct WhatIfInputs {
   std::string cost_source;        ///< which counter the costs come from, in words
   std::vector<SampleCost> fixes;   ///< decode:<mode> and presized:<N> candidates
   std::vector<SampleCost> prices;  ///< without:<op> candidates
+  std::optional<SampleCost> control;  ///< control:aa, today against itself (the A/A test)
   /// Fixes run end to end, BM_EndToEnd/<pipeline>/<label>/<baseline>/workers:<w>, by
   /// label, then by workers: the points' counters (workers, data_ms, compute_ms, step_ms,
   /// au_pct).
@@ -109,7 +115,8 @@ struct WhatIfInputs {
 /// kPeer: another loader measured outside the run (report/peer.h), priced from its images/s.
 /// kStorage: a loader measured cold in the run's storage study (report/storage.h: the files
 /// as stored, and "pack into shards"), priced from its measured data ms per batch.
-enum class CandidateKind { kToday, kWorkers, kFix, kPrice, kPeer, kStorage };
+/// kControl: today against itself, paired as a candidate is (the A/A test).
+enum class CandidateKind { kToday, kWorkers, kFix, kPrice, kPeer, kStorage, kControl };
 
 /// One row of the table: the model's prediction for one candidate, per batch.
 struct WhatIfRow {
@@ -126,6 +133,12 @@ struct WhatIfRow {
   double images_per_second = 0;     ///< predicted
   double saving_ms_per_sample = 0;  ///< CPU vs today (0 for workers: no sample is cheaper)
   double saving_pct = 0;            ///< of today's per-sample CPU
+  /// A paired saving's 95 % half width, ms per sample (SampleCost::paired_ci_ms), and the
+  /// blocks it rests on; within_noise: its interval holds 0 (or it has no interval though
+  /// paired): reported as noise, never as an effect, never recommended.
+  std::optional<double> saving_ci_ms;
+  int paired_blocks = 0;
+  bool within_noise = false;
   int workers_for_target = 0;       ///< workers reaching kAuTargetPct with this cost (model)
   /// Cores the row needs: one per worker, except a swept count above the cores available,
   /// which reached the target on those cores (oversubscribed: the available ones, rounded up).
@@ -204,6 +217,9 @@ struct WhatIf {
   /// the model prices CPU work only, so its check against that sweep also measures the
   /// fetch stall.
   std::string cold_sweep_note;
+  /// Non-empty when the A/A control's interval excludes 0: the run cannot rank candidates
+  /// (the machine's speed moved within the case), and by how much it moved.
+  std::string control_note;
 
   bool empty() const { return rows.empty(); }
 };

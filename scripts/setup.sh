@@ -40,8 +40,9 @@ packages=(
   # pipeline, image codecs and transforms
   libtbb-dev libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libjpeg-turbo-progs
-  # command-line parsing, JSON, and YAML pipeline specs
-  libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
+  # command-line parsing, JSON, and YAML pipeline specs; Boost.Math's Student t quantile
+  # (header-only) for the paired comparisons' intervals (model/paired.h)
+  libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libboost-dev
   # scripts: compare.py needs scipy and numpy; plot.py needs matplotlib
   python3 python3-scipy python3-numpy python3-matplotlib
   # pipebench-data photos: apt-get download + dpkg -x

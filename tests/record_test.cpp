@@ -4,6 +4,8 @@
 // cuda:cnn sweep that a regular expression once lost.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,6 +18,8 @@
 #include "model/constants.h"
 #include "model/legacy.h"
 #include "model/record.h"
+#include "model/paired.h"
+#include "report/format.h"
 #include "report/report.h"
 #include "report/run.h"
 #include "tests/test_data.h"
@@ -250,8 +254,9 @@ TEST(RoundTrip, EveryCandidateKindIsAFixOrAPriceAsTheCatalogueSays) {
     const auto row = std::find_if(r.what_if.rows.begin(), r.what_if.rows.end(),
                                   [&](const report::WhatIfRow& x) { return x.variant == c.kind; });
     ASSERT_NE(row, r.what_if.rows.end()) << c.kind;
-    EXPECT_EQ(row->kind, c.role == model::CandidateRole::kFix ? report::CandidateKind::kFix
-                                                              : report::CandidateKind::kPrice)
+    EXPECT_EQ(row->kind, c.role == model::CandidateRole::kFix     ? report::CandidateKind::kFix
+                         : c.role == model::CandidateRole::kPrice ? report::CandidateKind::kPrice
+                                                                  : report::CandidateKind::kControl)
         << c.kind;
     const bool checked = std::any_of(r.what_if.fix_checks.begin(), r.what_if.fix_checks.end(),
                                      [&](const report::FixCheck& f) { return f.label == row->label; });
@@ -320,6 +325,65 @@ TEST(RoundTrip, CallbacksRanksAndRegions) {
   const report::Report rg = report::build_report(write_and_read(regions, "emulated"));
   EXPECT_TRUE(rg.regions_only);
   EXPECT_TRUE(rg.data_bound());  // 60 of 100 ms waiting for data
+}
+
+}  // namespace
+}  // namespace pipebench
+
+namespace pipebench {
+namespace {
+
+// The paired statistics (model/paired.h) against hand-worked blocks. A = {10, 12, 11, 13},
+// B = {9, 10, 10, 11}: d = {1, 2, 1, 2}, mean 1.5, s = sqrt(((0.5^2) x 4) / 3) = 0.57735;
+// t(0.975, 3) = 3.182446; half width = 3.182446 x 0.57735 / 2 = 0.918693.
+TEST(Paired, TIntervalOverBlockDifferencesWorkedByHand) {
+  const std::vector<double> a = {10, 12, 11, 13}, b = {9, 10, 10, 11};
+  const model::PairedEstimate e = model::paired_estimate(a, b);
+  EXPECT_EQ(e.blocks, 4);
+  EXPECT_DOUBLE_EQ(e.diff, 1.5);
+  EXPECT_NEAR(model::t_quantile_975(3), 3.182446, 1e-6);
+  EXPECT_NEAR(e.diff_half, 0.918693, 1e-6);
+  EXPECT_FALSE(e.within_noise());  // [0.58, 2.42] excludes 0
+  // Ratio: the geometric mean of B/A = {0.9, 0.83333, 0.90909, 0.84615}.
+  EXPECT_NEAR(e.ratio, std::pow(0.9 * (10.0 / 12) * (10.0 / 11) * (11.0 / 13), 0.25), 1e-12);
+  EXPECT_LT(e.ratio_lo, e.ratio);
+  EXPECT_GT(e.ratio_hi, e.ratio);
+  // An A/A comparison: differences of both signs around 0 read as noise.
+  const model::PairedEstimate aa = model::paired_estimate(std::vector<double>{10, 11, 10, 12},
+                                                          std::vector<double>{10.5, 10.5, 10.2, 11.6});
+  EXPECT_TRUE(aa.within_noise());
+  // One block: no interval.
+  EXPECT_TRUE(std::isinf(model::paired_estimate(std::vector<double>{1}, std::vector<double>{2}).diff_half));
+  EXPECT_THROW(model::paired_estimate(std::vector<double>{1, 2}, std::vector<double>{1}), std::invalid_argument);
+  EXPECT_THROW(model::paired_estimate(std::vector<double>{0}, std::vector<double>{1}), std::invalid_argument);
+}
+
+TEST(Paired, ASavingWithinNoiseIsNeverRecommendedAndTheControlIsChecked) {
+  Written w;
+  add_sweep(w, "emulated", 120, 120);  // data-bound: a fix would be recommended
+  w.add(model::sample_case("imagenet_train"), {{"us_per_image", 1000.0}});
+  // decode:auto saves 0.3 ms +- 0.4: noise; collate:uint8 saves 0.2 +- 0.05: an effect.
+  w.add(model::sample_case("imagenet_train", "decode", "auto"),
+        {{"us_per_image", 700.0}, {"paired_blocks", 16}, {"paired_saving_ms", 0.3}, {"paired_saving_ci_ms", 0.4}});
+  w.add(model::sample_case("imagenet_train", "collate", "uint8"),
+        {{"us_per_image", 800.0}, {"paired_blocks", 16}, {"paired_saving_ms", 0.2}, {"paired_saving_ci_ms", 0.05}});
+  // The control reads 0.05 +- 0.01: not zero, so the run cannot rank candidates.
+  w.add(model::sample_case("imagenet_train", "control", "aa"),
+        {{"us_per_image", 950.0}, {"paired_blocks", 16}, {"paired_saving_ms", 0.05}, {"paired_saving_ci_ms", 0.01}});
+  const report::Report r = report::build_report(write_and_read(w, "emulated"));
+  const auto row = [&](const std::string& variant) {
+    return *std::find_if(r.what_if.rows.begin(), r.what_if.rows.end(),
+                         [&](const report::WhatIfRow& x) { return x.variant == variant; });
+  };
+  EXPECT_TRUE(row("decode").within_noise);
+  EXPECT_FALSE(row("collate").within_noise);
+  EXPECT_DOUBLE_EQ(row("collate").saving_ms_per_sample, 0.2);  // the paired difference, not 1.0 - 0.8
+  EXPECT_NE(r.what_if.recommendation.label, "decode:auto");
+  EXPECT_FALSE(r.what_if.control_note.empty());
+  const std::string text = report::format_text(r);
+  EXPECT_NE(text.find("noise +-0.400"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.200 +-0.050"), std::string::npos) << text;
+  EXPECT_NE(text.find("cannot rank candidates"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -259,11 +259,12 @@ class Pipelines(unittest.TestCase):
         with open(out) as f:
             doc = json.load(f)
         names = {b["run_name"].split("/workers")[0] for b in doc["benchmarks"]}
-        # The what-if candidates of the run's pipeline come with it.
+        # The what-if candidates of the run's pipeline come with it, and the A/A control.
         self.assertIn("BM_Sample/mine/without:horizontal_flip", names)
+        self.assertIn("BM_Sample/mine/control:aa", names)
         self.assertTrue(any("/presized:" in n for n in names), names)
         names = {n for n in names
-                 if not any(c in n for c in ("/without:", "/decode:", "/presized:", "/collate:"))}
+                 if not any(c in n for c in ("/without:", "/decode:", "/presized:", "/collate:", "/control:"))}
         self.assertEqual(names, {"BM_Sample/mine", "BM_Loader/mine"})
         ctx = doc["context"]
         self.assertEqual(ctx["recipe"], "mine")

@@ -1,0 +1,58 @@
+#include "model/paired.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include <boost/math/distributions/students_t.hpp>
+
+namespace pipebench::model {
+
+double t_quantile_975(int df) {
+  if (df < 1) throw std::invalid_argument("t quantile: df must be >= 1, got " + std::to_string(df));
+  return boost::math::quantile(boost::math::students_t(static_cast<double>(df)), 0.975);
+}
+
+PairedEstimate paired_estimate(std::span<const double> a, std::span<const double> b) {
+  if (a.size() != b.size())
+    throw std::invalid_argument("paired estimate: " + std::to_string(a.size()) + " A blocks against " +
+                                std::to_string(b.size()) + " B blocks");
+  PairedEstimate e;
+  e.blocks = static_cast<int>(a.size());
+  if (e.blocks == 0) return e;
+  double sum_a = 0, sum_b = 0, sum_d = 0, sum_l = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!(std::isfinite(a[i]) && a[i] > 0 && std::isfinite(b[i]) && b[i] > 0))
+      throw std::invalid_argument("paired estimate: block " + std::to_string(i) + " is not a time > 0");
+    sum_a += a[i];
+    sum_b += b[i];
+    sum_d += a[i] - b[i];
+    sum_l += std::log(b[i] / a[i]);
+  }
+  const double n = static_cast<double>(e.blocks);
+  e.a_mean = sum_a / n;
+  e.b_mean = sum_b / n;
+  e.diff = sum_d / n;
+  const double log_ratio = sum_l / n;
+  e.ratio = std::exp(log_ratio);
+  if (e.blocks < 2) {
+    e.diff_half = std::numeric_limits<double>::infinity();
+    e.ratio_lo = 0;
+    e.ratio_hi = std::numeric_limits<double>::infinity();
+    return e;
+  }
+  double ss_d = 0, ss_l = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ss_d += std::pow(a[i] - b[i] - e.diff, 2);
+    ss_l += std::pow(std::log(b[i] / a[i]) - log_ratio, 2);
+  }
+  const double t = t_quantile_975(e.blocks - 1);
+  e.diff_half = t * std::sqrt(ss_d / (n - 1)) / std::sqrt(n);
+  const double log_half = t * std::sqrt(ss_l / (n - 1)) / std::sqrt(n);
+  e.ratio_lo = std::exp(log_ratio - log_half);
+  e.ratio_hi = std::exp(log_ratio + log_half);
+  return e;
+}
+
+}  // namespace pipebench::model
