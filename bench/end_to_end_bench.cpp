@@ -214,6 +214,9 @@ class EndToEndCase {
     auto& k = state_.counters;
     k["workers"] = workers_;
     k["batch_size"] = c_.batch;
+    // The images a batch held as delivered (short batches: drop_last false, a dataset
+    // smaller than a batch): what images/s and every per-batch figure rest on.
+    k["images_per_batch"] = window_->mean_batch(c_.batch);
     k["data_ms"] = bound_.data_ms;
     k["compute_ms"] = bound_.compute_ms;
     k["step_ms"] = bound_.step_ms;
@@ -245,7 +248,7 @@ class EndToEndCase {
     f.compute_ms = bound_.compute_ms;
     f.step_ms = bound_.step_ms;
     f.au_pct = bound_.au_pct;
-    f.images_per_second = bound_.step_ms > 0 ? c_.batch * 1000.0 / bound_.step_ms : 0;
+    f.images_per_second = bound_.step_ms > 0 ? window_->mean_batch(c_.batch) * 1000.0 / bound_.step_ms : 0;
     f.consumer_wait_ms = counter("consumer_wait_ms");
     f.worker_wait_ms = counter("worker_wait_ms");
     f.sync_wait_ms = sync_wait_ms_ / consumed_;

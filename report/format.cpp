@@ -116,6 +116,10 @@ std::string format_text(const Report& r) {
   }
   appendf(out, "pipebench verdict: recipe %s, baseline %s, batch %d, dataset %s\n\n",
           r.recipe.c_str(), r.baseline.c_str(), r.batch, r.dataset.c_str());
+  if (r.images_per_batch)
+    appendf(out, "Short batches: the loader delivered %.1f images per batch (fewer than the "
+            "configured batch: drop_last false or a dataset smaller than a batch); images/s, the "
+            "what-if model and the physical floor use that.\n\n", *r.images_per_batch);
   if (!v.sweep.empty()) {
     sweep_table(out, r);
     workers_verdict(out, r);
@@ -144,9 +148,11 @@ std::string format_text(const Report& r) {
 json to_json(const Report& r) {
   const auto& v = r.verdict;
   if (r.regions_only)
-    return {{"batch_size", r.batch}, {"data_bound", r.data_bound()},
+    return {{"batch_size", r.batch},
+            {"data_bound", r.data_bound()},
             {"region_timers", regions_json(r.regions)}};
   json j = {{"recipe", r.recipe}, {"baseline", r.baseline}, {"batch_size", r.batch},
+            {"images_per_batch_delivered", r.images_per_batch ? json(*r.images_per_batch) : json()},
             {"per_sample_ms", v.per_sample_ms}, {"scaling_efficiency", v.scaling_efficiency}};
   j["sweep"] = json::array();
   for (const auto& p : v.sweep) {

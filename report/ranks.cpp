@@ -106,7 +106,7 @@ Ranks rank_figures(const BenchRun& run) {
     out.world = std::max(out.world, n);
     out.cases.push_back(std::move(c));
   }
-  const int node_cores = static_cast<int>(run.number("hardware_threads").value_or(0));
+  const int node_cores = run.count("hardware_threads");
   if (!out.cases.empty()) out.cores = cores_per_rank(out, node_cores);
   return out;
 }

@@ -36,6 +36,7 @@ double required_counter(const std::string& name, const CaseMeans& c, const char*
 
 struct Cases {
   std::vector<SweepPoint> sweep;
+  double images_per_batch = 0;  // the fewest delivered per batch over the sweep; 0 unknown
   std::map<int, double> worker_wait_ms;
   SweepCases names;  // workers -> case name, per family
 };
@@ -57,9 +58,13 @@ Cases find_sweep(const BenchRun& run, const std::string& recipe) {
     } catch (const std::invalid_argument& e) {
       throw ReportError(name + ": " + e.what());
     }
-    // From the step time, so that images/s and step ms agree by construction (runs
-    // older than the batch_size counter: their items_per_second).
-    if (auto b = c->values.find("batch_size"); b != c->values.end() && p.bound.step_ms > 0) {
+    // From the step time and the images a batch held as delivered (images_per_batch: short
+    // batches), so that images/s and step ms agree by construction; runs older than that
+    // counter: the configured batch_size, or their items_per_second.
+    if (auto d = c->values.find("images_per_batch"); d != c->values.end() && d->second > 0 && p.bound.step_ms > 0) {
+      p.images_per_second = d->second * 1000.0 / p.bound.step_ms;
+      out.images_per_batch = out.images_per_batch > 0 ? std::min(out.images_per_batch, d->second) : d->second;
+    } else if (auto b = c->values.find("batch_size"); b != c->values.end() && p.bound.step_ms > 0) {
       p.images_per_second = b->second * 1000.0 / p.bound.step_ms;
     } else {
       p.images_per_second = required_counter(name, *c, "items_per_second");
@@ -154,6 +159,12 @@ Report build_report(const BenchRun& run) {
   if (r.batch < 1)  // every figure per batch divides by it (model/bound.h throws on it)
     throw ReportError("context batch_size must be >= 1, got " + std::to_string(r.batch));
   r.worker_wait_ms = std::move(cases.worker_wait_ms);
+  // Short batches: every per-batch figure below (the what-if model, the physical floor)
+  // uses the images a batch held as delivered, not the configured batch.
+  if (cases.images_per_batch > 0 && cases.images_per_batch < r.batch - 1e-9) {
+    r.images_per_batch = cases.images_per_batch;
+    r.batch = std::max(1, static_cast<int>(std::lround(cases.images_per_batch)));
+  }
 
   // Per-sample cost of one worker: BM_Sample of the recipe, else the loader at w = 1.
   double per_sample_ms = run.ms_per_item(model::sample_case(r.recipe)).value_or(0);

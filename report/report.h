@@ -58,7 +58,10 @@ struct DeclaredVariant {
 struct Report {
   Verdict verdict;
   std::string recipe, baseline, dataset;
-  int batch = 0;
+  int batch = 0;  ///< images per batch: the configured batch_size, or as delivered when short
+  /// Set when the batches held fewer images than batch_size (drop_last false, a dataset
+  /// smaller than a batch): the mean delivered, which `batch` then is (rounded).
+  std::optional<double> images_per_batch;
   int cores = 0;  ///< hardware threads of the machine that ran it (0 = unknown)
   /// Cores the run could use (the context's cores_available: affinity and cgroup quota),
   /// else `cores`; 0 = unknown. What the what-if model and the trust checks divide by.

@@ -1,5 +1,7 @@
 #include "report/run.h"
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -122,6 +124,12 @@ std::string BenchRun::context_or(const std::string& key, const std::string& fall
 std::optional<double> BenchRun::number(const std::string& key) const {
   auto it = numbers.find(key);
   return it == numbers.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
+int BenchRun::count(const std::string& key, int fallback) const {
+  const auto v = number(key);
+  if (!v) return fallback;
+  return static_cast<int>(std::clamp(std::round(*v), 0.0, 1e9));
 }
 
 std::optional<bool> BenchRun::flag(const std::string& key) const {

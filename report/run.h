@@ -88,6 +88,9 @@ struct BenchRun {
   /// A typed context number (model/record.h: a JSON number, or text that parses whole);
   /// nullopt when absent or not a number.
   std::optional<double> number(const std::string& key) const;
+  /// A typed context count: number() rounded and clamped to [0, 1e9] (a fuzzed "1e300"
+  /// must not overflow an int); `fallback` when absent or not a number.
+  int count(const std::string& key, int fallback = 0) const;
   /// A typed context boolean; nullopt when absent or not one.
   std::optional<bool> flag(const std::string& key) const;
 };

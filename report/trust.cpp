@@ -167,7 +167,7 @@ bool is_stage_case(const model::CaseKey& k) {
 }
 
 void cv_table(const BenchRun& run, Trust& t) {
-  t.repetitions = static_cast<int>(run.number("repetitions").value_or(0));
+  t.repetitions = run.count("repetitions");
   for (const auto& [name, stats] : run.aggregates) {
     const auto key = run.keys.find(name);
     if (key == run.keys.end() || !is_stage_case(key->second)) continue;
