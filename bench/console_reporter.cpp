@@ -1,5 +1,7 @@
 #include "bench/console_reporter.h"
 
+#include <map>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
@@ -118,15 +120,68 @@ ConsoleCounter console_counter(const std::string& name, const benchmark::Counter
   return {shown, format_counter_value(value, static_cast<int>(counter.oneK)) + unit};
 }
 
+const std::vector<std::string>& compact_counters(const std::string& family) {
+  static const std::map<std::string, std::vector<std::string>> kColumns = {
+      {"Read", {"us_per_image"}},
+      {"Decode", {"us_per_image", "source_megapixels_per_second"}},
+      {"Transform", {"us_per_image"}},
+      {"Sample", {"us_per_image", "paired_saving_ms", "paired_saving_ci_ms"}},
+      {"Loader", {"data_ms", "cpu_cores_used", "sample_cpu_ms"}},
+      {"StageTimers", {"overhead_pct"}},
+      {"SystemSampler", {"sampler_cores", "overhead_pct"}},
+      {"TrainStep", {"compute_ms"}},
+      {"EndToEnd", {"step_ms", "au_pct", "stall_pct", "prediction_error_pct"}},
+  };
+  static const std::vector<std::string> kNone;
+  const auto it = kColumns.find(family);
+  return it == kColumns.end() ? kNone : it->second;
+}
+
+std::vector<ConsoleCounter> UnitsConsoleReporter::shown(const Run& run) const {
+  std::vector<ConsoleCounter> all = shown_counters(run);
+  if (!family_of_) return all;
+  const std::string family = family_of_(run.run_name.function_name);
+  const auto& keep = compact_counters(family);
+  if (keep.empty() && family.empty()) return all;  // a case no family names: as it is
+  std::vector<ConsoleCounter> out;
+  const auto pick = [&](const std::string& name) {
+    const auto c = run.counters.find(name);
+    if (c == run.counters.end()) return;
+    const bool percent_row = run.run_type == Run::RT_Aggregate && run.aggregate_unit == benchmark::kPercentage;
+    out.push_back(console_counter(name, c->second, percent_row));
+  };
+  pick("items_per_second");
+  for (const auto& name : keep) pick(name);
+  // Short headings for the compact columns (the JSON keeps the counters' own names).
+  static const std::map<std::string, std::string> kShort = {
+      {"items_per_second", "images"},      {"us_per_image", "us/image"},
+      {"paired_saving_ms", "saving_ms"},   {"paired_saving_ci_ms", "ci95_ms"},
+      {"paired_saving_us", "saving_us"},   {"paired_saving_ci_us", "ci95_us"},
+      {"cpu_cores_used", "cores"},         {"source_megapixels_per_second", "MP"},
+      {"sample_cpu_ms", "cpu_ms"},         {"sample_cpu_us", "cpu_us"},
+      {"au_pct", "AU_pct"},                {"prediction_error_pct", "err_pct"}};
+  for (auto& c : out)
+    if (const auto s = kShort.find(c.name); s != kShort.end()) c.name = s->second;
+  return out;
+}
+
+std::string UnitsConsoleReporter::shown_name(const Run& run) const {
+  if (name_width_ == 0) return run.benchmark_name();
+  std::string name = run.run_name.function_name;
+  if (run.run_type == Run::RT_Aggregate) name += "_" + run.aggregate_name;
+  return name;
+}
+
 bool UnitsConsoleReporter::ReportContext(const Context& context) {
   const bool ok = ConsoleReporter::ReportContext(context);
+  if (name_width_ > 0) name_field_width_ = name_width_;
   header_names_.clear();
   return ok;
 }
 
 void UnitsConsoleReporter::ReportRuns(const std::vector<Run>& reports) {
   for (const auto& run : reports) {
-    const auto counters = shown_counters(run);
+    const auto counters = shown(run);
     auto names = names_of(counters);
     // A new header when none was printed, or, in the tabular layout, when the columns a
     // row shows differ from the last header's (an errored row shows no counters and
@@ -141,13 +196,15 @@ void UnitsConsoleReporter::ReportRuns(const std::vector<Run>& reports) {
   }
 }
 
-void UnitsConsoleReporter::PrintHeader(const Run& run) { print_header(shown_counters(run)); }
+void UnitsConsoleReporter::PrintHeader(const Run& run) { print_header(shown(run)); }
 
-void UnitsConsoleReporter::PrintRunData(const Run& run) { print_row(run, shown_counters(run)); }
+void UnitsConsoleReporter::PrintRunData(const Run& run) { print_row(run, shown(run)); }
 
 void UnitsConsoleReporter::print_header(const std::vector<ConsoleCounter>& counters) {
-  std::string head = strf("%-*s %13s %15s %12s", static_cast<int>(name_field_width_),
-                          "Benchmark", "Time", "CPU", "Iterations");
+  // Compact: no Iterations column (the JSON has it), so a row fits 160 characters.
+  std::string head = name_width_ > 0 ? strf("%-*s %13s %15s", static_cast<int>(name_field_width_), "Benchmark", "Time", "CPU")
+                                     : strf("%-*s %13s %15s %12s", static_cast<int>(name_field_width_),
+                                            "Benchmark", "Time", "CPU", "Iterations");
   if (!counters.empty()) {
     if (tabular()) {
       for (const auto& c : counters) {
@@ -174,7 +231,7 @@ void UnitsConsoleReporter::print_row(const Run& run, const std::vector<ConsoleCo
     }
   };
   paint(run.report_big_o || run.report_rms ? Color::kBlue : Color::kGreen,
-        pad_right(run.benchmark_name(), name_field_width_) + " ");
+        pad_right(shown_name(run), name_field_width_) + " ");
   if (run.error_occurred) {
     paint(Color::kRed, "ERROR OCCURRED: '" + run.error_message + "'");
     out << "\n";
@@ -195,7 +252,7 @@ void UnitsConsoleReporter::print_row(const Run& run, const std::vector<ConsoleCo
     paint(Color::kYellow, format_time(real) + " " + pad_right(unit, 4) + " " + format_time(cpu) +
                               " " + pad_right(unit, 4) + " ");
   }
-  if (!run.report_big_o && !run.report_rms)
+  if (!run.report_big_o && !run.report_rms && name_width_ == 0)
     paint(Color::kCyan, strf("%10lld", static_cast<long long>(run.iterations)));
   for (const auto& c : counters) {
     if (tabular()) {

@@ -22,6 +22,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,10 +42,22 @@ std::string format_counter_value(double value, int one_k = 1000);
 ConsoleCounter console_counter(const std::string& name, const benchmark::Counter& counter,
                                bool percent_row);
 
-/// Google Benchmark's console reporter with the counters shown as above.
+/// The counters the compact console shows for a case of `family` (model::family_name:
+/// "EndToEnd", ...), at most four besides items_per_second; empty: every counter.
+const std::vector<std::string>& compact_counters(const std::string& family);
+
+/// Google Benchmark's console reporter with the counters shown as above. With a family
+/// lookup (`family_of`: a registered case name -> its family, "" when unknown), the compact
+/// layout: items_per_second and compact_counters(family) only, so a row fits a terminal
+/// (the JSON keeps every counter); without one, every counter.
 class UnitsConsoleReporter : public benchmark::ConsoleReporter {
  public:
-  explicit UnitsConsoleReporter(OutputOptions options) : ConsoleReporter(options) {}
+  using FamilyLookup = std::function<std::string(const std::string&)>;
+  /// `name_width` > 0 (compact only): the name column's width, the longest registered name
+  /// of the run; a row then shows the case's registered name, without Google Benchmark's
+  /// settings (/iterations:N/real_time).
+  explicit UnitsConsoleReporter(OutputOptions options, FamilyLookup family_of = nullptr, size_t name_width = 0)
+      : ConsoleReporter(options), family_of_(std::move(family_of)), name_width_(name_width) {}
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& reports) override;
 
@@ -58,6 +71,12 @@ class UnitsConsoleReporter : public benchmark::ConsoleReporter {
   bool tabular() const { return (output_options_ & OO_Tabular) != 0; }
 
   std::vector<std::string> header_names_;  ///< the counter columns of the last header
+  FamilyLookup family_of_;
+  size_t name_width_ = 0;
+  /// The row's name as shown (see name_width above).
+  std::string shown_name(const Run& run) const;
+  /// The counters of `run` this reporter shows (all, or the compact set).
+  std::vector<ConsoleCounter> shown(const Run& run) const;
 };
 
 }  // namespace pipebench::bench

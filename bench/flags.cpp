@@ -190,6 +190,11 @@ std::vector<FlagSpec> make_table() {
                flag_to(&BenchConfig::quick)});
   t.push_back({"quiet", "", "", "no progress line on stderr (it is shown only on a terminal anyway)",
                flag_to(&BenchConfig::quiet)});
+  t.push_back({"counters", "MODE", "compact",
+               "the console's counters: compact (per family at most four that matter, e.g. "
+               "end to end: step ms, AU, stall, prediction error) or all (every counter, as the "
+               "JSON keeps them)",
+               with_check(bind_config(&BenchConfig::counters), CLI::IsMember({"compact", "all"}))});
   t.push_back({"help", "", "", "this text, then Google Benchmark's flags (--help=markdown: "
                "docs/flags.md's table)", nullptr});
   return t;

@@ -53,6 +53,7 @@ struct BenchConfig {
   std::optional<bool> drop_last;                  ///< --drop-last; unset = the default rule
   std::string malloc_policy = "fixed";            ///< --malloc: fixed or system (bench/machine.h)
   bool quiet = false;                             ///< --quiet: no progress line
+  std::string counters = "compact";               ///< --counters: compact | all (the console's columns)
   bool quick = false;                             ///< --quick: a first verdict, fast
   CacheMode cache = CacheMode::kWarm;             ///< --cache: the sweep's page cache (datasets/storage.h)
   double read_throttle_mib_s = 0;                 ///< --read-throttle-mib-s, 0 = none (an emulation)

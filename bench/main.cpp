@@ -203,11 +203,25 @@ std::unique_ptr<benchmark::BenchmarkReporter> make_console(const pb::BenchContex
   auto options = colored ? benchmark::ConsoleReporter::OO_Color : benchmark::ConsoleReporter::OO_None;
   if (in.tabular == "true")
     options = static_cast<benchmark::ConsoleReporter::OutputOptions>(options | benchmark::ConsoleReporter::OO_Tabular);
+  // Compact (the columns that matter per family: bench/console_reporter.h) unless
+  // --counters=all; the JSON keeps every counter either way.
+  pb::UnitsConsoleReporter::FamilyLookup family_of;
+  if (ctx.config().counters != "all")
+    family_of = [&ctx](const std::string& name) {
+      const pipebench::model::CaseKey* k = ctx.key_of(name);
+      return k ? std::string(pipebench::model::family_name(k->family)) : std::string();
+    };
+  const auto selected = pb::selected_cases(ctx.case_names(), benchmark::GetBenchmarkFilter());
+  size_t width = 0;
+  if (family_of) {
+    for (const auto& name : selected) width = std::max(width, name.size());
+    if (!in.reps.empty() && in.reps != "1") width += 7;  // "_median" of the aggregate rows
+  }
   if (!ctx.config().quiet && isatty(STDERR_FILENO))
     return std::make_unique<pb::ProgressReporter>(
-        options, pb::selected_cases(ctx.case_names(), benchmark::GetBenchmarkFilter()),
-        in.reps.empty() ? 1 : std::max(1, std::atoi(in.reps.c_str())));
-  return std::make_unique<pb::UnitsConsoleReporter>(options);
+        options, selected, in.reps.empty() ? 1 : std::max(1, std::atoi(in.reps.c_str())),
+        std::move(family_of), width);
+  return std::make_unique<pb::UnitsConsoleReporter>(options, std::move(family_of), width);
 }
 
 // The job's CPU on rank 0's host (collective): sibling ranks are not "other processes";

@@ -38,8 +38,9 @@ std::vector<std::string> selected_cases(const std::vector<std::string>& names,
 }
 
 ProgressReporter::ProgressReporter(OutputOptions options, std::vector<std::string> cases,
-                                   int repetitions)
-    : UnitsConsoleReporter(options),
+                                   int repetitions,
+                                   FamilyLookup family_of, size_t name_width)
+    : UnitsConsoleReporter(options, std::move(family_of), name_width),
       cases_(std::move(cases)),
       total_(cases_.size() * static_cast<size_t>(std::max(1, repetitions))),
       start_ns_(now_ns()) {}

@@ -26,7 +26,8 @@ class ProgressReporter : public UnitsConsoleReporter {
  public:
   /// `cases`: the selected cases in order; `repetitions` per case (1 without
   /// --benchmark_repetitions).
-  ProgressReporter(OutputOptions options, std::vector<std::string> cases, int repetitions);
+  ProgressReporter(OutputOptions options, std::vector<std::string> cases, int repetitions,
+                   FamilyLookup family_of = nullptr, size_t name_width = 0);
   bool ReportContext(const Context& context) override;
   void ReportRuns(const std::vector<Run>& reports) override;
   void Finalize() override;

@@ -1,6 +1,7 @@
-// pipebench-report RUN.json [--json] [--peer PEER.json]: reads a pipebench run (Google Benchmark JSON) and
+// pipebench-report RUN.json [--json] [--verbose] [--peer PEER.json]: reads a pipebench run (Google Benchmark JSON) and
 // prints its verdict, the what-if table with its recommendation and check, and the trust
-// warnings (report/: what it reads and how it decides); --peer adds "your framework's
+// warnings (report/: what it reads and how it decides; one line per cause, at most 5,
+// --verbose: every case's own); --peer adds "your framework's
 // loader", scripts/torch_peer.py's measurement (report/peer.h). This file is the command
 // line only: flags, the file, the output stream and exit codes. Bad input: one line on
 // stderr naming the file, exit code 2.
@@ -23,6 +24,10 @@ int main(int argc, char** argv) {
   app.add_option("run", path, "pipebench JSON (--benchmark_out=run.json --benchmark_out_format=json)")
       ->required();
   app.add_flag("--json", as_json, "print the verdict as JSON");
+  bool verbose = false;
+  app.add_flag("--verbose", verbose,
+               "print every per-case trust warning (default: one line per cause naming its cases, "
+               "at most 5 lines); --json always has both");
   std::string peer_path;
   app.add_option("--peer", peer_path,
                  "scripts/torch_peer.py's JSON: torchvision + DataLoader on the same spec and files, "
@@ -38,6 +43,7 @@ int main(int argc, char** argv) {
   try {
     const auto run = pipebench::report::read_run(path);
     auto report = pipebench::report::build_report(run);
+    report.trust.verbose = verbose;
     if (!peer_path.empty()) {
       try {
         pipebench::report::add_peer(report, run, pipebench::report::read_peer(peer_path));

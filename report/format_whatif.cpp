@@ -239,8 +239,11 @@ void append_what_if_text(std::string& out, const Report& r) {
 
 void append_trust_text(std::string& out, const Report& r) {
   const Trust& t = r.trust;
-  if (!t.warnings.empty()) appendf(out, "\nTrust:\n");
-  for (const auto& warning : t.warnings) appendf(out, "  Warning: %s\n", warning.text.c_str());
+  // One line per cause, most consequential first, at most kTrustMaxLines; --verbose: every
+  // per-case warning (report/trust.h).
+  const auto lines = trust_lines(t, t.verbose);
+  if (!lines.empty()) appendf(out, "\nTrust:\n");
+  for (const auto& line : lines) appendf(out, "  %s\n", line.c_str());
   if (t.cv.empty()) return;
   appendf(out, "\nRepeatability (%d repetitions): CV of each stage case's real time over the "
           "repetitions:\n", t.repetitions);
@@ -332,6 +335,10 @@ void add_what_if_json(json& j, const Report& r) {
   for (const auto& warning : r.trust.warnings)
     j["trust_warnings"].push_back({{"kind", kind_name(warning.kind)}, {"case", warning.case_name},
                                    {"text", warning.text}});
+  j["trust_warnings_grouped"] = json::array();  // one per kind, most consequential first
+  for (const auto& g : group_warnings(r.trust))
+    j["trust_warnings_grouped"].push_back({{"kind", kind_name(g.kind)}, {"cases", g.cases},
+                                           {"warnings", g.warnings}, {"text", g.text}});
   j["repetitions"] = r.trust.repetitions;
   j["cv_pct"] = json::array();
   for (const auto& c : r.trust.cv)

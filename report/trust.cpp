@@ -50,7 +50,7 @@ void physical_floor(const BenchRun& run, const std::map<int, std::string>& cases
                   "per-sample cost was measured on other images.",
                   name.c_str(), data, 100 * (1 - data / f->floor_ms),
                   f->floor_ms, f->cpu_ms, f->source.c_str(), batch, parallel);
-    t.warnings.push_back({TrustWarning::Kind::kPhysicalFloor, name, buf});
+    t.warnings.push_back({TrustWarning::Kind::kPhysicalFloor, name, buf, 100 * (1 - data / f->floor_ms)});
   }
 }
 
@@ -75,7 +75,7 @@ void contention(const BenchRun& run, const std::map<int, std::string>& cases, do
                   "so more workers buy less than the model predicts.",
                   name.c_str(), base->second, base->first,
                   base->first == 1 ? "" : "s", *cpu, w, rise, cores);
-    t.warnings.push_back({TrustWarning::Kind::kContention, name, buf});
+    t.warnings.push_back({TrustWarning::Kind::kContention, name, buf, rise});
   }
 }
 
@@ -112,7 +112,7 @@ void saturated_cores(const BenchRun& run, const std::map<int, std::string>& case
                 "%s: %d worker%s kept %.2f of %.0f cores busy (all processes, mean): adding "
                 "workers cannot help on this machine; a cheaper pipeline or more cores can.",
                 name.c_str(), w, w == 1 ? "" : "s", *busy, cores);
-  t.warnings.push_back({TrustWarning::Kind::kSaturatedCores, name, buf});
+  t.warnings.push_back({TrustWarning::Kind::kSaturatedCores, name, buf, *busy});
 }
 
 void warm_run(const BenchRun& run, const std::map<int, std::string>& loaders, Trust& t) {
@@ -146,7 +146,7 @@ void loader_drift(const BenchRun& run, Trust& t) {
                     "mean of both) and its prediction error mix the model with that change; "
                     "rerun before acting on it.",
                     c.c_str(), std::abs(*drift), *drift > 0 ? "slower" : "faster");
-      t.warnings.push_back({TrustWarning::Kind::kDrift, c, buf});
+      t.warnings.push_back({TrustWarning::Kind::kDrift, c, buf, *drift});
     }
     if (const auto drift = run.value(name, "loop_cpu_drift_pct"); drift && matters(*drift)) {
       std::snprintf(buf, sizeof buf,
@@ -156,7 +156,7 @@ void loader_drift(const BenchRun& run, Trust& t) {
                     "acting on it.",
                     c.c_str(), std::abs(*drift), *drift > 0 ? "more" : "less",
                     *drift > 0 ? "slower or more contended" : "faster");
-      t.warnings.push_back({TrustWarning::Kind::kLoopCpu, c, buf});
+      t.warnings.push_back({TrustWarning::Kind::kLoopCpu, c, buf, *drift});
     }
   }
 }
@@ -176,7 +176,147 @@ void cv_table(const BenchRun& run, Trust& t) {
   }
 }
 
+// --- grouping (one line per kind) ---------------------------------------------------------
+
+const char* label(TrustWarning::Kind k) {
+  switch (k) {
+    case TrustWarning::Kind::kPhysicalFloor: return "Physical floor";
+    case TrustWarning::Kind::kContention: return "Contention";
+    case TrustWarning::Kind::kBusyMachine: return "Busy machine";
+    case TrustWarning::Kind::kSaturatedCores: return "Saturated cores";
+    case TrustWarning::Kind::kWarmRun: return "Warm run";
+    case TrustWarning::Kind::kDrift: return "Loader drift";
+    case TrustWarning::Kind::kLoopCpu: return "Loop CPU drift";
+  }
+  return "?";
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// The range of signed figures, as words: "5.6 to 15.1 % slower", "15.1 % slower in each",
+// "from 6.0 % faster to 15.1 % slower". pos / neg: the word for a positive / negative figure.
+std::string range_words(double lo, double hi, int digits, const char* pos, const char* neg) {
+  const auto one = [&](double v) { return fixed(std::abs(v), digits) + " %"; };
+  if (lo < 0 && hi > 0) return "from " + one(lo) + " " + neg + " to " + one(hi) + " " + pos;
+  const char* word = hi > 0 ? pos : neg;
+  const double a = std::min(std::abs(lo), std::abs(hi)), b = std::max(std::abs(lo), std::abs(hi));
+  if (fixed(a, digits) == fixed(b, digits)) return one(b) + " " + word + " in each";
+  return fixed(a, digits) + " to " + one(b) + " " + word;
+}
+
+// The sentence after "Label (cases): " for a group of two or more warnings of one kind.
+std::string group_body(TrustWarning::Kind kind, const std::vector<const TrustWarning*>& ws) {
+  const TrustWarning* most = ws.front();
+  double lo = ws.front()->figure, hi = lo;
+  for (const TrustWarning* w : ws) {
+    if (std::abs(w->figure) > std::abs(most->figure)) most = w;
+    lo = std::min(lo, w->figure);
+    hi = std::max(hi, w->figure);
+  }
+  const double x = most->figure;
+  const std::string across = " across the " + std::to_string(ws.size()) + " cases)";
+  const std::string at = " (at " + most->case_name + "; ";
+  switch (kind) {
+    case TrustWarning::Kind::kPhysicalFloor:
+      return "data per batch up to " + fixed(x, 0) + " % below the physical floor, CPU per sample "
+             "x batch / min(workers, cores)" + at + range_words(lo, hi, 0, "below", "above") + across +
+             ": faster than their cores can produce; the prefetched backlog may count as speed, or "
+             "the per-sample cost was measured on other images.";
+    case TrustWarning::Kind::kContention:
+      return "CPU per sample up to " + fixed(x, 0) + " % higher than at the sweep's fewest workers, "
+             "with no more workers than cores" + at + range_words(lo, hi, 0, "higher", "lower") + across +
+             ": contention (memory bandwidth, shared caches, hyperthreads sharing a core, or a busy "
+             "machine), so more workers buy less than the model predicts.";
+    case TrustWarning::Kind::kDrift:
+      return "its loader, measured alone before and after the loop, was up to " + fixed(std::abs(x), 1) +
+             " % " + (x > 0 ? "slower" : "faster") + " after" + at +
+             range_words(lo, hi, 1, "slower", "faster") + across +
+             ": the machine's speed changed during these cases, so their data_ms (the mean of both) "
+             "and prediction errors mix the model with that change; rerun before acting on them.";
+    case TrustWarning::Kind::kLoopCpu:
+      return "their workers spent up to " + fixed(std::abs(x), 1) + " % " + (x > 0 ? "more" : "less") +
+             " CPU per sample in the loop than with the loader alone" + at +
+             range_words(lo, hi, 1, "more", "less") + across + ": the loops ran on a " +
+             (x > 0 ? "slower or more contended" : "faster") + " machine than the data time they are "
+             "predicted from, so their prediction errors are mostly that; rerun before acting on them.";
+    case TrustWarning::Kind::kSaturatedCores:
+      return "up to " + fixed(x, 2) + " cores busy (all processes, mean)" + at + fixed(lo, 2) + " to " +
+             fixed(hi, 2) + " cores" + across +
+             ": adding workers cannot help on this machine; a cheaper pipeline or more cores can.";
+    case TrustWarning::Kind::kBusyMachine:
+    case TrustWarning::Kind::kWarmRun:
+      break;
+  }
+  return ws.front()->text;  // one run-wide warning: the first says it
+}
+
+// The warning's text without its "<case>: " prefix.
+std::string body_of(const TrustWarning& w) {
+  const std::string prefix = w.case_name + ": ";
+  if (!w.case_name.empty() && w.text.compare(0, prefix.size(), prefix) == 0)
+    return w.text.substr(prefix.size());
+  return w.text;
+}
+
 }  // namespace
+
+int consequence_rank(TrustWarning::Kind k) {
+  switch (k) {
+    case TrustWarning::Kind::kBusyMachine: return 1;
+    case TrustWarning::Kind::kDrift: return 2;
+    case TrustWarning::Kind::kLoopCpu: return 3;
+    case TrustWarning::Kind::kPhysicalFloor: return 4;
+    case TrustWarning::Kind::kContention: return 5;
+    case TrustWarning::Kind::kSaturatedCores: return 6;
+    case TrustWarning::Kind::kWarmRun: return 7;
+  }
+  return 8;
+}
+
+std::vector<TrustGroup> group_warnings(const Trust& t) {
+  std::map<int, std::vector<const TrustWarning*>> by_rank;  // ordered: most consequential first
+  for (const auto& w : t.warnings) by_rank[consequence_rank(w.kind)].push_back(&w);
+  std::vector<TrustGroup> groups;
+  for (const auto& [rank, ws] : by_rank) {
+    TrustGroup g;
+    g.kind = ws.front()->kind;
+    g.warnings = ws.size();
+    for (const TrustWarning* w : ws)
+      if (!w->case_name.empty() && std::find(g.cases.begin(), g.cases.end(), w->case_name) == g.cases.end())
+        g.cases.push_back(w->case_name);
+    g.text = label(g.kind);
+    if (g.cases.size() == 1) {
+      g.text += " (" + g.cases.front() + ")";
+    } else if (g.cases.size() > 1) {
+      g.text += " (" + std::to_string(g.cases.size()) + " cases: ";
+      for (size_t i = 0; i < g.cases.size(); ++i) g.text += (i ? ", " : "") + g.cases[i];
+      g.text += ")";
+    }
+    g.text += ": ";
+    g.text += ws.size() == 1 ? body_of(*ws.front()) : group_body(g.kind, ws);
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+std::vector<std::string> trust_lines(const Trust& t, bool verbose, size_t max_lines) {
+  std::vector<std::string> lines;
+  if (verbose) {
+    for (const auto& w : t.warnings) lines.push_back("Warning: " + w.text);
+    return lines;
+  }
+  const auto groups = group_warnings(t);
+  max_lines = std::max<size_t>(max_lines, 1);
+  const size_t shown = groups.size() <= max_lines ? groups.size() : max_lines - 1;
+  for (size_t i = 0; i < shown; ++i) lines.push_back("Warning: " + groups[i].text);
+  if (shown < groups.size())
+    lines.push_back("(" + std::to_string(groups.size() - shown) + " more: pipebench-report --verbose)");
+  return lines;
+}
 
 const char* kind_name(TrustWarning::Kind k) {
   switch (k) {

@@ -41,8 +41,27 @@
 //                   (--max-cv defaults to --max-regression, 5 %).
 // cores: as in report/whatif.h (cores_available, else hardware_threads, 0 = unknown: then
 // min(w, cores) = w and no contention check). Nothing here throws.
+//
+// Printing (issue 28 item 4): the checks find one TrustWarning per case; the Trust section
+// prints one line per kind (TrustGroup) naming every case it applies to, with the most
+// extreme figure and the range over the cases, most consequential kind first:
+//   1 busy machine     every figure of the run may be inflated and noisy;
+//   2 loader drift     only reported where it could move the bound: the end-to-end cases
+//                      that the verdict and the what-if check are read from moved;
+//   3 loop CPU drift   the loop ran on a slower (faster) machine than its prediction's
+//                      input: the prediction errors are mostly that;
+//   4 physical floor   a case's data time is impossible for its cores: that row (and a
+//                      what-if figure taken from it) is wrong, the rest may stand;
+//   5 contention       the model's scaling with workers is optimistic on this machine;
+//   6 saturated cores  advice about the machine, not a doubt about a figure;
+//   7 warm run         a note on the conditions: the figures hold for warm epochs.
+// At most kTrustMaxLines lines: when there are more kinds, the first kTrustMaxLines - 1 and
+// "(N more: pipebench-report --verbose)". Verbose (Trust::verbose, pipebench-report
+// --verbose): every per-case warning as found, one line each, no cap. The JSON keeps every
+// per-case warning ("trust_warnings") and the groups ("trust_warnings_grouped").
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -58,13 +77,26 @@ inline constexpr double kContentionPct = 15.0;     ///< per-sample CPU rise wort
 inline constexpr double kNoisyCvPct = 5.0;         ///< compare.sh's default --max-cv
 inline constexpr double kSaturatedPct = 90.0;      ///< cores busy, % of the machine's
 inline constexpr double kDriftPct = 5.0;           ///< the prediction check's own tolerance
+inline constexpr size_t kTrustMaxLines = 5;        ///< the Trust section without --verbose
 
 struct TrustWarning {
   enum class Kind { kPhysicalFloor, kContention, kBusyMachine, kSaturatedCores, kWarmRun, kDrift,
                     kLoopCpu };
   Kind kind = Kind::kPhysicalFloor;
   std::string case_name;  ///< the case it is about ("" for the busy machine)
-  std::string text;       ///< one sentence, figures with units
+  std::string text;       ///< one sentence, figures with units, from "<case_name>: " if any
+  /// The figure its group ranges over, signed: % below the floor, % CPU rise (contention),
+  /// % drift (+ = slower, more CPU per sample), cores busy (saturated); 0 for the busy
+  /// machine and the warm run.
+  double figure = 0;
+};
+
+/// Every warning of one kind: one line of the Trust section.
+struct TrustGroup {
+  TrustWarning::Kind kind = TrustWarning::Kind::kPhysicalFloor;
+  std::vector<std::string> cases;  ///< as found, each once; empty for the busy machine, warm run
+  size_t warnings = 0;             ///< per-case warnings it stands for
+  std::string text;                ///< the line, without "Warning: "
 };
 
 struct CvRow {
@@ -77,6 +109,9 @@ struct Trust {
   std::vector<TrustWarning> warnings;
   int repetitions = 0;     ///< the context's repetitions (0: not recorded)
   std::vector<CvRow> cv;   ///< sorted by case name; empty without repetitions
+  /// Print every per-case warning (pipebench-report --verbose); set by the caller, never by
+  /// check_trust.
+  bool verbose = false;
 };
 
 /// The sweeps of the run's pipeline, by worker count -> case name.
@@ -92,5 +127,16 @@ const char* kind_name(TrustWarning::Kind k);
 /// The checks above. sample: the what-if table's per-sample cost (nullopt: none).
 Trust check_trust(const BenchRun& run, const SweepCases& cases, int batch, double cores,
                   const std::optional<SampleCost>& sample);
+
+/// 1 (most consequential, printed first) to 7: the order above.
+int consequence_rank(TrustWarning::Kind k);
+
+/// One group per kind present in t.warnings, most consequential first.
+std::vector<TrustGroup> group_warnings(const Trust& t);
+
+/// The Trust section's lines, without indent or '\n' (empty: no warnings). verbose:
+/// "Warning: <text>" per warning, as found. Else "Warning: <group text>" per group, at most
+/// max_lines lines in all, the last "(N more: pipebench-report --verbose)" when cut.
+std::vector<std::string> trust_lines(const Trust& t, bool verbose, size_t max_lines = kTrustMaxLines);
 
 }  // namespace pipebench::report

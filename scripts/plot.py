@@ -27,10 +27,18 @@ the Sample case of the run's pipeline (context recipe) with key variant "", not 
 candidate.
 
 With --report (the output of `pipebench-report --json RUN.json`, whose what-if table the
-report library computes), a third panel: each candidate fix of the what-if table as a bar
-of its predicted images/s (images_per_second of the table's rows, at the table's worker
-count), against the training step's capacity, batch_size * 1000 / compute_ms_per_batch
-(vertical line): a bar that reaches the line keeps the accelerator busy.
+report library computes), a third panel: each row of the what-if table (at the table's
+worker count) as a bar of its predicted data ms per batch (data_ms_per_batch), against the
+training step, compute_ms_per_batch (vertical line), each bar annotated with the cores
+(workers) its CPU cost needs for AU >= 90 % (workers_for_au_target). Data-bound, a bar
+past the line keeps the accelerator waiting; compute-bound, every bar is within it and the
+data ms and the cores needed are what tells the candidates apart (images/s would all read
+the step's capacity). A paired row (measured A B B A against today in one case) has an
+error bar: its saving_ci95_ms_per_sample scaled per batch as the report scales the cost
+(x batch / workers x the loader overhead: the row's data_ms_per_batch / cpu_ms_per_sample);
+a row within_noise (its interval holds 0) is hatched grey and annotated "noise"; the A/A
+control (kind "control") is hatched too and must read noise (annotated in red when not).
+The table's note / control_note lines are written in the panel.
 
 With the run's "system_series" section (bench/system_series.h: the system sampler's series
 per case at its rate_hz, pipebench's --system-sample-hz; keyed by the registered case
@@ -362,45 +370,182 @@ def _finite(v):
     return float(v) if _number(v) else None
 
 
-def whatif_rows(report):
-    """(label, images/s, kind) of the report's what-if table, and the step capacity in
-    images/s (None when the table or its step time is missing)."""
+# The what-if panel's style by row kind (the report's "kind": report/format_whatif.cpp).
+WHATIF_COLORS = {"today": "#7f7f7f", "workers": "#2ca02c", "fix": "#1f77b4",
+                 "operator_cost": "#ff7f0e", "peer_loader": "#9467bd", "storage": "#8c564b",
+                 "control": "#d9d9d9"}
+NOISE_COLOR = "#d9d9d9"
+
+
+def _whatif_label(row):
+    """The row's name on the panel, as the report's text table names it."""
+    kind = row.get("kind")
+    label = str(row.get("candidate", "?"))
+    if kind == "control":
+        return "A/A control"
+    kept = row.get("kept_resolution")
+    if isinstance(kept, dict) and _finite(kept.get("shorter_side_px")):
+        label = f"presize to {kept['shorter_side_px']:g} px"
+    if kind == "workers" and _finite(row.get("workers")):
+        label += f" ({row['workers']:g})"
+    if kind == "operator_cost":
+        label += " (price)"
+    return label
+
+
+def whatif_panel(report):
+    """What the what-if panel draws, as plain numbers (tested on its own).
+
+    Returns None when the report has no what-if table, else a dict:
+      rows: in the table's order, each {label, kind, candidate, data_ms (data ms per batch,
+        the report's data_ms_per_batch), err_ms (the paired saving's 95 % interval per
+        batch, or None), cores (workers_for_au_target: the cores (workers) the candidate's
+        CPU cost needs for AU >= the target; None for a measured row), noise (a paired row
+        whose interval holds 0: within_noise), control (the A/A control), annotation}
+      step_ms: the training step, compute ms per batch (the table's compute_ms_per_batch)
+      compute_bound: today's data ms per batch within the step (None when unknown)
+      workers, au_target_pct, cores_available, batch_size: the table's
+      notes: the table's note / control_note lines
+
+    The interval is per sample (saving_ci95_ms_per_sample); per batch it is scaled as the
+    report scales the CPU cost into data_ms_per_batch (report/whatif.cpp price()): x batch
+    / min(workers, cores) x the loader overhead k, i.e. the row's own data_ms_per_batch /
+    cpu_ms_per_sample.
+    """
     table = report.get("what_if") if isinstance(report, dict) else None
     if not isinstance(table, dict):
-        return [], None
-    rows = []
-    for row in table.get("rows", []):
-        ips = _finite(row.get("images_per_second"))
-        if ips is None:
-            continue
-        label = str(row.get("candidate", "?"))
-        if row.get("kind") == "workers" and row.get("workers"):
-            label += f" ({row['workers']})"
-        rows.append((label, ips, str(row.get("kind", ""))))
+        return None
     batch = _finite(table.get("batch_size"))
-    compute = _finite(table.get("compute_ms_per_batch"))
-    capacity = batch * 1000.0 / compute if batch and compute else None
-    return rows, capacity
+    cores = _finite(table.get("cores_available"))
+    overhead = _finite(table.get("loader_overhead")) or 1.0
+    target = _finite(table.get("au_target_pct")) or 90.0
+    step = _finite(table.get("compute_ms_per_batch"))
+    rows = []
+    raw_rows = table.get("rows") if isinstance(table.get("rows"), list) else []
+    for row in raw_rows:
+        if not isinstance(row, dict):
+            continue
+        data = _finite(row.get("data_ms_per_batch"))
+        if data is None:
+            continue
+        kind = str(row.get("kind", ""))
+        cpu = _finite(row.get("cpu_ms_per_sample"))
+        workers = _finite(row.get("workers"))
+        if cpu:
+            per_batch = data / cpu
+        elif batch and workers:
+            parallel = min(workers, cores) if cores else workers
+            per_batch = overhead * batch / parallel
+        else:
+            per_batch = None
+        ci = _finite(row.get("saving_ci95_ms_per_sample"))
+        err = ci * per_batch if ci is not None and per_batch is not None else None
+        paired = bool(_finite(row.get("paired_blocks"))) or "within_noise" in row
+        noise = paired and row.get("within_noise") is not False
+        cores_needed = _finite(row.get("workers_for_au_target"))
+        text = f"{data:.3g} ms"
+        if err is not None:
+            text += f" \u00b1{err:.2g}"
+        if cores_needed is not None:
+            text += f" | AU {target:g} %: {cores_needed:g} core{'s' if cores_needed != 1 else ''}"
+        elif kind in ("peer_loader", "storage"):
+            text += " | measured"
+        if kind == "workers" and row.get("exceeds_cores_available"):
+            text += " (> cores)"
+        if kind == "control":
+            text += " | noise (as it must)" if noise else " | NOT noise: too noisy"
+        elif noise:
+            text += " | noise"
+        elif (_finite(row.get("saving_ms_per_sample")) or 0) < 0:
+            text += " | slower"  # measured slower than today (the report's negative saving)
+        rows.append({"label": _whatif_label(row), "kind": kind,
+                     "candidate": str(row.get("candidate", "?")), "data_ms": data,
+                     "err_ms": err, "cores": cores_needed, "noise": noise,
+                     "control": kind == "control", "annotation": text})
+    today = next((r for r in rows if r["kind"] == "today"), None)
+    compute_bound = today["data_ms"] <= step if today and step else None
+    notes = [str(table[k]) for k in ("note", "control_note", "cold_sweep_note")
+             if isinstance(table.get(k), str) and table[k]]
+    return {"rows": rows, "step_ms": step, "compute_bound": compute_bound,
+            "workers": table.get("evaluated_at_workers"), "au_target_pct": target,
+            "cores_available": cores, "batch_size": batch, "notes": notes}
 
 
 def _plot_whatif(ax, report):
-    rows, capacity = whatif_rows(report)
-    if not rows:
+    """The what-if panel: per candidate, its data ms per batch (bar) against the training
+    step's compute ms per batch (vertical line), each bar annotated with the cores it needs
+    for AU >= the target; readable both data-bound (bars past the line slow the loop) and
+    compute-bound (every bar within the line: the cores needed are what differs). Returns
+    whatif_panel()'s dict (None without a table)."""
+    panel = whatif_panel(report)
+    if panel is None:
+        ax.set_axis_off()
         _note(ax, "the report has no what-if table")
-        return
-    labels = [r[0] for r in rows][::-1]
-    values = [r[1] for r in rows][::-1]
-    colors = ["#7f7f7f" if r[2] == "today" else "#1f77b4" for r in rows][::-1]
-    ax.barh(range(len(rows)), values, color=colors)
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels(labels, fontsize=8)
-    ax.set_xlabel("predicted images/s")
-    if capacity:
-        ax.axvline(capacity, color="#d62728", linestyle="--",
-                   label=f"training step capacity {capacity:.0f} images/s")
-        ax.legend(loc="lower right", fontsize=8)
-    workers = report.get("what_if", {}).get("evaluated_at_workers")
-    ax.set_title("What if: each candidate fix" + (f" at {workers} workers" if workers else ""))
+        return None
+    rows = panel["rows"]
+    workers = panel["workers"]
+    ax.set_title("What if: data ms per batch of each candidate"
+                 + (f" at {workers} workers" if workers else ""), fontsize=11)
+    if not rows:
+        ax.set_axis_off()
+        _note(ax, "the what-if table has no rows"
+              + ("".join("\n" + n for n in panel["notes"]) if panel["notes"] else ""))
+        return panel
+    y = list(range(len(rows)))
+    values = [r["data_ms"] for r in rows]
+    colors = [NOISE_COLOR if r["noise"] or r["control"] else WHATIF_COLORS.get(r["kind"], "#1f77b4")
+              for r in rows]
+    bars = ax.barh(y, values, color=colors, edgecolor="#555555", linewidth=0.6, height=0.65)
+    for bar, r in zip(bars, rows):
+        if r["noise"] or r["control"]:
+            bar.set_hatch("//")
+    errs = [(i, r["data_ms"], r["err_ms"]) for i, r in enumerate(rows) if r["err_ms"] is not None]
+    if errs:
+        ax.errorbar([e[1] for e in errs], [e[0] for e in errs], xerr=[e[2] for e in errs],
+                    fmt="none", ecolor="black", elinewidth=1.2, capsize=3,
+                    label="paired saving's 95 % interval, per batch")
+    step = panel["step_ms"]
+    ends = [r["data_ms"] + (r["err_ms"] or 0) for r in rows]
+    right = max(ends + ([step] if step else []))
+    # The annotations need the right ~40 % of the axis.
+    ax.set_xlim(0, right / 0.6 if right > 0 else 1)
+    for i, r in enumerate(rows):
+        ax.text(ends[i] + 0.01 * right, i, r["annotation"], va="center", fontsize=7.5,
+                color="#a00000" if r["control"] and not r["noise"] else "#222222", zorder=5,
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.75, "pad": 1})
+    if step:
+        ax.axvline(step, color="#d62728", linestyle="--", lw=1.8,
+                   label=f"training step: {step:.3g} ms compute per batch")
+    ax.set_yticks(y)
+    ax.set_yticklabels([r["label"] for r in rows], fontsize=8)
+    ax.set_ylim(len(rows) - 0.4, -0.6 - (1.6 if step else 0))  # room above for the regime
+    ax.set_xlabel("predicted data ms per batch (CPU ms per sample x batch / workers)")
+    ax.grid(True, axis="x", alpha=0.3)
+    if panel["compute_bound"] is True:
+        regime = ("compute-bound: today's data time hides behind the step;\n"
+                  f"compare the cores each candidate needs for AU {panel['au_target_pct']:g} %")
+    elif panel["compute_bound"] is False:
+        regime = ("data-bound: a bar past the step line keeps the accelerator waiting;\n"
+                  "the cores for AU {:g} % say how many workers a fix saves".format(
+                      panel["au_target_pct"]))
+    else:
+        regime = None
+    if regime:
+        ax.text(0.01, 0.99, regime, transform=ax.transAxes, va="top", fontsize=8,
+                color="#333333")
+    handles, labels = ax.get_legend_handles_labels()
+    if any(r["noise"] or r["control"] for r in rows):
+        from matplotlib.patches import Patch
+        handles.append(Patch(facecolor=NOISE_COLOR, edgecolor="#555555", hatch="//"))
+        labels.append("noise: the paired interval holds 0 (A/A control: must)")
+    if handles:
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1,
+                  fontsize=8, frameon=False)
+    if panel["notes"]:
+        ax.text(0.99, 0.02, "\n".join(panel["notes"]), transform=ax.transAxes, ha="right",
+                va="bottom", fontsize=7.5, color="#a00000", wrap=True,
+                bbox={"facecolor": "white", "edgecolor": "#e0b0b0"})
+    return panel
 
 
 def _plot_system(ax, ex):
@@ -473,8 +618,8 @@ def render(ex, run_path, out_path, report=None):
     has_pipeline = ex["sweeps"] or ex["loader"] or ex["loader_stages"] or ex["sample_stages"]
     system = bool(has_pipeline and ex["system_series"])
     if has_pipeline:
-        ratios = [1.7, 1, 1.2] if report is not None else [1.7, 1]
-        width = 20 if report is not None else 14
+        ratios = [1.7, 1, 1.5] if report is not None else [1.7, 1]
+        width = 22 if report is not None else 14
         fig = plt.figure(figsize=(width, 6.2 + (3.6 if system else 0)))
         grid = fig.add_gridspec(2 if system else 1, len(ratios), width_ratios=ratios,
                                 height_ratios=[6.2, 3.6] if system else [1])

@@ -52,6 +52,8 @@ if [ -z "$out" ]; then
   extra+=(--benchmark_out="$out" --benchmark_out_format=json)
 fi
 
+echo "run: the cases' table comes first (compact; --counters=all for every counter), then the"
+echo "run: verdict (pipebench-report) at the end, and the results in $out"
 rc=0
 "$bin/bench/pipebench" "${extra[@]}" "$@" || rc=$?
 # Exit 3: the run finished and wrote its JSON, but some case reported an error (listed

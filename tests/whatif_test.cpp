@@ -525,9 +525,16 @@ TEST(Trust, PhysicalFloorFiresOnADoctoredRowOnly) {
                            "BM_EndToEnd/imagenet_train/emulated/workers:2"));
   EXPECT_TRUE(has_warning(r, TrustWarning::Kind::kPhysicalFloor,
                           "BM_EndToEnd/imagenet_train/emulated/workers:4"));
+  // One line for the cause, naming both cases (issue 28 item 4); --verbose: each case's own.
   const std::string text = format_text(r);
-  EXPECT_NE(text.find("data 16.00 ms per batch is 50 % below the physical floor 32.00 ms"),
+  EXPECT_NE(text.find("Physical floor (2 cases: BM_Loader/imagenet_train/workers:4, "
+                      "BM_EndToEnd/imagenet_train/emulated/workers:4): data per batch up to 50 % below"),
             std::string::npos) << text;
+  Report verbose = r;
+  verbose.trust.verbose = true;
+  const std::string all = format_text(verbose);
+  EXPECT_NE(all.find("data 16.00 ms per batch is 50 % below the physical floor 32.00 ms"),
+            std::string::npos) << all;
 }
 
 TEST(Trust, PhysicalFloorFromBMSampleWhenTheRowHasNoCpuCounter) {

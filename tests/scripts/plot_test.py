@@ -247,6 +247,215 @@ class SystemSeriesTest(unittest.TestCase):
         self.assertGreater(h_with, h_without * 1.4)  # 6.2 + 3.6 inches against 6.2
 
 
+def whatif_report(compute_ms, batch=64, workers=2, cores=2.0, overhead=1.4, with_control=True):
+    """A pipebench-report --json what-if table shaped as report/format_whatif.cpp writes it
+    (checked against a real run's): data_ms_per_batch = overhead * cpu * batch /
+    min(workers, cores), step = max(data, compute), the cores for AU 90 % as the report's
+    workers_for_target(); paired rows with saving_ci95_ms_per_sample and within_noise."""
+    import math
+
+    def row(candidate, kind, cpu, w=workers, **extra):
+        data = overhead * cpu * batch / min(w, cores)
+        step = max(data, compute_ms)
+        r = {"candidate": candidate, "kind": kind, "case": "BM_Sample/imagenet_train",
+             "cpu_ms_per_sample": cpu, "workers": w, "data_ms_per_batch": data,
+             "step_ms_per_batch": step, "au_pct": 100.0 * compute_ms / step,
+             "images_per_second": batch * 1000.0 / step,
+             "saving_ms_per_sample": 0.58 - cpu, "saving_pct": 100 * (0.58 - cpu) / 0.58,
+             "workers_for_au_target": max(1, math.ceil(
+                 0.9 * overhead * cpu * batch / compute_ms - 1e-9))}
+        r.update(extra)
+        return r
+
+    rows = [row("today", "today", 0.58),
+            row("workers", "workers", 0.58, w=3, cores_needed=3, exceeds_cores_available=True,
+                measured_in_sweep=False, model_workers=2),
+            row("decode:auto", "fix", 0.42, paired_blocks=4, saving_ci95_ms_per_sample=0.04,
+                within_noise=False),
+            row("presized:256", "fix", 0.27,
+                kept_resolution={"shorter_side_px": 256, "jpeg_quality": 90}),
+            row("without:horizontal_flip", "operator_cost", 0.579, paired_blocks=4,
+                saving_ci95_ms_per_sample=0.005, within_noise=True)]
+    rows[-1]["saving_ms_per_sample"] = 0.001  # paired: the measured difference, within +-0.005
+    if with_control:
+        rows.append(row("control:aa", "control", 0.581, paired_blocks=4,
+                        saving_ci95_ms_per_sample=0.006, within_noise=True))
+    return {"recipe": "imagenet_train", "what_if": {
+        "au_target_pct": 90.0, "batch_size": batch, "compute_ms_per_batch": compute_ms,
+        "cores_available": cores, "evaluated_at_workers": workers, "loader_overhead": overhead,
+        "loader_overhead_workers": 1, "cpu_cost_source": "BM_Sample/imagenet_train us_per_image",
+        "rows": rows}}
+
+
+class WhatIfPanelTest(unittest.TestCase):
+    """The what-if panel: per candidate its data ms per batch against the step's compute ms,
+    the cores for AU 90 %, the paired interval per batch, noise and the A/A control; read
+    from the matplotlib objects drawn and from the dict _plot_whatif returns."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, SCRIPTS)
+        import matplotlib
+        matplotlib.use("Agg")
+        import plot
+        cls.plot = plot
+
+    def draw(self, report):
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(8, 5))
+        self.addCleanup(plt.close, fig)
+        return ax, self.plot._plot_whatif(ax, report)
+
+    def bars(self, ax):
+        from matplotlib.patches import Rectangle
+        return [p for p in ax.patches if isinstance(p, Rectangle)]
+
+    def annotation(self, ax, i):
+        """The text drawn at bar i's height."""
+        texts = [t for t in ax.texts if t.get_position()[1] == i]
+        self.assertEqual(len(texts), 1, [t.get_text() for t in ax.texts])
+        return texts[0].get_text()
+
+    def check_table(self, report):
+        ax, panel = self.draw(report)
+        table = report["what_if"]
+        labels = [t.get_text() for t in ax.get_yticklabels()]
+        self.assertEqual(labels, ["today", "workers (3)", "decode:auto", "presize to 256 px",
+                                  "without:horizontal_flip (price)", "A/A control"])
+        bars = self.bars(ax)
+        self.assertEqual(len(bars), len(table["rows"]))
+        for bar, row, r in zip(bars, table["rows"], panel["rows"]):
+            self.assertAlmostEqual(bar.get_width(), row["data_ms_per_batch"])
+            self.assertEqual(r["cores"], row["workers_for_au_target"])
+        # The step: a vertical line at the compute ms per batch.
+        step, = [ln for ln in ax.get_lines() if "training step" in str(ln.get_label())]
+        self.assertEqual(list(step.get_xdata()), [table["compute_ms_per_batch"]] * 2)
+        self.assertEqual(panel["step_ms"], table["compute_ms_per_batch"])
+        # Each bar says the cores it needs for AU 90 %.
+        for i, row in enumerate(table["rows"]):
+            n = row["workers_for_au_target"]
+            self.assertIn(f"AU 90 %: {n} core{'s' if n != 1 else ''}", self.annotation(ax, i))
+        # The paired rows' error bars: the per-sample interval x batch / workers x k, as
+        # the report turns the per-sample cost into data_ms_per_batch.
+        err = [(r["label"], r["err_ms"]) for r in panel["rows"] if r["err_ms"] is not None]
+        self.assertEqual([e[0] for e in err], ["decode:auto", "without:horizontal_flip (price)",
+                                               "A/A control"])
+        for (label, ms), ci in zip(err, (0.04, 0.005, 0.006)):
+            self.assertAlmostEqual(ms, ci * 64 / 2 * 1.4, msg=label)
+        container, = [c for c in ax.containers
+                      if type(c).__name__ == "ErrorbarContainer"]
+        segments = container.lines[2][0].get_segments()
+        self.assertEqual(len(segments), 3)
+        for seg, row, (_, ms) in zip(segments, [table["rows"][i] for i in (2, 4, 5)], err):
+            (x0, _), (x1, _) = seg
+            self.assertAlmostEqual(x0, row["data_ms_per_batch"] - ms)
+            self.assertAlmostEqual(x1, row["data_ms_per_batch"] + ms)
+        return ax, panel
+
+    def test_data_bound(self):
+        report = whatif_report(25.0)
+        ax, panel = self.check_table(report)
+        self.assertIs(panel["compute_bound"], False)
+        rows = report["what_if"]["rows"]
+        self.assertGreater(rows[0]["data_ms_per_batch"], 25.0)  # today is past the line
+        self.assertEqual(rows[0]["workers_for_au_target"], 2)
+        self.assertEqual(rows[3]["workers_for_au_target"], 1)  # presized: one core is enough
+        self.assertIn("(> cores)", self.annotation(ax, 1))  # 3 workers on 2 cores
+        self.assertTrue(any(t.get_text().startswith("data-bound") for t in ax.texts))
+        self.assertGreater(ax.get_xlim()[1], max(r["data_ms_per_batch"] for r in rows))
+
+    def test_compute_bound(self):
+        # Every candidate runs at the step's capacity (images/s all equal): the panel still
+        # tells them apart by data ms per batch, all left of the step line.
+        report = whatif_report(200.0)
+        rows = report["what_if"]["rows"]
+        self.assertEqual(len({round(r["images_per_second"], 6) for r in rows}), 1)
+        ax, panel = self.check_table(report)
+        self.assertIs(panel["compute_bound"], True)
+        widths = [b.get_width() for b in self.bars(ax)]
+        self.assertTrue(all(w < 200.0 for w in widths))
+        self.assertGreater(max(widths) / min(widths), 2)
+        self.assertGreaterEqual(ax.get_xlim()[1], 200.0)  # the line is in view
+        self.assertTrue(any(t.get_text().startswith("compute-bound") for t in ax.texts))
+
+    def test_noise_and_control_rows(self):
+        report = whatif_report(25.0)
+        ax, panel = self.draw(report)
+        bars = self.bars(ax)
+        noise = [r["noise"] for r in panel["rows"]]
+        self.assertEqual(noise, [False, False, False, False, True, True])
+        self.assertEqual([r["control"] for r in panel["rows"]], [False] * 5 + [True])
+        for i, bar in enumerate(bars):
+            self.assertEqual(bar.get_hatch() == "//", noise[i], panel["rows"][i]["label"])
+        self.assertEqual(bars[4].get_facecolor(), bars[5].get_facecolor())  # grey
+        self.assertNotEqual(bars[2].get_facecolor(), bars[4].get_facecolor())
+        self.assertIn("| noise", self.annotation(ax, 4))
+        self.assertNotIn("noise", self.annotation(ax, 2))
+        self.assertNotIn("slower", self.annotation(ax, 2))
+        rows = report["what_if"]["rows"]
+        rows[2]["saving_ms_per_sample"] = -0.02  # paired, outside noise: measured slower
+        ax, panel = self.draw(report)
+        self.assertIn("| slower", self.annotation(ax, 2))
+        self.assertNotIn("slower", self.annotation(ax, 4))  # noise is never "slower"
+        self.assertIn("noise (as it must)", self.annotation(ax, 5))
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        self.assertTrue(any(t.startswith("noise") for t in legend), legend)
+        # A control that is not noise: the machine is too noisy, said in red with the note.
+        rows[-1]["within_noise"] = False
+        report["what_if"]["control_note"] = "the A/A control is not noise"
+        ax, panel = self.draw(report)
+        self.assertTrue(panel["rows"][-1]["control"] and not panel["rows"][-1]["noise"])
+        self.assertEqual(self.bars(ax)[-1].get_hatch(), "//")  # the control is no candidate
+        text = [t for t in ax.texts if t.get_position()[1] == 5][0]
+        self.assertIn("NOT noise", text.get_text())
+        self.assertEqual(text.get_color(), "#a00000")
+        self.assertIn("the A/A control is not noise", [t.get_text() for t in ax.texts])
+        # Paired with no interval (one block): noise, no error bar.
+        rows[2].update(paired_blocks=1, saving_ci95_ms_per_sample=None, within_noise=True)
+        panel = self.plot.whatif_panel(report)
+        self.assertTrue(panel["rows"][2]["noise"])
+        self.assertIsNone(panel["rows"][2]["err_ms"])
+        # An unpaired row (presized) is never noise; without a control none is drawn.
+        panel = self.plot.whatif_panel(whatif_report(25.0, with_control=False))
+        self.assertFalse(panel["rows"][3]["noise"])
+        self.assertFalse(any(r["control"] for r in panel["rows"]))
+
+    def test_measured_rows_have_no_cores(self):
+        report = whatif_report(25.0, with_control=False)
+        report["what_if"]["rows"].append({
+            "candidate": "shards-64", "kind": "storage", "case": "BM_Loader/x", "workers": 2,
+            "cpu_ms_per_sample": None, "data_ms_per_batch": 30.0, "step_ms_per_batch": 30.0,
+            "au_pct": 83.0, "images_per_second": 2133.0, "saving_ms_per_sample": None,
+            "saving_pct": None, "workers_for_au_target": None, "data_saving_ms_per_batch": 3.0})
+        ax, panel = self.draw(report)
+        self.assertIsNone(panel["rows"][-1]["cores"])
+        self.assertIn("measured", self.annotation(ax, len(panel["rows"]) - 1))
+        self.assertAlmostEqual(self.bars(ax)[-1].get_width(), 30.0)
+
+    def test_a_report_without_a_what_if_table(self):
+        for report in ({}, {"recipe": "imagenet_train"}, {"what_if": None}, [1, 2]):
+            self.assertIsNone(self.plot.whatif_panel(report))
+            ax, panel = self.draw(report)
+            self.assertIsNone(panel)
+            self.assertEqual(self.bars(ax), [])
+            self.assertEqual([t.get_text() for t in ax.texts], ["the report has no what-if table"])
+        # A table without rows (no per-sample cost): its note is written instead.
+        note = "no per-sample CPU cost: the run has neither BM_Sample nor a loader case"
+        ax, panel = self.draw({"what_if": {"batch_size": 64, "compute_ms_per_batch": 25.0,
+                                           "rows": [], "note": note}})
+        self.assertEqual(panel["rows"], [])
+        self.assertEqual(self.bars(ax), [])
+        self.assertTrue(any(note in t.get_text() for t in ax.texts))
+        # No step time: bars without the line, no regime.
+        report = whatif_report(25.0)
+        del report["what_if"]["compute_ms_per_batch"]
+        ax, panel = self.draw(report)
+        self.assertIsNone(panel["step_ms"])
+        self.assertIsNone(panel["compute_bound"])
+        self.assertEqual(len(self.bars(ax)), 6)
+        self.assertFalse(any("training step" in str(ln.get_label()) for ln in ax.get_lines()))
+
+
 class PlotCliTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -301,28 +510,18 @@ class PlotCliTest(unittest.TestCase):
         self.assert_png(out)
 
     def test_whatif_panel_from_the_report(self):
-        import plot  # the rows and the capacity line come from the report's numbers
-        report = {"what_if": {"batch_size": 64, "compute_ms_per_batch": 25.0,
-                              "evaluated_at_workers": 2,
-                              "rows": [{"candidate": "today", "kind": "today", "images_per_second": 1500.0},
-                                       {"candidate": "workers", "kind": "workers", "workers": 4,
-                                        "images_per_second": 2560.0},
-                                       {"candidate": "decode:auto", "kind": "decode",
-                                        "images_per_second": 1900.0}]}}
-        rows, capacity = plot.whatif_rows(report)
-        self.assertEqual([r[0] for r in rows], ["today", "workers (4)", "decode:auto"])
-        self.assertEqual([r[1] for r in rows], [1500.0, 2560.0, 1900.0])
-        self.assertAlmostEqual(capacity, 64 * 1000.0 / 25.0)
-        self.assertEqual(plot.whatif_rows({}), ([], None))
         cases, ctx = pipeline_cases(workers=(1, 2))
         run = self.write("run.json", make_run(cases, reps=1, context=ctx))
-        rep = self.write("report.json", report)
         out = os.path.join(self.dir, "run.png")
-        rc, _, err = self.plot(run, out, "--report", rep)
-        self.assertEqual(rc, 0, err)
-        self.assert_png(out)
-        import matplotlib.image
-        self.assertGreaterEqual(matplotlib.image.imread(out).shape[1], 2000)  # three panels
+        for name, report in (("bound.json", whatif_report(25.0)),
+                             ("compute.json", whatif_report(200.0)),
+                             ("none.json", {"recipe": "imagenet_train"})):
+            rc, _, err = self.plot(run, out, "--report", self.write(name, report))
+            self.assertEqual(rc, 0, err)
+            self.assert_png(out)
+            import matplotlib.image
+            self.assertGreaterEqual(matplotlib.image.imread(out).shape[1], 2000)  # 3 panels
+            os.remove(out)
         self.assert_bad([run, out, "--report", self.write("r.json", "{")], "not a pipebench-report")
 
     def assert_bad(self, args, needle):
