@@ -27,6 +27,12 @@ Extras training_extras(const BenchRun& run, const std::string& pipeline) {
     c.stall_pct = get("stall_pct").value_or(100 - *au);
     c.callbacks_ms = *cb;
     c.callbacks_pct = get("callbacks_pct").value_or(*step > 0 ? 100 * *cb / *step : 0);
+    // What runs on the loop's thread adds to the step: the callbacks (a sync one's work, an
+    // async one's hand-off) come after the step call, before the next fetch.
+    if (const auto data = get("data_ms"), compute = get("compute_ms"); data && compute && *step > 0) {
+      c.predicted_step_ms = std::max(*data, *compute + *cb);
+      c.prediction_error_pct = 100 * (*c.predicted_step_ms - *step) / *step;
+    }
     // Each callback of the set (the key's labels, '+'-separated, pipeline/callbacks.h) has
     // its counter callback:<label>_ms.
     const std::string& set = m->key.callbacks;
@@ -59,9 +65,14 @@ Extras training_extras(const BenchRun& run, const std::string& pipeline) {
 void append_extras_text(std::string& out, const Extras& e) {
   if (e.empty()) return;
   appendf(out, "\nTraining extras (callbacks on the loop's thread, per step):\n");
-  for (const auto& c : e.cases)
-    appendf(out, "  %s: step %.2f ms; %.1f %% in callbacks (%.2f ms), AU %.1f %%, stall %.1f %%\n",
+  for (const auto& c : e.cases) {
+    appendf(out, "  %s: step %.2f ms; %.1f %% in callbacks (%.2f ms), AU %.1f %%, stall %.1f %%",
             c.name.c_str(), c.step_ms, c.callbacks_pct, c.callbacks_ms, c.au_pct, c.stall_pct);
+    if (c.predicted_step_ms)
+      appendf(out, "; predicted %.2f ms = max(data, compute + callbacks) (error %+.1f %%)",
+              *c.predicted_step_ms, *c.prediction_error_pct);
+    appendf(out, "\n");
+  }
   if (!e.costliest.empty())
     appendf(out, "  Costliest callback: %s, %.2f ms per step on the loop's thread.\n",
             e.costliest.c_str(), e.costliest_ms);
@@ -80,6 +91,8 @@ nlohmann::json extras_json(const Extras& e) {
     j["cases"].push_back({{"case", c.name}, {"workers", c.workers}, {"async", c.async},
                           {"step_ms", c.step_ms}, {"au_pct", c.au_pct}, {"stall_pct", c.stall_pct},
                           {"callbacks_ms", c.callbacks_ms}, {"callbacks_pct", c.callbacks_pct},
+                          {"predicted_step_ms", c.predicted_step_ms ? nlohmann::json(*c.predicted_step_ms) : nlohmann::json()},
+                          {"prediction_error_pct", c.prediction_error_pct ? nlohmann::json(*c.prediction_error_pct) : nlohmann::json()},
                           {"per_callback", per}});
   }
   j["costliest"] = e.costliest.empty() ? nlohmann::json() : nlohmann::json(e.costliest);

@@ -30,6 +30,10 @@ struct ExtrasCase {
   double step_ms = 0, au_pct = 0, stall_pct = 0;
   double callbacks_ms = 0, callbacks_pct = 0;      ///< on the loop's thread, per step
   std::vector<std::pair<std::string, double>> per_callback;  ///< label -> ms per step
+  /// The bound of a loop whose thread also runs the callbacks (issue 26): max(data_ms,
+  /// compute_ms + callbacks_ms), ms per batch, and its error against step_ms, %; absent
+  /// without data_ms and compute_ms.
+  std::optional<double> predicted_step_ms, prediction_error_pct;
 };
 
 struct Extras {

@@ -289,7 +289,8 @@ TEST(RoundTrip, CallbacksRanksAndRegions) {
   Written w;
   add_sweep(w, "emulated", 60, 60);
   w.add(e2e("emulated", 2, "", "", "checkpoint-sync"),
-        {{"workers", 2}, {"callbacks_ms", 5.0}, {"step_ms", 40.0}, {"au_pct", 62.5}, {"callback:checkpoint-sync_ms", 5.0}});
+        {{"workers", 2}, {"callbacks_ms", 5.0}, {"step_ms", 40.0}, {"au_pct", 62.5}, {"callback:checkpoint-sync_ms", 5.0},
+         {"data_ms", 20.0}, {"compute_ms", 34.0}});
   w.add(e2e("emulated", 2, "", "", "checkpoint-async"),
         {{"workers", 2}, {"callbacks_ms", 0.5}, {"step_ms", 36.0}, {"au_pct", 69.0}, {"callbacks_async", 1},
          {"callback:checkpoint-async_ms", 0.5}});
@@ -299,6 +300,13 @@ TEST(RoundTrip, CallbacksRanksAndRegions) {
   ASSERT_TRUE(r.extras.async_saving_ms.has_value());
   EXPECT_DOUBLE_EQ(*r.extras.async_saving_ms, 4.0);
   EXPECT_EQ(r.verdict.sweep.size(), 2u);  // the callback cases are not sweep points
+  // The bound counts what runs on the loop's thread: max(20, 34 + 5) = 39 against 40 measured.
+  const auto sync_case = std::find_if(r.extras.cases.begin(), r.extras.cases.end(),
+                                      [](const report::ExtrasCase& c) { return !c.async; });
+  ASSERT_NE(sync_case, r.extras.cases.end());
+  ASSERT_TRUE(sync_case->predicted_step_ms.has_value());
+  EXPECT_DOUBLE_EQ(*sync_case->predicted_step_ms, 39.0);
+  EXPECT_DOUBLE_EQ(*sync_case->prediction_error_pct, -2.5);
 
   Written ranks;
   CaseKey k = e2e("emulated", 1);
