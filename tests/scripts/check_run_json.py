@@ -22,10 +22,20 @@ COUNTERS = {
     "BM_Loader/": ["items_per_second", "workers", "data_ms", "read_ms", "decode_ms",
                    "transform_ms", "sample_cpu_ms", "process_cpu_ms", "cpu_cores_used"],
     "BM_TrainStep/": ["compute_ms"],
+    # The paired what-if candidates and the A/A control (bench/sample_bench.cpp): keyed by
+    # their record key (a Sample with a variant other than presized), not by the prefix.
+    "paired": ["items_per_second", "us_per_image", "paired_today_us", "paired_saving_ms",
+               "paired_blocks"],
     "BM_EndToEnd/": ["items_per_second", "workers", "data_ms", "compute_ms", "step_ms",
                      "bound_ms", "au_pct", "stall_pct", "prediction_error_pct", "data_drift_pct",
                      "loop_cpu_drift_pct"],
 }
+
+
+def is_paired(row):
+    """A paired what-if candidate or the A/A control (the run record's key)."""
+    key = row.get("key", {})
+    return key.get("family") == "Sample" and key.get("variant", "") not in ("", "presized")
 
 
 def check_per_image(run, ctx, rows):
@@ -47,6 +57,8 @@ def check_per_image(run, ctx, rows):
         case = r.get("run_name", r["name"]).split("/real_time")[0]
         if not case.startswith(("BM_Read/", "BM_Decode/", "BM_Sample/")) or r.get("error_occurred"):
             continue
+        if is_paired(r):
+            continue  # A B B A over blocks: no per-image costs
         if "/presized:" in case:
             continue  # measured on the presized copy, whose indices are its own
         entry = cases.get(case)
@@ -73,6 +85,8 @@ def main(argv):
         run = json.load(f)
     ctx = run.get("context", {})
     problems += [f"context has no {k}" for k in CONTEXT if k not in ctx]
+    if ctx.get("pipebench_record") != 1:
+        problems.append(f"context pipebench_record is {ctx.get('pipebench_record')!r}, not 1")
     rows = [r for r in run.get("benchmarks", []) if r.get("run_type", "iteration") == "iteration"]
     has_gpu = not ctx.get("gpu", "none").startswith("none")
     for fam in FAMILIES:
@@ -90,8 +104,12 @@ def main(argv):
                 problems.append(f"{name} failed: {msg}")
             continue
         for fam, counters in COUNTERS.items():
-            if name.startswith(fam):
+            if (fam == "paired") == is_paired(r) and (fam == "paired" or name.startswith(fam)):
                 problems += [f"{name} has no counter {c}" for c in counters if c not in r]
+        # The run record (model/record.h): every row's key, named as the row's case.
+        key = r.get("key")
+        if not isinstance(key, dict) or not r.get("run_name", name).startswith(key.get("name", "\0")):
+            problems.append(f"{name} has no record key naming it")
         if not re.match(r"BM_[A-Za-z0-9]+/", name):
             problems.append(f"{name} does not follow BM_<Stage>/<variant>")
     for r in rows:
