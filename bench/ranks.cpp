@@ -16,22 +16,17 @@
 #include "bench/loader_util.h"
 #include "datasets/file_io.h"
 #include "model/constants.h"
+#include "model/rank_fields.h"
 #include "pipeline/dist/straggler.h"
 #include "pipeline/stage_timers.h"
 
 namespace pipebench::bench {
 namespace {
 
-constexpr const char* kFields[] = {"data_ms", "compute_ms", "step_ms", "au_pct",
-                                   "images_per_second", "consumer_wait_ms", "worker_wait_ms",
-                                   "sync_wait_ms", "read_ms", "decode_ms", "transform_ms",
-                                   "sample_cpu_ms", "items", "data_drift_pct",
-                                   "loop_cpu_drift_pct"};
-constexpr size_t kFieldCount = sizeof(kFields) / sizeof(kFields[0]);
-// Positions in kFields of the ones set_global treats apart.
-constexpr size_t kItems = 12, kDataDrift = 13, kLoopCpuDrift = 14;
-static_assert(kLoopCpuDrift + 1 == kFieldCount, "kFields and the positions above must agree");
+using model::RankField;
+constexpr size_t kFieldCount = static_cast<size_t>(RankField::kCount);
 
+// In model::RankField's order (model/rank_fields.h).
 std::vector<double> to_vector(const RankFigures& f) {
   return {f.data_ms, f.compute_ms, f.step_ms, f.au_pct, f.images_per_second,
           f.consumer_wait_ms, f.worker_wait_ms, f.sync_wait_ms, f.read_ms, f.decode_ms,
@@ -44,13 +39,14 @@ double mean(const std::vector<double>& v) {
 
 // The global figures of straggler.h / ranks.h from every rank's (rank 0 only).
 void set_global(benchmark::State& state, const std::vector<std::vector<double>>& ranks) {
-  const auto column = [&](size_t i) {
+  const auto column = [&](RankField f) {
     std::vector<double> c;
-    for (const auto& r : ranks) c.push_back(r[i]);
+    for (const auto& r : ranks) c.push_back(r[static_cast<size_t>(f)]);
     return c;
   };
-  const auto data = column(0), compute = column(1), step = column(2), au = column(3),
-             ips = column(4), items = column(kItems);
+  const auto data = column(RankField::kDataMs), compute = column(RankField::kComputeMs),
+             step = column(RankField::kStepMs), au = column(RankField::kAuPct),
+             ips = column(RankField::kImagesPerSecond), items = column(RankField::kItems);
   const double data_max = *std::max_element(data.begin(), data.end());
   const double step_mean = mean(step), au_mean = mean(au);
   const double bound = std::max(data_max, *std::max_element(compute.begin(), compute.end()));
@@ -74,11 +70,12 @@ void set_global(benchmark::State& state, const std::vector<std::vector<double>>&
   const auto furthest = [](const std::vector<double>& v) {
     return *std::max_element(v.begin(), v.end(), [](double a, double b) { return std::abs(a) < std::abs(b); });
   };
-  c["data_drift_pct"] = furthest(column(kDataDrift));
-  c["loop_cpu_drift_pct"] = furthest(column(kLoopCpuDrift));
+  c["data_drift_pct"] = furthest(column(RankField::kDataDriftPct));
+  c["loop_cpu_drift_pct"] = furthest(column(RankField::kLoopCpuDriftPct));
   for (size_t k = 0; k < ranks.size(); ++k)
     for (size_t i = 0; i < kFieldCount; ++i)
-      if (i != kItems) c["rank" + std::to_string(k) + "_" + kFields[i]] = ranks[k][i];  // items: in the total only
+      if (static_cast<RankField>(i) != RankField::kItems)  // items: in the total only
+        c[model::rank_counter(static_cast<int>(k), static_cast<RankField>(i))] = ranks[k][i];
 }
 
 }  // namespace
@@ -155,8 +152,8 @@ void add_rank_counters(benchmark::State& state, const RankFigures& mine,
   if (figures.size() > 1) set_global(state, figures);
   double compute = 0, step = 0;
   for (const auto& r : figures) {
-    compute = std::max(compute, r[1]);
-    step += r[2] / static_cast<double>(figures.size());
+    compute = std::max(compute, r[static_cast<size_t>(RankField::kComputeMs)]);
+    step += r[static_cast<size_t>(RankField::kStepMs)] / static_cast<double>(figures.size());
   }
   dist::StragglerOptions options;
   options.block = 4 * workers;  // a few bunches of the workers' batches (straggler.h)

@@ -6,52 +6,50 @@
 #include <numeric>
 
 #include "model/constants.h"
+#include "model/rank_fields.h"
 #include "report/appendf.h"
 
 namespace pipebench::report {
 namespace {
 
 std::optional<RankRow> rank_row(const BenchRun& run, const std::string& name, int k) {
-  const std::string p = "rank" + std::to_string(k) + "_";
-  const auto get = [&](const char* field) { return run.value(name, p + field); };
-  const auto data = get("data_ms"), step = get("step_ms"), au = get("au_pct");
+  using model::RankField;
+  const auto get = [&](RankField f) { return run.value(name, model::rank_counter(k, f)); };
+  const auto data = get(RankField::kDataMs), step = get(RankField::kStepMs), au = get(RankField::kAuPct);
   if (!data || !step || !au) return std::nullopt;
   RankRow r;
   r.rank = k;
   r.data_ms = *data;
   r.step_ms = *step;
   r.au_pct = *au;
-  r.images_per_second = get("images_per_second").value_or(0);
-  r.consumer_wait_ms = get("consumer_wait_ms").value_or(0);
-  r.worker_wait_ms = std::max(0.0, get("worker_wait_ms").value_or(0));
-  r.sync_wait_ms = get("sync_wait_ms").value_or(0);
-  r.read_ms = get("read_ms").value_or(0);
-  r.decode_ms = get("decode_ms").value_or(0);
-  r.transform_ms = get("transform_ms").value_or(0);
-  r.sample_cpu_ms = get("sample_cpu_ms").value_or(0);
+  r.images_per_second = get(RankField::kImagesPerSecond).value_or(0);
+  r.consumer_wait_ms = get(RankField::kConsumerWaitMs).value_or(0);
+  r.worker_wait_ms = std::max(0.0, get(RankField::kWorkerWaitMs).value_or(0));
+  r.sync_wait_ms = get(RankField::kSyncWaitMs).value_or(0);
+  r.read_ms = get(RankField::kReadMs).value_or(0);
+  r.decode_ms = get(RankField::kDecodeMs).value_or(0);
+  r.transform_ms = get(RankField::kTransformMs).value_or(0);
+  r.sample_cpu_ms = get(RankField::kSampleCpuMs).value_or(0);
   return r;
 }
 
-void summarize(RanksCase& c) {
-  const double n = static_cast<double>(c.ranks.size());
-  double data = 0, step = 0, au = 0, ips = 0;
-  c.au_pct_min = c.ranks.front().au_pct;
-  for (const auto& r : c.ranks) {
-    data += r.data_ms / n;
-    step += r.step_ms / n;
-    au += r.au_pct / n;
-    ips += r.images_per_second;
-    c.au_pct_min = std::min(c.au_pct_min, r.au_pct);
-  }
-  const auto slowest = std::max_element(c.ranks.begin(), c.ranks.end(),
-                                        [](const RankRow& a, const RankRow& b) { return a.data_ms < b.data_ms; });
-  c.data_ms_mean = data;
-  c.step_ms = step;
-  c.au_pct = au;
-  c.au_pass = au >= model::kAuTargetPct;
-  c.images_per_second = ips;
-  c.slowest_rank = slowest->rank;
-  c.load_imbalance = data > 0 ? slowest->data_ms / data : 1.0;
+// The job's figures as bench aggregated them, once (bench/ranks.cpp, model/rank_fields.h):
+// read, not recomputed. False when the row lacks one (an incomplete case).
+bool read_global(const BenchRun& run, const std::string& name, RanksCase& c) {
+  const auto get = [&](const char* f) { return run.value(name, f); };
+  const auto data_mean = get("data_ms_mean"), step = get("step_ms"), au = get("au_pct"),
+             au_min = get("au_pct_min"), au_pass = get("au_pass"), ips = get("images_per_second_total"),
+             imbalance = get("load_imbalance"), slowest = get("slowest_rank");
+  if (!data_mean || !step || !au || !au_min || !au_pass || !ips || !imbalance || !slowest) return false;
+  c.data_ms_mean = *data_mean;
+  c.step_ms = *step;
+  c.au_pct = *au;
+  c.au_pct_min = *au_min;
+  c.au_pass = *au_pass > 0.5;
+  c.images_per_second = *ips;
+  c.load_imbalance = *imbalance;
+  c.slowest_rank = static_cast<int>(std::clamp(std::round(*slowest), 0.0, 1e6));
+  return true;
 }
 
 const char* verdict(double error_pct) {
@@ -94,11 +92,10 @@ Ranks rank_figures(const BenchRun& run) {
     c.name = name;
     c.sweep = m->key.plain();
     c.workers = static_cast<int>(std::lround(run.value(name, "workers").value_or(0)));
-    const int n = static_cast<int>(std::lround(*world));
+    const int n = static_cast<int>(std::clamp(std::round(*world), 0.0, 65536.0));
     for (int k = 0; k < n; ++k)
       if (auto row = rank_row(run, name, k)) c.ranks.push_back(*row);
-    if (static_cast<int>(c.ranks.size()) != n) continue;  // incomplete: not aggregated here
-    summarize(c);
+    if (static_cast<int>(c.ranks.size()) != n || !read_global(run, name, c)) continue;  // incomplete
     c.pred_ms = run.value(name, "straggler_pred_ms");
     c.iid_max_ms = run.value(name, "straggler_iid_max_ms");
     if (c.pred_ms) c.pred_error_pct = 100 * (*c.pred_ms - c.step_ms) / std::max(1e-9, c.step_ms);

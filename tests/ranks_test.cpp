@@ -88,14 +88,18 @@ TEST(Straggler, ErrorPercent) {
   EXPECT_DOUBLE_EQ(dist::prediction_error_pct(9, 0), 0.0);
 }
 
-// A two-rank run as rank 0 writes it: per-rank counters, and what pipebench-report makes
-// of them, every figure worked out by hand.
+// A two-rank run as rank 0 writes it: per-rank counters and the job's figures bench
+// aggregated from them once (bench/ranks.cpp: the means, the minimum, the total, the
+// slowest rank and the imbalance, worked out by hand here), which pipebench-report reads.
 nlohmann::json two_rank_run() {
   using report::testing::row;
   const std::string name = "BM_EndToEnd/imagenet_train/emulated/workers:2/iterations:30/real_time";
   nlohmann::json c = {{"workers", 2}, {"batch_size", 64}, {"world_size", 2},
                       {"data_ms", 30.0}, {"compute_ms", 25.0}, {"step_ms", 31.0},
                       {"items_per_second", 4000.0},
+                      {"data_ms_mean", 25.0}, {"au_pct", 75.0}, {"au_pct_min", 70.0}, {"au_pass", 0},
+                      {"images_per_second_total", 4100.0}, {"load_imbalance", 30.0 / 25.0},
+                      {"slowest_rank", 1},
                       {"straggler_pred_ms", 30.69}, {"straggler_iid_max_ms", 32.55},
                       {"rank0_data_ms", 20.0}, {"rank0_step_ms", 31.0}, {"rank0_au_pct", 80.0},
                       {"rank0_images_per_second", 2000.0}, {"rank0_sync_wait_ms", 9.0},
@@ -158,6 +162,9 @@ TEST(ReportRanks, CoresPerRankIsTheFewestWorkersReachingNinety) {
     c["workers"] = w;
     c["rank0_au_pct"] = au0;
     c["rank1_au_pct"] = au1;
+    c["au_pct"] = (au0 + au1) / 2;  // as bench aggregates them
+    c["au_pct_min"] = std::min(au0, au1);
+    c["au_pass"] = (au0 + au1) / 2 >= 90 ? 1 : 0;
     return row(name, c);
   };
   doc["benchmarks"] = {at(1, 55, 65), at(2, 90, 95), at(4, 99, 99), at(1, 95, 95, "/callbacks:log")};
