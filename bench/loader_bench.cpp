@@ -100,13 +100,8 @@ void register_loader_benchmarks(BenchContext& ctx) {
   const auto& pipeline = c.pipeline;
   const auto key = [&](model::Family family, int workers, const std::string& layout = "",
                        const std::string& cache = "", int shards = 0) {
-    model::CaseKey k;
-    k.family = family;
-    k.pipeline = pipeline->name();
-    k.workers = workers;
-    k.layout = layout;
-    k.cache = cache;
-    k.shards = shards;
+    model::CaseKey k = model::loader_case(pipeline->name(), workers, layout, cache, shards);
+    k.family = family;  // the stage timers' case has the loader's key fields
     return k;
   };
   register_case(ctx, key(model::Family::kStageTimers, 1), BM_StageTimers, pipeline)

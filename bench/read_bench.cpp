@@ -98,12 +98,7 @@ void BM_ReadPacked(benchmark::State& state, BenchContext& ctx, CacheMode mode,
 void register_read_benchmarks(BenchContext& ctx) {
   // Real time: a cold read waits on the device, which CPU time would not count.
   const auto key = [](const std::string& layout, int shards, CacheMode mode) {
-    model::CaseKey k;
-    k.family = model::Family::kRead;
-    k.layout = layout;
-    k.shards = shards;
-    k.cache = to_string(mode);
-    return k;
+    return model::read_case(layout, to_string(mode), shards);
   };
   for (CacheMode mode : {CacheMode::kWarm, CacheMode::kCold}) {
     register_case(ctx, key(ctx.disk().layout(), 0, mode), BM_Read, mode)

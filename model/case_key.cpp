@@ -105,6 +105,29 @@ CaseKey transform_case(const std::string& op, const std::string& detail) {
   return k;
 }
 
+CaseKey loader_case(const std::string& pipeline, int workers, const std::string& layout,
+                    const std::string& cache, int shards) {
+  CaseKey k;
+  k.family = Family::kLoader;
+  k.pipeline = pipeline;
+  k.workers = workers;
+  k.layout = layout;
+  k.cache = cache;
+  k.shards = shards;
+  k.timed_by = "real_time";
+  return k;
+}
+
+CaseKey read_case(const std::string& layout, const std::string& cache, int shards) {
+  CaseKey k;
+  k.family = Family::kRead;
+  k.layout = layout;
+  k.cache = cache;
+  k.shards = shards;
+  k.timed_by = "real_time";
+  return k;
+}
+
 nlohmann::json to_json(const CaseKey& k) {
   return {{"name", k.name()},         {"family", family_name(k.family)},
           {"pipeline", k.pipeline},   {"variant", k.variant},

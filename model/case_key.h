@@ -78,6 +78,11 @@ CaseKey sample_case(const std::string& pipeline, const std::string& variant = ""
                     const std::string& param = "");
 /// BM_Transform/<op>[/<detail>].
 CaseKey transform_case(const std::string& op, const std::string& detail = "");
+/// BM_Loader/<pipeline>[/<layout | shards-N>/<cache>]/workers:W (layout "" = the sweep).
+CaseKey loader_case(const std::string& pipeline, int workers, const std::string& layout = "",
+                    const std::string& cache = "", int shards = 0);
+/// BM_Read/<layout | shards-N>/<cache>.
+CaseKey read_case(const std::string& layout, const std::string& cache, int shards = 0);
 
 /// The key as the record's "key" object: every field, plus "name".
 nlohmann::json to_json(const CaseKey& key);

@@ -9,27 +9,6 @@
 namespace pipebench::report {
 namespace {
 
-model::CaseKey loader_key(const std::string& pipeline, int workers, const std::string& layout = "",
-                          const std::string& cache = "", int shards = 0) {
-  model::CaseKey k;
-  k.family = model::Family::kLoader;
-  k.pipeline = pipeline;
-  k.workers = workers;
-  k.layout = layout;
-  k.cache = cache;
-  k.shards = shards;
-  return k;
-}
-
-model::CaseKey read_key(const std::string& layout, const std::string& cache, int shards = 0) {
-  model::CaseKey k;
-  k.family = model::Family::kRead;
-  k.layout = layout;
-  k.cache = cache;
-  k.shards = shards;
-  return k;
-}
-
 // The warm loader of the study: BM_Loader/<pipeline>/<layout>/warm/workers:<w>.
 std::optional<std::pair<std::string, int>> warm_case(const BenchRun& run, const std::string& pipeline,
                                                      const std::string& layout) {
@@ -95,7 +74,7 @@ Storage storage_split(const BenchRun& run, const std::string& pipeline, std::opt
   s.cache_mode = run.context_or("cache_mode", "warm");
   if (const auto t = run.number("read_throttle_mib_s"); t && *t > 0) s.throttle_mib_s = t;
   const auto warm = warm_case(run, pipeline, s.layout);
-  const std::string cold_name = loader_key(pipeline, warm ? warm->second : 0).name();
+  const std::string cold_name = model::loader_case(pipeline, warm ? warm->second : 0).name();
   add_warnings(run, cold_name, s);
   if (!warm || (s.cache_mode != "cold" && !s.throttle_mib_s)) return s;
   s.workers = warm->second;
@@ -104,7 +83,7 @@ Storage storage_split(const BenchRun& run, const std::string& pipeline, std::opt
   s.warm_data_ms = run.value(warm->first, "data_ms");
   s.compute_ms = compute_ms ? compute_ms : run.number("compute_ms");
   s.cold_images_per_second = run.value(cold_name, "items_per_second");
-  const std::string read_cold = read_key(s.layout, "cold").name();
+  const std::string read_cold = model::read_case(s.layout, "cold").name();
   s.fetch_images_per_second = run.value(read_cold, "items_per_second");
   s.fetch_mb_per_second = mb_per_second(run, read_cold);
   if (s.cold_data_ms && s.warm_data_ms && s.compute_ms) {
@@ -125,7 +104,7 @@ Storage storage_split(const BenchRun& run, const std::string& pipeline, std::opt
     p.layout = "shards-" + std::to_string(c->key.shards);
     p.loader_case = c->key.name();
     p.data_ms = run.value(p.loader_case, "data_ms");
-    p.read_mb_per_second = mb_per_second(run, read_key("shards", "cold", c->key.shards).name());
+    p.read_mb_per_second = mb_per_second(run, model::read_case("shards", "cold", c->key.shards).name());
     s.packed.push_back(p);
   }
   std::sort(s.packed.begin(), s.packed.end(), [](const PackedLayout& a, const PackedLayout& b) {

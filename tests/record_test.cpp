@@ -46,25 +46,11 @@ CaseKey e2e(const std::string& baseline, int workers, const std::string& variant
 }
 
 CaseKey loader(int workers, const std::string& layout = "", const std::string& cache = "", int shards = 0) {
-  CaseKey k;
-  k.family = Family::kLoader;
-  k.pipeline = "imagenet_train";
-  k.workers = workers;
-  k.layout = layout;
-  k.cache = cache;
-  k.shards = shards;
-  k.timed_by = "real_time";
-  return k;
+  return model::loader_case("imagenet_train", workers, layout, cache, shards);
 }
 
 CaseKey read(const std::string& layout, const std::string& cache, int shards = 0) {
-  CaseKey k;
-  k.family = Family::kRead;
-  k.layout = layout;
-  k.cache = cache;
-  k.shards = shards;
-  k.timed_by = "real_time";
-  return k;
+  return model::read_case(layout, cache, shards);
 }
 
 // Every kind of key bench registers, one or more of each catalogue entry.
