@@ -150,6 +150,12 @@ void add_system_counters(BenchContext& ctx, benchmark::State& state, const Loade
   put("rss_mib_max", s.rss_mib_max);
   put("mem_available_mib_min", s.mem_available_mib_min);
   put("disk_read_mib_per_s", s.disk_read_mib_per_s);
+  put("net_rx_mib_per_s", s.net_rx_mib_per_s);  // every interface but lo; then each
+  put("net_tx_mib_per_s", s.net_tx_mib_per_s);
+  for (const auto& [iface, rx, tx] : s.net_per_iface) {
+    state.counters["net:" + iface + "_rx_mib_per_s"] = rx;
+    state.counters["net:" + iface + "_tx_mib_per_s"] = tx;
+  }
   put("disk_read_iops", s.disk_read_iops);
   put("process_read_mib_per_s", s.process_read_mib_per_s);
   state.counters["cpu_user_pct_mean"] = s.cpu_user_pct_mean;

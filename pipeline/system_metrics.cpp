@@ -126,6 +126,23 @@ std::optional<uint64_t> parse_io_read_bytes(std::string_view text) {
   return parse_kv_field(text, "read_bytes");
 }
 
+std::vector<NetCounters> parse_net_dev(std::string_view text) {
+  std::vector<NetCounters> out;
+  for_each_line(text, [&](std::string_view line) {
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) return;  // the two header lines
+    std::string_view name = line.substr(0, colon);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    if (name.empty() || name == "lo") return;
+    const auto f = split_ws(line.substr(colon + 1));
+    if (f.size() < 9) return;
+    const auto rx = to_u64(f[0]), tx = to_u64(f[8]);
+    if (!rx || !tx) return;
+    out.push_back({std::string(name), *rx, *tx});
+  });
+  return out;
+}
+
 std::optional<std::pair<uint64_t, uint64_t>> parse_diskstats(std::string_view text, unsigned major,
                                                              unsigned minor) {
   std::optional<std::pair<uint64_t, uint64_t>> result;
@@ -183,6 +200,23 @@ SystemInterval interval_between(const SystemSample& a, const SystemSample& b) {
       r.involuntary_switches_per_s = grown(*a.involuntary_switches, *b.involuntary_switches) / r.seconds;
     if (r.voluntary_switches_per_s && r.involuntary_switches_per_s)
       r.context_switches_per_s = *r.voluntary_switches_per_s + *r.involuntary_switches_per_s;
+    // Interfaces present in both samples (one that came up in between is left out).
+    double rx = 0, tx = 0;
+    bool any = false;
+    for (const auto& nb : b.net)
+      for (const auto& na : a.net)
+        if (na.iface == nb.iface) {
+          const double drx = grown(na.rx_bytes, nb.rx_bytes) / double(1 << 20) / r.seconds;
+          const double dtx = grown(na.tx_bytes, nb.tx_bytes) / double(1 << 20) / r.seconds;
+          r.net_per_iface.emplace_back(nb.iface, drx, dtx);
+          rx += drx;
+          tx += dtx;
+          any = true;
+        }
+    if (any) {
+      r.net_rx_mib_per_s = rx;
+      r.net_tx_mib_per_s = tx;
+    }
   }
   if (a.major_faults && b.major_faults) r.major_faults = grown(*a.major_faults, *b.major_faults);
   return r;
@@ -255,6 +289,9 @@ SystemSummary summarize(const std::vector<SystemSample>& samples) {
   s.disk_read_mib_per_s = whole.disk_read_mib_per_s;
   s.disk_read_iops = whole.disk_read_iops;
   s.process_read_mib_per_s = whole.process_read_mib_per_s;
+  s.net_rx_mib_per_s = whole.net_rx_mib_per_s;
+  s.net_tx_mib_per_s = whole.net_tx_mib_per_s;
+  s.net_per_iface = whole.net_per_iface;
   s.voluntary_switches_per_s = whole.voluntary_switches_per_s;
   s.involuntary_switches_per_s = whole.involuntary_switches_per_s;
   s.context_switches_per_s = whole.context_switches_per_s;
@@ -269,6 +306,8 @@ void trace_system_samples(TraceRecorder& trace, const std::vector<SystemSample>&
     trace.counter("cpu cores busy (all processes)", samples[i].t_ns, in.cpu_busy_cores);
     trace.counter("pipebench cores busy", samples[i].t_ns, in.process_cores);
     if (samples[i].rss_bytes) trace.counter("rss MiB", samples[i].t_ns, *samples[i].rss_bytes / double(1 << 20));
+    if (in.net_rx_mib_per_s) trace.counter("network received MiB/s", samples[i].t_ns, *in.net_rx_mib_per_s);
+    if (in.net_tx_mib_per_s) trace.counter("network sent MiB/s", samples[i].t_ns, *in.net_tx_mib_per_s);
     if (samples[i].gpu_util_pct) trace.counter("gpu util %", samples[i].t_ns, *samples[i].gpu_util_pct);
     if (samples[i].gpu_mem_used_mib)
       trace.counter("gpu memory used MiB", samples[i].t_ns, *samples[i].gpu_mem_used_mib);
@@ -288,6 +327,7 @@ SystemSample read_system_sample(unsigned disk_major, unsigned disk_minor, bool g
   s.mem_available_bytes = parse_kv_field(slurp("/proc/meminfo"), "MemAvailable");
   s.major_faults = parse_major_faults(slurp("/proc/self/stat"));
   s.process_read_bytes = parse_io_read_bytes(slurp("/proc/self/io"));
+  s.net = parse_net_dev(slurp("/proc/net/dev"));
   if (disk_major != 0 || disk_minor != 0) {
     if (const auto d = parse_diskstats(slurp("/proc/diskstats"), disk_major, disk_minor)) {
       s.disk_reads = d->first;

@@ -42,6 +42,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace pipebench {
@@ -54,6 +55,13 @@ struct CpuTicks {
   uint64_t total() const { return busy() + idle + iowait; }
 };
 
+/// One network interface's byte counters (/proc/net/dev: received, field 1; transmitted,
+/// field 9), as the Determined profiler records them for distributed training.
+struct NetCounters {
+  std::string iface;
+  uint64_t rx_bytes = 0, tx_bytes = 0;
+};
+
 /// One reading of every source; absent optionals were unreadable.
 struct SystemSample {
   int64_t t_ns = 0;                       ///< steady clock
@@ -63,6 +71,7 @@ struct SystemSample {
   std::optional<uint64_t> voluntary_switches, involuntary_switches, major_faults;
   std::optional<uint64_t> process_read_bytes;              ///< /proc/self/io read_bytes
   std::optional<uint64_t> disk_reads, disk_read_sectors;   ///< the dataset's device
+  std::vector<NetCounters> net;                            ///< every interface but lo
   /// GPU 0 through NVML (pipeline/nvml.h): %, MiB, MiB/s, MHz; absent without NVML.
   std::optional<double> gpu_util_pct, gpu_mem_used_mib, gpu_sm_clock_mhz;
   std::optional<double> gpu_pcie_rx_mib_per_s, gpu_pcie_tx_mib_per_s;  ///< every 4th sample
@@ -76,6 +85,9 @@ std::optional<uint64_t> parse_kv_field(std::string_view text, std::string_view k
 std::optional<uint64_t> parse_major_faults(std::string_view stat_text);
 /// "read_bytes:" of /proc/self/io.
 std::optional<uint64_t> parse_io_read_bytes(std::string_view text);
+/// Every interface of /proc/net/dev but the loopback ("lo"), in its order; malformed lines
+/// are skipped.
+std::vector<NetCounters> parse_net_dev(std::string_view text);
 /// Reads completed and sectors read of device major:minor in /proc/diskstats.
 std::optional<std::pair<uint64_t, uint64_t>> parse_diskstats(std::string_view text, unsigned major,
                                                              unsigned minor);
@@ -101,6 +113,10 @@ struct SystemInterval {
   std::optional<double> voluntary_switches_per_s, involuntary_switches_per_s;
   std::optional<double> context_switches_per_s;
   std::optional<uint64_t> major_faults;          ///< this process, in the interval
+  /// Network bytes received and sent, MiB/s, every interface but lo together (present in
+  /// both samples), and per interface (name, rx, tx).
+  std::optional<double> net_rx_mib_per_s, net_tx_mib_per_s;
+  std::vector<std::tuple<std::string, double, double>> net_per_iface;
 };
 
 /// Counters that went backwards count as 0 (see above).
@@ -120,6 +136,9 @@ struct SystemSummary {
   double cpu_core_util_pct_max = 0;
   std::optional<double> rss_mib_max, peak_rss_mib, mem_available_mib_min;
   std::optional<double> disk_read_mib_per_s, disk_read_iops, process_read_mib_per_s;
+  /// Network, MiB/s over the run, all interfaces but lo and per interface (SystemInterval).
+  std::optional<double> net_rx_mib_per_s, net_tx_mib_per_s;
+  std::vector<std::tuple<std::string, double, double>> net_per_iface;
   /// Per s over the run: voluntary, involuntary, and their sum (SystemInterval).
   std::optional<double> voluntary_switches_per_s, involuntary_switches_per_s;
   std::optional<double> context_switches_per_s;
