@@ -165,6 +165,12 @@ std::vector<ConsoleCounter> UnitsConsoleReporter::shown(const Run& run) const {
   return out;
 }
 
+std::string UnitsConsoleReporter::wrapped_name(const std::string& name) const {
+  // Compact: a name longer than the column gets a line of its own, its figures the next.
+  if (name_width_ > 0 && name.size() > name_field_width_) return name + "\n" + std::string(name_field_width_, ' ');
+  return pad_right(name, name_field_width_);
+}
+
 std::string UnitsConsoleReporter::shown_name(const Run& run) const {
   if (name_width_ == 0) return run.benchmark_name();
   std::string name = run.run_name.function_name;
@@ -174,7 +180,7 @@ std::string UnitsConsoleReporter::shown_name(const Run& run) const {
 
 bool UnitsConsoleReporter::ReportContext(const Context& context) {
   const bool ok = ConsoleReporter::ReportContext(context);
-  if (name_width_ > 0) name_field_width_ = name_width_;
+  if (name_width_ > 0) name_field_width_ = std::min(name_width_, kMaxNameWidth);
   header_names_.clear();
   return ok;
 }
@@ -231,7 +237,7 @@ void UnitsConsoleReporter::print_row(const Run& run, const std::vector<ConsoleCo
     }
   };
   paint(run.report_big_o || run.report_rms ? Color::kBlue : Color::kGreen,
-        pad_right(shown_name(run), name_field_width_) + " ");
+        wrapped_name(shown_name(run)) + " ");
   if (run.error_occurred) {
     paint(Color::kRed, "ERROR OCCURRED: '" + run.error_message + "'");
     out << "\n";

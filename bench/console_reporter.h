@@ -75,6 +75,10 @@ class UnitsConsoleReporter : public benchmark::ConsoleReporter {
   size_t name_width_ = 0;
   /// The row's name as shown (see name_width above).
   std::string shown_name(const Run& run) const;
+  /// Padded to the name column; in the compact layout a longer name is on a line of its own.
+  std::string wrapped_name(const std::string& name) const;
+  /// The compact layout's name column at most: rows stay within 160 characters.
+  static constexpr size_t kMaxNameWidth = 52;
   /// The counters of `run` this reporter shows (all, or the compact set).
   std::vector<ConsoleCounter> shown(const Run& run) const;
 };
