@@ -11,11 +11,20 @@
 # sides, a Mann-Whitney U p < alpha (0.05). A case whose CV over repetitions exceeds
 # --max-cv (default PCT) is "too noisy to judge" (a warning); a base time of 0 is "base 0".
 # Exit status: 0 pass, 1 regression/lost/errored, 2 bad input. See scripts/README.md.
+#
+#   scripts/compare.sh --ab BASE_BIN NEW_BIN [--threshold PCT] [--blocks N] [--filter REGEX]
+#                      [--out FILE.json] [--data DIR] [-- pipebench flags...]
+# runs the two builds itself in alternating ABBA blocks on this machine and gates on the
+# paired ratio NEW/BASE per case (scripts/ab_gate.py; docs/ab-gate.md). Same exit statuses.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 python=/usr/bin/python3   # Debian's python3-scipy/numpy are visible only to this one
 if [ ! -x "$python" ]; then
   echo "compare: error: $python not found; run scripts/setup.sh" >&2
   exit 2
+fi
+if [ "${1:-}" = "--ab" ]; then
+  shift
+  exec "$python" "$here/ab_gate.py" "$@"
 fi
 exec "$python" "$here/compare_gate.py" "$@"

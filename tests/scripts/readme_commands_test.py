@@ -55,6 +55,10 @@ SKIP = [
                                  "runs bundle.sh on the build under test"),
     (r"^tar ", "packs or unpacks the bundle of the lines before it"),
     (r"^(bin/pipebench|tests/run-gpu-tests\.sh)", "runs inside the bundle on a GPU node"),
+    (r"^\./scripts/build_ref\.sh ", "builds a git ref from scratch (minutes): ab_gate_test runs "
+                                    "build_ref.sh and the workflow's commands on the build under test"),
+    (r"^\./scripts/compare\.sh --ab base/", "compares the builds of the build_ref.sh lines: "
+                                           "ab_gate_test runs --ab on the build under test"),
 ]
 PAGES_MIN = {"README.md": 6}  # at least this many commands; a docs page may have none
 

@@ -1,0 +1,637 @@
+#!/usr/bin/python3
+"""ab_gate.py - the paired A/B regression gate behind `scripts/compare.sh --ab` (issue 27).
+
+  scripts/compare.sh --ab BASE_BIN NEW_BIN [--threshold PCT] [--blocks N] [--filter REGEX]
+      [--out FILE.json] [--data DIR] [--min-time S] [--time auto|real|cpu] [--max-noise PCT]
+      [--force] [--keep DIR] [-- pipebench flags...]
+
+compare.sh BASE.json NEW.json compares two runs made at different times; on a shared CI
+runner the machine's speed drifts between them (other jobs, frequency, caches), and that
+drift lands in the comparison as if the code had changed. This gate runs the two builds
+itself, interleaved on the same machine, so that both see the same conditions:
+
+  1. the dataset: --data DIR, else a small synthetic one (16 JPEGs of 500x375 in 2 classes)
+     made in a temporary folder by the `datasets/pipebench-data` beside BASE_BIN (the build
+     tree's layout: BASE/bench/pipebench -> BASE/datasets/pipebench-data; NEW's when BASE
+     has none);
+  2. the cases: each binary lists the cases its --filter selects (`--benchmark_list_tests`;
+     default filter `BM_(Decode|Transform|Sample|Collate)/`, the single-threaded stage
+     cases). The two lists must be equal (exit 2 naming the cases only in one);
+  3. the blocks: N rounds (--blocks, default 5) of four processes in the order A B B A (A =
+     BASE, B = NEW), each one process running every selected case once, short
+     (--benchmark_min_time=0.05 s, --min-time), with the same data, filter, seed and extra
+     pipebench flags (after `--`), each writing its Google Benchmark JSON. The first A and B
+     blocks' contexts must agree on pipebench_version and pipebench_record (the run
+     record's version) and on what makes runs incomparable for compare.sh (dataset, batch,
+     crop, pipeline, build type: bench_json.context_mismatches); otherwise exit 2 naming
+     what differs (--force: a warning instead);
+  4. per case and round i: the block time t (the row's real_time or cpu_time, as the case
+     key's timed_by says: bench_json.timed_field; --time real|cpu forces one), and the
+     paired ratio r_i = (B1 + B2) / (A1 + A2). A drift that is linear in time over the
+     round adds the same to both sums (A1 + A2 = 2 A(mid) = B1 + B2 under no change), so
+     ABBA cancels it; a step change of the machine cancels in every round it does not fall
+     into;
+  5. the statistic: the mean of ln r_i over the N rounds with its Student t interval,
+     mean +- t(0.975, N - 1) * s / sqrt(N) (s the sample standard deviation of the ln r_i),
+     reported as the ratio NEW/BASE = exp(mean) and its 95 % interval exp(lo)..exp(hi).
+     Logs make the ratio symmetric (x2 and x0.5 are equally far from 1) and the mean of
+     logs is the geometric mean of the round ratios;
+  6. the verdict: REGRESSION when ratio > 1 + PCT/100 AND the interval's lower bound > 1
+     (slower beyond the threshold, and not noise); "improvement" when ratio < 1 - PCT/100
+     AND the upper bound < 1; otherwise "no change (within noise +-x %)", x the interval's
+     half-width. A case that errored in a NEW block but in no BASE block FAILS (ERRORED);
+     one that errored in a BASE block is skipped, listed;
+  7. the noise guard (compare.sh's "too noisy to judge", issue 15 item 7, for intervals):
+     a case whose interval's half-width exceeds --max-noise percent (default: the
+     threshold) is "too noisy to judge" (a warning, never a failure) when rule 6 would
+     call it a regression or an improvement, unless its whole interval lies beyond the
+     threshold (lower bound > 1 + PCT/100; upper < 1 - PCT/100 for an improvement).
+     Why: each case is tested at 95 %, so with dozens of cases the few whose blocks are
+     noisy (the memory-bound BM_Collate and batch-operator cases on a shared machine:
+     intervals of +-5 to +-20 %) give a false alarm in a sizeable share of comparisons of
+     a build with itself (measured: docs/ab-gate.md, calibration); the guard removes those
+     and keeps the power on the cases quiet enough to show a change of the threshold's
+     size. --max-noise inf gives rule 6 alone.
+
+Method and source: a paired comparison (each round is a pair of measurements taken under
+the same machine state) with a one-sample t interval on the log ratios: the standard paired
+t procedure (e.g. NIST/SEMATECH e-Handbook of Statistical Methods, 7.3.1 and 7.4.4, "paired
+t"), applied to log time ratios. The interleaving of the two builds follows Tango.rs's
+paired benchmarking (Denis Bazhenov, "Paired benchmarking. How to measure performance",
+2023; github.com/bazhenov/tango): running base and candidate alternately under the same
+conditions removes most of the machine's variance from their difference. ABBA (rather than
+AB AB) is the classical counterbalanced order that also cancels linear drift within a
+round.
+
+Output: one line per block on stderr while it runs, then a table (case, base and new time:
+medians over the 2N blocks of each side, ratio NEW/BASE, 95 % interval, verdict), a
+REGRESSION / ERRORED line per failing case and a summary line. --out FILE.json writes the
+result: per case the fields compare_gate.judge returns (field, base_ns, new_ns, change =
+ratio - 1, p (None: no U test), n_base, n_new, verdict (regression, improvement, noisy,
+ok), slower_than_threshold, cv, cv_base, cv_new) plus "paired": true, "ratio", "ci_low", "ci_high", "blocks" (rounds), the round
+ratios and the verdict's text; and, so that scripts/export.py and scripts/history.py read
+the file as a run of the change, "context" (NEW's first block's, plus ab_* keys) and
+"benchmarks" (NEW's rows from its 2N blocks, one repetition per block).
+
+Exit status: 0 no regression; 1 at least one regression or a case that errored only in
+NEW (or a NEW block that crashed); 2 bad input: a binary missing or not executable, the
+case sets differ, the builds are different pipebench versions or measure different things,
+no case selected, a BASE block that failed, a bad option. One `ab: error:` line on stderr.
+
+The gate removes PIPEBENCH_TEST_SLOWDOWN (a test-only hook: transforms/ops/test_slowdown.h)
+from the environment it passes to the builds; scripts/gate_calibration.sh sets it through
+a wrapper script to inject a known slowdown.
+"""
+
+import argparse
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_json import (BadInput, busy_flag, case_key, context,  # noqa: E402
+                        context_mismatches, iterations_by_case, load_run, time_ns, timed_field)
+
+EXIT_OK = 0
+EXIT_REGRESSION = 1
+EXIT_BAD_INPUT = 2
+
+DEFAULT_FILTER = "BM_(Decode|Transform|Sample|Collate)/"
+DEFAULT_BLOCKS = 5
+DEFAULT_MIN_TIME = "0.05"
+CONFIDENCE = 0.95
+ORDER = ("A", "B", "B", "A")
+VERSION_KEYS = ("pipebench_version", "pipebench_record")
+# Flags the gate sets itself on every block.
+OWN_FLAGS = ("--data", "--benchmark_filter", "--benchmark_min_time", "--benchmark_out",
+             "--benchmark_out_format", "--benchmark_list_tests", "--benchmark_format")
+HOOK_VAR = "PIPEBENCH_TEST_SLOWDOWN"
+
+
+def log(msg):
+    print(f"ab: {msg}", file=sys.stderr, flush=True)
+
+
+# --- statistics --------------------------------------------------------------------------
+
+def t_quantile(p, df):
+    """Student t quantile (scipy)."""
+    try:
+        from scipy.stats import t
+    except ImportError as e:
+        raise BadInput(f"scipy is needed for the t interval ({e}); install python3-scipy "
+                       "(scripts/setup.sh) and run with /usr/bin/python3") from e
+    return float(t.ppf(p, df))
+
+
+def quad_ratio(a1, b1, b2, a2):
+    """One ABBA round's ratio NEW/BASE: (B1 + B2) / (A1 + A2)."""
+    return (b1 + b2) / (a1 + a2)
+
+
+def paired_stats(ratios, confidence=CONFIDENCE):
+    """The gate statistic over the rounds' ratios: mean of ln r with its two-sided Student t
+    interval (N - 1 degrees of freedom), as ratios. Needs >= 2 positive ratios.
+
+    Returns {n, mean_log, sd_log, t, ratio, ci_low, ci_high}."""
+    n = len(ratios)
+    if n < 2:
+        raise ValueError("a t interval needs at least 2 rounds")
+    if any(not (r > 0 and math.isfinite(r)) for r in ratios):
+        raise ValueError(f"ratios must be finite and > 0, got {ratios}")
+    logs = [math.log(r) for r in ratios]
+    mean = statistics.fmean(logs)
+    sd = statistics.stdev(logs)
+    t = t_quantile(0.5 + confidence / 2, n - 1)
+    half = t * sd / math.sqrt(n)
+    return {"n": n, "mean_log": mean, "sd_log": sd, "t": t, "ratio": math.exp(mean),
+            "ci_low": math.exp(mean - half), "ci_high": math.exp(mean + half)}
+
+
+def verdict(ratio, ci_low, ci_high, threshold_pct, max_noise_pct=None):
+    """("regression" | "improvement" | "noisy" | "ok", the verdict's text) for a ratio
+    NEW/BASE and its interval at a threshold in percent. A case whose interval's half-width
+    exceeds max_noise_pct (default: the threshold) is "noisy", too noisy to judge, unless
+    the whole interval lies beyond the threshold; math.inf turns that guard off."""
+    th = threshold_pct / 100.0
+    noise = (threshold_pct if max_noise_pct is None else max_noise_pct) / 100.0
+    change = (ratio - 1.0) * 100.0
+    half = (ci_high - ci_low) / 2.0 * 100.0
+    noisy = half / 100.0 > noise
+    if ratio > 1.0 + th and ci_low > 1.0:
+        if not noisy or ci_low > 1.0 + th:
+            return "regression", "REGRESSION"
+        return "noisy", (f"too noisy to judge ({change:+.1f} %, interval ±{half:.1f} % > "
+                         f"{noise * 100:g} %)")
+    if ratio < 1.0 - th and ci_high < 1.0:
+        if not noisy or ci_high < 1.0 - th:
+            return "improvement", "improvement"
+        return "noisy", (f"too noisy to judge ({change:+.1f} %, interval ±{half:.1f} % > "
+                         f"{noise * 100:g} %)")
+    text = f"no change (within noise ±{half:.1f} %)"
+    if ci_low > 1.0 or ci_high < 1.0:
+        text = (f"no change ({change:+.1f} %, significant but within the "
+                f"{threshold_pct:g} % threshold)")
+    elif abs(ratio - 1.0) > th:
+        text = f"no change (within noise ±{half:.1f} %; {change:+.1f} % not significant)"
+    return "ok", text
+
+
+def cv(values):
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    return statistics.stdev(values) / mean if mean > 0 else None
+
+
+def judge_case(name, field, rounds, threshold_pct, confidence=CONFIDENCE, max_noise_pct=None):
+    """One case over its rounds [(A1, B1, B2, A2) in ns]: compare_gate.judge's fields plus
+    the paired ones."""
+    ratios = [quad_ratio(*q) for q in rounds]
+    base = [v for q in rounds for v in (q[0], q[3])]
+    new = [v for q in rounds for v in (q[1], q[2])]
+    if any(v <= 0 for v in base + new):
+        v, text = "base0", "not judged (a block time of 0)"
+        st = {"ratio": None, "ci_low": None, "ci_high": None, "mean_log": None,
+              "sd_log": None, "t": None}
+    else:
+        st = paired_stats(ratios, confidence)
+        v, text = verdict(st["ratio"], st["ci_low"], st["ci_high"], threshold_pct,
+                          max_noise_pct)
+    ratio = st["ratio"]
+    return {"name": name, "field": field, "base_ns": statistics.median(base),
+            "new_ns": statistics.median(new),
+            "change": None if ratio is None else ratio - 1.0, "p": None,
+            "n_base": len(base), "n_new": len(new), "verdict": v,
+            "slower_than_threshold": ratio is not None and ratio > 1.0 + threshold_pct / 100,
+            "cv": None, "cv_base": cv(base), "cv_new": cv(new),
+            "paired": True, "ratio": ratio, "ci_low": st["ci_low"], "ci_high": st["ci_high"],
+            "blocks": len(rounds), "confidence": confidence, "mean_log_ratio": st["mean_log"],
+            "sd_log_ratio": st["sd_log"], "t_quantile": st["t"],
+            "round_ratios": ratios, "verdict_text": text}
+
+
+# --- one block ---------------------------------------------------------------------------
+
+def block_times(doc, mode="auto"):
+    """{case: ns} (the block's time of each case: median of its iteration rows, normally
+    one), {case: error message}, {case: field}."""
+    cases, errored = iterations_by_case(doc)
+    times, fields = {}, {}
+    for name, rows in cases.items():
+        field = timed_field(case_key(rows[0])) if mode == "auto" else mode + "_time"
+        fields[name] = field
+        times[name] = statistics.median(time_ns(r, field) for r in rows)
+    return times, errored, fields
+
+
+def analyse(rounds_docs, threshold_pct, mode="auto", confidence=CONFIDENCE,
+            max_noise_pct=None):
+    """The gate over the blocks' documents [(A1, B1, B2, A2)] (loaded Google Benchmark
+    JSON). Returns (results {case: judge_case}, errored_new {case: message},
+    skipped {case: why}, lost [cases in every BASE block and missing from a NEW block])."""
+    tables = [[block_times(d, mode) for d in quad] for quad in rounds_docs]
+    names = []
+    for quad in tables:
+        for times, errored, _ in quad:
+            for n in list(times) + list(errored):
+                if n not in names:
+                    names.append(n)
+    results, errored_new, skipped, lost = {}, {}, {}, []
+    for name in names:
+        base_err = [t[1][name] for quad in tables for t in (quad[0], quad[3]) if name in t[1]]
+        new_err = [t[1][name] for quad in tables for t in (quad[1], quad[2]) if name in t[1]]
+        if base_err:
+            skipped[name] = f"reported an error in a BASE block: {base_err[0]}"
+            continue
+        if new_err:
+            errored_new[name] = new_err[0]
+            continue
+        rounds, field = [], None
+        for quad in tables:
+            vals = [t[0].get(name) for t in quad]
+            if None in vals:
+                break
+            rounds.append(tuple(vals))
+            field = field or quad[0][2][name]
+        if len(rounds) < len(tables):
+            if all(name in quad[i][0] for quad in tables for i in (0, 3)):
+                lost.append(name)
+            else:
+                skipped[name] = "missing from a BASE block"
+            continue
+        results[name] = judge_case(name, field, rounds, threshold_pct, confidence,
+                                   max_noise_pct)
+    return results, errored_new, skipped, lost
+
+
+# --- running the builds ------------------------------------------------------------------
+
+def child_env():
+    env = dict(os.environ)
+    env.pop(HOOK_VAR, None)
+    return env
+
+
+def check_binary(path, label):
+    if not os.path.exists(path):
+        raise BadInput(f"{label} {path}: no such file")
+    if not os.path.isfile(path):
+        raise BadInput(f"{label} {path}: not a regular file")
+    if not os.access(path, os.X_OK):
+        raise BadInput(f"{label} {path}: not executable")
+
+
+def data_tool(binary):
+    """The pipebench-data of a build tree: BIN's ../datasets/pipebench-data."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(binary)))
+    tool = os.path.join(root, "datasets", "pipebench-data")
+    return tool if os.path.isfile(tool) and os.access(tool, os.X_OK) else None
+
+
+def make_dataset(base, new, folder):
+    tool = data_tool(base) or data_tool(new)
+    if tool is None:
+        raise BadInput(f"no datasets/pipebench-data beside {base} or {new} to make the "
+                       "synthetic dataset; pass --data DIR")
+    p = subprocess.run([tool, "synthetic", folder, "--count", "16", "--classes", "2"],
+                       capture_output=True, text=True, env=child_env())
+    if p.returncode != 0:
+        raise BadInput(f"{tool} synthetic failed (exit {p.returncode}): "
+                       f"{(p.stderr or p.stdout).strip()[-500:]}")
+    log(f"dataset: {p.stdout.strip()}")
+    return folder
+
+
+def list_cases(binary, data, filt, extra):
+    cmd = [binary, f"--data={data}", f"--benchmark_filter={filt}",
+           "--benchmark_list_tests=true", *extra]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=child_env())
+    names = [ln.strip() for ln in p.stdout.splitlines() if ln.strip()]
+    if p.returncode != 0 and not names:
+        raise BadInput(f"{binary} --benchmark_list_tests failed (exit {p.returncode}): "
+                       f"{(p.stderr or p.stdout).strip()[-500:]}")
+    return names
+
+
+def check_case_sets(base_cases, new_cases, filt):
+    only_base = [n for n in base_cases if n not in set(new_cases)]
+    only_new = [n for n in new_cases if n not in set(base_cases)]
+    if only_base or only_new:
+        parts = []
+        if only_base:
+            parts.append(f"only in BASE: {', '.join(only_base)}")
+        if only_new:
+            parts.append(f"only in NEW: {', '.join(only_new)}")
+        raise BadInput(f"the two builds select different cases with --filter {filt!r}: "
+                       f"{'; '.join(parts)}. Narrow --filter to the cases both have")
+    if not base_cases:
+        raise BadInput(f"no case matches --filter {filt!r}")
+
+
+class BlockFailed(Exception):
+    def __init__(self, side, msg):
+        super().__init__(msg)
+        self.side = side
+
+
+def run_block(binary, side, data, filt, min_time, extra, out_json, log_path, timeout):
+    cmd = [binary, f"--data={data}", f"--benchmark_filter={filt}",
+           f"--benchmark_min_time={min_time}", f"--benchmark_out={out_json}",
+           "--benchmark_out_format=json", *extra]
+    with open(log_path, "w") as logf:
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=logf, env=child_env(),
+                               timeout=timeout)
+            rc = p.returncode
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+    try:
+        return load_run(out_json)
+    except BadInput as e:
+        with open(log_path, errors="replace") as f:
+            tail = f.read()[-800:].strip()
+        raise BlockFailed(side, f"the {'BASE' if side == 'A' else 'NEW'} block {binary} "
+                                f"exited with status {rc} and wrote no usable JSON ({e}); "
+                                f"its stderr ends: {tail}")
+
+
+def check_contexts(base_doc, new_doc, force):
+    """Versions and measured-thing keys of the first A and B blocks; BadInput unless
+    --force (then a warning)."""
+    a, b = context(base_doc), context(new_doc)
+    differ = [(k, a.get(k), b.get(k)) for k in VERSION_KEYS if a.get(k) != b.get(k)]
+    what = [f"{k} differs (BASE {va!r}, NEW {vb!r})" for k, va, vb in differ]
+    mism, _ = context_mismatches(a, b)
+    what += [f"{k} differs (BASE {va!r}, NEW {vb!r})" for k, va, vb in mism]
+    if what:
+        if not force:
+            kind = ("the builds are different pipebench versions" if differ
+                    else "the builds measure different things")
+            raise BadInput(f"{kind}: {'; '.join(what)}. Compare two builds of the same "
+                           "pipebench version on the same data and flags, or pass --force")
+        log(f"warning: comparing builds that differ (--force): {'; '.join(what)}")
+
+
+# --- output ------------------------------------------------------------------------------
+
+def format_time(ns):
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.4g} {unit}"
+    return f"{ns:.4g} ns"
+
+
+def print_table(results, confidence):
+    head = ("case", "base", "new", "ratio", f"{confidence * 100:g} % interval", "verdict")
+    rows = []
+    for r in results.values():
+        if r["ratio"] is None:
+            rows.append((r["name"], format_time(r["base_ns"]), format_time(r["new_ns"]),
+                         "-", "-", r["verdict_text"]))
+            continue
+        rows.append((r["name"], format_time(r["base_ns"]), format_time(r["new_ns"]),
+                     f"{r['ratio']:.4f}", f"{r['ci_low']:.4f}..{r['ci_high']:.4f}",
+                     r["verdict_text"]))
+    widths = [max(len(x[i]) for x in [head] + rows) for i in range(5)]
+    for x in [head] + rows:
+        print("  ".join(v.ljust(widths[i]) if i == 0 else v.rjust(widths[i])
+                        for i, v in enumerate(x[:5])) + "  " + x[5])
+
+
+def summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed):
+    new_docs = [d for quad in docs for d, s in zip(quad, ORDER) if s == "B"]
+    ctx = dict(context(new_docs[0])) if new_docs else {}
+    ctx.update({"ab_gate": "paired ABBA", "ab_base": os.path.abspath(args.base),
+                "ab_new": os.path.abspath(args.new), "ab_blocks": args.blocks})
+    rows = []
+    for i, d in enumerate(new_docs):
+        for row in d["benchmarks"]:
+            if row.get("run_type") == "aggregate":
+                continue
+            r = dict(row)
+            r.update(repetitions=len(new_docs), repetition_index=i, ab_block=i)
+            rows.append(r)
+    regressions = [n for n, r in results.items() if r["verdict"] == "regression"]
+    return {
+        "paired": True, "tool": "scripts/ab_gate.py",
+        "method": "ABBA rounds, r = (B1+B2)/(A1+A2); mean of ln r with a Student t "
+                  f"{CONFIDENCE * 100:g} % interval over the rounds (paired t on log ratios)",
+        "base": args.base, "new": args.new, "threshold_pct": args.threshold,
+        "max_regression": args.threshold, "confidence": CONFIDENCE, "blocks": args.blocks,
+        "order": "".join(ORDER), "min_time_s": float(args.min_time), "filter": args.filter,
+        "time": args.time, "data": args.data, "pipebench_flags": args.extra,
+        "seconds": round(elapsed, 3),
+        "result": "FAIL" if failed else "PASS",
+        "exit_status": EXIT_REGRESSION if failed else EXIT_OK,
+        "cases": list(results.values()),
+        "regressions": regressions,
+        "improvements": [n for n, r in results.items() if r["verdict"] == "improvement"],
+        "noisy": [n for n, r in results.items() if r["verdict"] == "noisy"],
+        "max_noise_pct": args.max_noise,
+        "errored": errored_new, "lost": lost, "skipped": skipped,
+        "busy_blocks": sum(1 for quad in docs for d in quad if busy_flag(context(d))),
+        "context": ctx, "benchmarks": rows,
+    }
+
+
+# --- main --------------------------------------------------------------------------------
+
+def parse_args(argv):
+    argv = list(argv)
+    extra = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
+    parser = argparse.ArgumentParser(
+        prog="compare.sh --ab",
+        description="Run two pipebench builds in alternating ABBA blocks on the same machine "
+                    "and gate on the paired ratio NEW/BASE of each case. Exit 0: no "
+                    "regression; 1: regression; 2: bad input.")
+    parser.add_argument("base", metavar="BASE_BIN", help="the baseline build's pipebench")
+    parser.add_argument("new", metavar="NEW_BIN", help="the change's pipebench")
+    parser.add_argument("--threshold", metavar="PCT", default="3",
+                        help="smallest slowdown that fails, percent (default 3)")
+    parser.add_argument("--blocks", metavar="N", default=str(DEFAULT_BLOCKS),
+                        help=f"ABBA rounds, >= 2 (default {DEFAULT_BLOCKS}; 4 processes each)")
+    parser.add_argument("--filter", metavar="REGEX", default=DEFAULT_FILTER,
+                        help="--benchmark_filter of every block (default "
+                             f"{DEFAULT_FILTER!r}: the single-threaded stage cases)")
+    parser.add_argument("--out", metavar="FILE.json", help="write the result as JSON")
+    parser.add_argument("--data", metavar="DIR",
+                        help="dataset (default: a small synthetic one in a temporary folder)")
+    parser.add_argument("--min-time", metavar="S", default=DEFAULT_MIN_TIME,
+                        help="--benchmark_min_time of every block, seconds (default 0.05)")
+    parser.add_argument("--time", choices=("auto", "real", "cpu"), default="auto",
+                        help="time compared: auto (default: the case's timed_by), real, cpu")
+    parser.add_argument("--max-noise", metavar="PCT", default=None,
+                        help="a case whose 95 %% interval is wider than +-PCT percent is too "
+                             "noisy to judge unless the whole interval lies beyond the "
+                             "threshold (default: the --threshold value; inf: off)")
+    parser.add_argument("--force", action="store_true",
+                        help="compare builds whose version or context differs (a warning)")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="keep the blocks' JSON and stderr logs in DIR")
+    parser.add_argument("--block-timeout", metavar="S", default="900",
+                        help="seconds one block may take (default 900)")
+    args = parser.parse_args(argv)
+    args.extra = extra
+    try:
+        args.threshold = float(args.threshold)
+        assert math.isfinite(args.threshold) and 0 <= args.threshold < 1e6
+    except (ValueError, AssertionError):
+        raise BadInput(f"--threshold must be a number >= 0, got {args.threshold!r}") from None
+    if args.max_noise is None:
+        args.max_noise = args.threshold
+    else:
+        try:
+            args.max_noise = float(args.max_noise)
+            assert args.max_noise >= 0 and not math.isnan(args.max_noise)
+        except (ValueError, AssertionError):
+            raise BadInput(f"--max-noise must be a number >= 0 or inf, got "
+                           f"{args.max_noise!r}") from None
+    try:
+        args.blocks = int(args.blocks)
+        assert 2 <= args.blocks <= 1000
+    except (ValueError, AssertionError):
+        raise BadInput(f"--blocks must be an integer in [2, 1000] (a t interval needs 2 "
+                       f"rounds), got {args.blocks!r}") from None
+    try:
+        assert 0 < float(args.min_time) < 1e4
+    except (ValueError, AssertionError):
+        raise BadInput(f"--min-time must be a number of seconds > 0, got "
+                       f"{args.min_time!r}") from None
+    try:
+        args.block_timeout = float(args.block_timeout)
+        assert args.block_timeout > 0
+    except (ValueError, AssertionError):
+        raise BadInput("--block-timeout must be a number of seconds > 0") from None
+    for flag in extra:
+        if flag.split("=", 1)[0] in OWN_FLAGS:
+            raise BadInput(f"{flag.split('=', 1)[0]} is set by the gate on every block; use "
+                           "--data, --filter or --min-time instead")
+    if args.data is not None and not os.path.isdir(args.data):
+        raise BadInput(f"--data {args.data}: not a directory")
+    return args
+
+
+def run(args, work):
+    t_start = time.monotonic()
+    check_binary(args.base, "BASE_BIN")
+    check_binary(args.new, "NEW_BIN")
+    if args.data is None:
+        args.data = make_dataset(args.base, args.new, os.path.join(work, "data"))
+    base_cases = list_cases(args.base, args.data, args.filter, args.extra)
+    new_cases = list_cases(args.new, args.data, args.filter, args.extra)
+    check_case_sets(base_cases, new_cases, args.filter)
+    log(f"{len(base_cases)} case(s), {args.blocks} ABBA round(s) = {4 * args.blocks} "
+        f"blocks of --benchmark_min_time={args.min_time}")
+    docs = []
+    n = 0
+    for q in range(args.blocks):
+        quad = []
+        for pos, side in enumerate(ORDER):
+            n += 1
+            binary = args.base if side == "A" else args.new
+            stem = os.path.join(work, f"r{q + 1}-{pos + 1}-{side}")
+            t0 = time.monotonic()
+            doc = run_block(binary, side, args.data, args.filter, args.min_time, args.extra,
+                            stem + ".json", stem + ".log", args.block_timeout)
+            log(f"round {q + 1}/{args.blocks} block {side}{'1' if pos < 2 else '2'} "
+                f"({'BASE' if side == 'A' else 'NEW'}) {time.monotonic() - t0:.1f} s "
+                f"[{n}/{4 * args.blocks}]")
+            quad.append(doc)
+            if q == 0 and pos == 1:
+                check_contexts(quad[0], quad[1], args.force)
+        docs.append(tuple(quad))
+    results, errored_new, skipped, lost = analyse(docs, args.threshold, args.time,
+                                                  max_noise_pct=args.max_noise)
+    return docs, results, errored_new, skipped, lost, time.monotonic() - t_start
+
+
+def report(args, docs, results, errored_new, skipped, lost, elapsed):
+    print(f"Paired A/B: BASE {args.base} vs NEW {args.new}: {args.blocks} ABBA rounds, "
+          f"{len(results)} case(s), ratio NEW/BASE with its {CONFIDENCE * 100:g} % t interval")
+    print_table(results, CONFIDENCE)
+    print()
+    for name, r in results.items():
+        if r["verdict"] == "regression":
+            print(f"REGRESSION {name}: {r['field']} {format_time(r['base_ns'])} -> "
+                  f"{format_time(r['new_ns'])} (ratio {r['ratio']:.4f}, "
+                  f"{CONFIDENCE * 100:g} % interval {r['ci_low']:.4f}..{r['ci_high']:.4f}, "
+                  f"limit +{args.threshold:g}%, {r['blocks']} ABBA rounds)")
+    for name, msg in errored_new.items():
+        print(f"ERRORED {name}: in a NEW block: {' '.join(str(msg).split())[:200]} "
+              "(not in BASE)")
+    for name in lost:
+        print(f"LOST {name}: in every BASE block, missing from a NEW block")
+    for name, why in skipped.items():
+        print(f"ab: skipped {name}: {' '.join(why.split())[:200]}")
+    busy = sum(1 for quad in docs for d in quad if busy_flag(context(d)))
+    if busy:
+        print(f"ab: note: {busy} of {4 * len(docs)} blocks were flagged busy (context "
+              "busy_machine); the pairing cancels what the two builds share, the intervals "
+              "show what is left")
+    regressions = [n for n, r in results.items() if r["verdict"] == "regression"]
+    improved = sum(1 for r in results.values() if r["verdict"] == "improvement")
+    same = sum(1 for r in results.values() if r["verdict"] == "ok")
+    noisy = [n for n, r in results.items() if r["verdict"] == "noisy"]
+    for name in noisy:
+        r = results[name]
+        print(f"ab: warning: {name} too noisy to judge: ratio {r['ratio']:.4f}, "
+              f"{CONFIDENCE * 100:g} % interval {r['ci_low']:.4f}..{r['ci_high']:.4f} is wider "
+              f"than ±{args.max_noise:g}% (--max-noise) and not all beyond the threshold; "
+              "raise --blocks or gate this case on a quieter machine")
+    failed = bool(regressions or errored_new or lost)
+    halves = [(r["ci_high"] - r["ci_low"]) / 2 * 100 for r in results.values()
+              if r["ratio"] is not None]
+    noise = f"; median interval half-width ±{statistics.median(halves):.1f} %" if halves else ""
+    tail = f", {len(skipped)} skipped" if skipped else ""
+    if errored_new or lost:
+        tail += f"; {len(errored_new)} errored and {len(lost)} lost in NEW"
+    print(f"ab: {'FAIL' if failed else 'PASS'}: {len(regressions)} of {len(results)} case(s) "
+          f"regressed by more than {args.threshold:g}% (paired ABBA, {args.blocks} rounds, "
+          f"{CONFIDENCE * 100:g} % t interval on log ratios); {improved} improved, {same} no "
+          f"change, {len(noisy)} too noisy to judge{tail}{noise}; {elapsed:.0f} s")
+    if args.out:
+        doc = summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed)
+        with open(args.out, "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+    return EXIT_REGRESSION if failed else EXIT_OK
+
+
+def main(argv):
+    try:
+        args = parse_args(argv)
+    except BadInput as e:
+        print(f"ab: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    work = tempfile.mkdtemp(prefix="pipebench-ab-")
+    try:
+        try:
+            out = run(args, work)
+        except BadInput as e:
+            print(f"ab: error: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except BlockFailed as e:
+            print(f"ab: error: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT if e.side == "A" else EXIT_REGRESSION
+        return report(args, *out)
+    finally:
+        if args.keep:
+            os.makedirs(args.keep, exist_ok=True)
+            for f in os.listdir(work):
+                if os.path.isfile(os.path.join(work, f)):  # the blocks' JSON and logs
+                    shutil.copy2(os.path.join(work, f), args.keep)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Calibrates the paired A/B gate (scripts/compare.sh --ab; docs/ab-gate.md) on this machine:
+# how often it cries wolf, how often it catches a known slowdown, and what one comparison
+# costs.
+#
+#   scripts/gate_calibration.sh [--n N] [--inject PCT[,PCT...]] [--bin PIPEBENCH]
+#       [--op OPERATOR] [--threshold PCT] [--blocks N] [--filter REGEX] [--data DIR]
+#       [--out FILE.json] [--keep DIR] [-- pipebench flags...]
+#
+#   A/A   N comparisons of the build with itself (BASE = NEW = --bin): every REGRESSION is a
+#         false alarm. Reported: the share of comparisons with at least one (what a CI job
+#         would see), and the cases involved.
+#   A/B   for each PCT of --inject (default 3,10): N comparisons of the build against
+#         itself slowed by PCT percent in one operator (--op, default normalize) through
+#         the TEST-ONLY hook PIPEBENCH_TEST_SLOWDOWN=<op>:<pct>
+#         (transforms/ops/test_slowdown.h). NEW is a small wrapper script in a temporary
+#         folder that sets the variable and execs --bin, so the gate still compares two
+#         "builds". Detected = the gate reports REGRESSION for BM_Transform/<op>. Also
+#         reported: the median measured ratio of that case, and the comparisons in which
+#         another case was flagged.
+#   time  seconds per comparison (mean, min, max) over all of them.
+#
+# Defaults: --n 10, --inject 3,10, --bin build/release/bench/pipebench, --op normalize,
+# and the gate's own defaults for --threshold (3), --blocks (5) and --filter (the
+# single-threaded stage cases). One synthetic dataset (the gate's: 16 JPEGs of 500x375,
+# made with the pipebench-data beside --bin) serves every comparison unless --data.
+# --out writes the figures as JSON; --keep DIR keeps every comparison's ab.json and output.
+#
+# Exit status: 0 done (the figures are measurements, not a pass/fail); 2 bad arguments,
+# a --bin without the test hook, a comparison that ended in bad input (exit 2).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+python=/usr/bin/python3
+n=10
+inject="3,10"
+bin="$repo/build/release/bench/pipebench"
+op=normalize
+gate=()
+data=""
+out=""
+keep=""
+extra=()
+
+err() {
+  echo "gate_calibration: error: $*" >&2
+  exit 2
+}
+need() { [ $# -ge 2 ] || err "$1 needs a value"; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --n) need "$@"; n="$2"; shift 2 ;;
+    --inject) need "$@"; inject="$2"; shift 2 ;;
+    --bin) need "$@"; bin="$2"; shift 2 ;;
+    --op) need "$@"; op="$2"; shift 2 ;;
+    --threshold|--blocks|--filter|--min-time|--time) need "$@"; gate+=("$1" "$2"); shift 2 ;;
+    --data) need "$@"; data="$2"; shift 2 ;;
+    --out) need "$@"; out="$2"; shift 2 ;;
+    --keep) need "$@"; keep="$2"; shift 2 ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) err "unknown argument $1 (see --help)" ;;
+  esac
+done
+
+[[ "$n" =~ ^[1-9][0-9]*$ ]] || err "--n must be a positive integer, got '$n'"
+IFS=, read -r -a pcts <<<"$inject"
+for p in "${pcts[@]}"; do
+  [[ "$p" =~ ^[0-9]+(\.[0-9]+)?$ ]] || err "--inject takes percentages like 3,10, got '$inject'"
+done
+[[ "$op" =~ ^[a-z0-9_]+$ ]] || err "--op must be an operator name, got '$op'"
+[ -x "$python" ] || err "$python not found; run scripts/setup.sh"
+[ -f "$bin" ] && [ -x "$bin" ] || err "--bin $bin: not an executable file (build first: scripts/build.sh)"
+bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/pipebench-calibration.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+if [ -z "$data" ]; then
+  tool="$(dirname "$(dirname "$bin")")/datasets/pipebench-data"
+  [ -x "$tool" ] || err "no $tool to make the dataset; pass --data DIR"
+  "$tool" synthetic "$tmp/data" --count 16 --classes 2 >/dev/null
+  data="$tmp/data"
+fi
+[ -d "$data" ] || err "--data $data: not a directory"
+
+# The hook must be in this build: it says so on stderr when the variable is set.
+probe="$(PIPEBENCH_TEST_SLOWDOWN="$op:1" "$bin" --data="$data" --benchmark_list_tests=true \
+  --benchmark_filter="BM_Transform/$op\$" 2>&1 >/dev/null || true)"
+if [[ "$probe" != *TEST-ONLY* ]] || [[ "$probe" == *"error: PIPEBENCH_TEST_SLOWDOWN"* ]]; then
+  [ -z "$probe" ] || echo "$probe" >&2
+  err "$bin has no PIPEBENCH_TEST_SLOWDOWN hook for '$op' (transforms/ops/test_slowdown.cpp; rebuild), or '$op' is refused by it"
+fi
+
+compare() {  # compare LABEL NEW_BIN
+  local label="$1" new="$2" t0 t1 rc
+  t0=$(date +%s.%N)
+  set +e
+  "$here/compare.sh" --ab "$bin" "$new" --data "$data" ${gate[@]+"${gate[@]}"} \
+    --out "$tmp/$label.json" ${extra[@]+-- "${extra[@]}"} >"$tmp/$label.txt" 2>"$tmp/$label.err"
+  rc=$?
+  set -e
+  t1=$(date +%s.%N)
+  echo "$label $rc $t0 $t1" >>"$tmp/index.txt"
+  if [ "$rc" = 2 ]; then
+    cat "$tmp/$label.err" >&2
+    err "comparison $label ended in bad input (above)"
+  fi
+  "$python" - "$tmp/$label.json" "$label" "$rc" "$t0" "$t1" "$op" <<'EOF'
+import json, sys
+path, label, rc, t0, t1, op = sys.argv[1:]
+d = json.load(open(path))
+target = f"BM_Transform/{op}"
+r = next((c for c in d["cases"] if c["name"] == target), None)
+extra = f", {target} ratio {r['ratio']:.4f} [{r['ci_low']:.4f}, {r['ci_high']:.4f}]" if r and r["ratio"] else ""
+print(f"gate_calibration: {label}: exit {rc}, {float(t1) - float(t0):.0f} s, "
+      f"regressions: {', '.join(d['regressions']) or 'none'}{extra}", flush=True)
+EOF
+}
+
+echo "gate_calibration: $bin, $n A/A comparison(s), $n A/B comparison(s) per injected slowdown (${inject} % on $op); data $data"
+for i in $(seq 1 "$n"); do
+  compare "aa-$i" "$bin"
+done
+for p in "${pcts[@]}"; do
+  mkdir -p "$tmp/slow-$p"
+  wrapper="$tmp/slow-$p/pipebench"
+  printf '#!/bin/sh\n# TEST-ONLY: %s slowed by %s %%\nPIPEBENCH_TEST_SLOWDOWN=%s:%s exec %q "$@"\n' \
+    "$op" "$p" "$op" "$p" "$bin" >"$wrapper"
+  chmod +x "$wrapper"
+  for i in $(seq 1 "$n"); do
+    compare "ab$p-$i" "$wrapper"
+  done
+done
+
+if [ -n "$keep" ]; then
+  mkdir -p "$keep"
+  cp "$tmp"/*.json "$tmp"/*.txt "$tmp"/*.err "$keep"/
+fi
+
+"$python" - "$tmp" "$op" "$out" "$bin" "${pcts[@]}" <<'EOF'
+import json, os, statistics, sys
+tmp, op, out, binary, *pcts = sys.argv[1:]
+target = f"BM_Transform/{op}"
+runs = {}
+for line in open(os.path.join(tmp, "index.txt")):
+    label, rc, t0, t1 = line.split()
+    d = json.load(open(os.path.join(tmp, label + ".json")))
+    runs[label] = {"rc": int(rc), "seconds": float(t1) - float(t0), "doc": d}
+aa = [r for k, r in runs.items() if k.startswith("aa-")]
+first = next(iter(runs.values()))["doc"]
+res = {"bin": binary, "threshold_pct": first["threshold_pct"], "blocks": first["blocks"],
+       "filter": first["filter"], "cases": len(first["cases"]), "n": len(aa)}
+alarms = [r for r in aa if r["doc"]["regressions"]]
+flagged = sorted({c for r in alarms for c in r["doc"]["regressions"]})
+improved = [r for r in aa if r["doc"]["improvements"]]
+noisy = sum(len(r["doc"].get("noisy", [])) for r in aa)
+res["aa"] = {"false_alarm_comparisons": len(alarms), "false_alarm_rate": len(alarms) / len(aa),
+             "too_noisy_case_verdicts": noisy,
+             "cases_flagged": flagged, "comparisons_claiming_improvement": len(improved),
+             "false_case_verdicts": sum(len(r["doc"]["regressions"]) for r in aa),
+             "case_verdicts": sum(len(r["doc"]["cases"]) for r in aa)}
+print()
+print(f"gate calibration: {binary}")
+print(f"  filter {res['filter']!r} ({res['cases']} cases), threshold {res['threshold_pct']:g} %, "
+      f"{res['blocks']} ABBA rounds, {len(aa)} comparisons each")
+print(f"  A/A: false alarms in {len(alarms)} of {len(aa)} comparisons "
+      f"({100 * len(alarms) / len(aa):.0f} %); {res['aa']['false_case_verdicts']} of "
+      f"{res['aa']['case_verdicts']} case verdicts"
+      + (f" ({', '.join(flagged)})" if flagged else "")
+      + f"; comparisons claiming an improvement: {len(improved)}; 'too noisy to judge' "
+      f"verdicts: {noisy}")
+res["ab"] = {}
+for p in pcts:
+    ab = [r for k, r in runs.items() if k.startswith(f"ab{p}-")]
+    hit = [r for r in ab if target in r["doc"]["regressions"]]
+    ratios = [c["ratio"] for r in ab for c in r["doc"]["cases"]
+              if c["name"] == target and c["ratio"] is not None]
+    others = [r for r in ab if set(r["doc"]["regressions"]) - {target}]
+    res["ab"][p] = {"detected": len(hit), "detection_rate": len(hit) / len(ab),
+                    "median_ratio": statistics.median(ratios) if ratios else None,
+                    "comparisons_with_other_cases_flagged": len(others)}
+    med = f"{statistics.median(ratios):.4f}" if ratios else "n/a"
+    print(f"  A/B +{p} % on {op}: detected in {len(hit)} of {len(ab)} comparisons "
+          f"({100 * len(hit) / len(ab):.0f} %); median measured ratio of {target} {med}; "
+          f"another case flagged in {len(others)}")
+secs = [r["seconds"] for r in runs.values()]
+res["seconds_per_comparison"] = {"mean": statistics.fmean(secs), "min": min(secs),
+                                 "max": max(secs)}
+print(f"  time per comparison: mean {statistics.fmean(secs):.0f} s (min {min(secs):.0f}, "
+      f"max {max(secs):.0f}) over {len(secs)} comparisons")
+if out:
+    with open(out, "w") as f:
+        json.dump(res, f, indent=1)
+        f.write("\n")
+EOF

@@ -1,0 +1,574 @@
+#!/usr/bin/python3
+"""ab_gate_test.py - the paired A/B gate: scripts/compare.sh --ab (scripts/ab_gate.py),
+scripts/build_ref.sh, scripts/gate_calibration.sh's hook and examples/github-actions-ab.yml.
+
+Why it exists: the gate's exit status (0 no regression, 1 regression, 2 bad input) is what
+fails a pull request, so its statistic is checked against examples worked by hand, its
+verdict rules case by case, its refusals (missing binary, different case sets, another
+pipebench version) on wrapper scripts around the real binary, and an A/A run of the real
+binary must not cry REGRESSION while a 50 % slowdown injected through the test-only hook
+(PIPEBENCH_TEST_SLOWDOWN, transforms/ops/test_slowdown.h) must be caught. The example
+workflow is parsed and its commands run here, with the refs replaced by HEAD.
+
+  /usr/bin/python3 ab_gate_test.py --pipebench PATH [--scripts DIR] [--pipebench-data PATH]
+
+The real runs use tiny filters (1 to 3 BM_Transform cases, 2 to 3 ABBA rounds, short
+blocks): about a minute in all. build_ref.sh is run with --dry-run (a real build takes
+minutes); PIPEBENCH_AB_TEST_BUILD=1 also builds HEAD with it into a temporary folder.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import shlex
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from ctest_unittest import run_tests
+
+ARGS = None
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+FEW = "BM_Transform/(normalize|random_resized_crop|horizontal_flip/p:1.0)$"  # steady cases
+QUICK = ["--min-time", "0.02"]
+
+
+def scripts_dir():
+    return ARGS.scripts if ARGS and ARGS.scripts else os.path.join(REPO, "scripts")
+
+
+def import_gate():
+    sys.path.insert(0, scripts_dir())
+    import ab_gate  # noqa: E402
+    return ab_gate
+
+
+def run(cmd, timeout=300, env=None, cwd=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+    print(f"$ {' '.join(shlex.quote(c) for c in cmd)}  -> rc {p.returncode}")
+    return p
+
+
+def write_exe(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+# --- the statistic and the verdicts ---------------------------------------------------------
+
+class PairedStatsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.g = import_gate()
+
+    def test_abba_ratio_cancels_linear_drift(self):
+        # No change, the machine slows by 10 ns per block: A1=100, B1=110, B2=120, A2=130.
+        # An AB comparison would say B1/A1 = 1.10; ABBA: (110 + 120) / (100 + 130) = 1.
+        self.assertEqual(self.g.quad_ratio(100, 110, 120, 130), 1.0)
+        # A real +5 % on top of the same drift: B = 1.05 x (drift): (115.5 + 126) / 230.
+        self.assertAlmostEqual(self.g.quad_ratio(100, 115.5, 126, 130), 1.05, places=12)
+
+    def test_hand_worked_no_change(self):
+        # Rounds with ratios 1.10, 1.05, 1.15 (e.g. A 100+100, B 110+110; ...):
+        #   ln r = 0.0953102, 0.0487902, 0.1397619; mean = 0.2838623 / 3 = 0.0946208
+        #   deviations 0.0006894, -0.0458306, 0.0451411; sum of squares 0.0041386
+        #   s = sqrt(0.0041386 / 2) = 0.045489; s / sqrt(3) = 0.026263
+        #   t(0.975, 2) = 4.302653 -> half-width 0.113001
+        #   ratio exp(0.0946208) = 1.099242, interval exp(-0.018380) = 0.981788 ..
+        #   exp(0.207622) = 1.230753: contains 1 -> no change at 3 % despite +9.9 %.
+        st = self.g.paired_stats([1.10, 1.05, 1.15])
+        self.assertAlmostEqual(st["mean_log"], 0.0946208, places=6)
+        self.assertAlmostEqual(st["sd_log"], 0.045489, places=5)
+        self.assertAlmostEqual(st["t"], 4.302653, places=5)
+        self.assertAlmostEqual(st["ratio"], 1.099242, places=5)
+        self.assertAlmostEqual(st["ci_low"], 0.981788, places=5)
+        self.assertAlmostEqual(st["ci_high"], 1.230753, places=4)
+        v, text = self.g.verdict(st["ratio"], st["ci_low"], st["ci_high"], 3)
+        self.assertEqual(v, "ok")
+        self.assertEqual(text, "no change (within noise ±12.4 %; +9.9 % not significant)")
+
+    def test_hand_worked_regression(self):
+        # Four rounds (A1, B1, B2, A2) -> r = (B1 + B2) / (A1 + A2):
+        #   (100, 103, 105, 100) -> 208 / 200 = 1.04
+        #   (200, 210, 210, 200) -> 420 / 400 = 1.05
+        #   ( 50,  52,  54,  50) -> 106 / 100 = 1.06
+        #   ( 99, 104, 106, 101) -> 210 / 200 = 1.05
+        #   ln r = 0.0392207, 0.0487902, 0.0582689, 0.0487902; mean 0.0487675
+        #   deviations -0.0095468, 0.0000227, 0.0095014, 0.0000227; squares sum 1.81419e-4
+        #   s = sqrt(1.81419e-4 / 3) = 0.0077764; s / 2 = 0.0038882
+        #   t(0.975, 3) = 3.182446 -> half-width 0.012374
+        #   ratio exp(0.0487675) = 1.049976, interval 1.037064 .. 1.063049
+        rounds = [(100, 103, 105, 100), (200, 210, 210, 200), (50, 52, 54, 50),
+                  (99, 104, 106, 101)]
+        r = self.g.judge_case("BM_X", "cpu_time", rounds, 3)
+        self.assertEqual(r["round_ratios"], [1.04, 1.05, 1.06, 1.05])
+        self.assertAlmostEqual(r["mean_log_ratio"], 0.0487675, places=6)
+        self.assertAlmostEqual(r["sd_log_ratio"], 0.0077764, places=6)
+        self.assertAlmostEqual(r["t_quantile"], 3.182446, places=5)
+        self.assertAlmostEqual(r["ratio"], 1.049976, places=5)
+        self.assertAlmostEqual(r["ci_low"], 1.037064, places=5)
+        self.assertAlmostEqual(r["ci_high"], 1.063049, places=5)
+        # 1.05 > 1.03 and 1.037 > 1: a regression at 3 %.
+        self.assertEqual(r["verdict"], "regression")
+        self.assertEqual(r["verdict_text"], "REGRESSION")
+        # At 5 %: 1.049976 is not above 1.05 -> significant but within the threshold.
+        r5 = self.g.judge_case("BM_X", "cpu_time", rounds, 5)
+        self.assertEqual(r5["verdict"], "ok")
+        self.assertEqual(r5["verdict_text"],
+                         "no change (+5.0 %, significant but within the 5 % threshold)")
+        # compare_gate.judge's field names, plus the paired ones.
+        for k in ("field", "base_ns", "new_ns", "change", "p", "n_base", "n_new", "verdict",
+                  "slower_than_threshold", "cv", "cv_base", "cv_new", "paired", "ratio",
+                  "ci_low", "ci_high", "blocks"):
+            self.assertIn(k, r)
+        self.assertIs(r["paired"], True)
+        self.assertEqual(r["blocks"], 4)
+        self.assertEqual((r["n_base"], r["n_new"]), (8, 8))
+        self.assertAlmostEqual(r["change"], r["ratio"] - 1)
+        self.assertEqual(r["base_ns"], 100)  # median of the 8 A blocks
+        self.assertEqual(r["new_ns"], 104.5)  # median of the 8 B blocks (104 and 105)
+
+    def test_hand_worked_improvement(self):
+        # Ratios 0.96, 0.95, 0.97: ln r = -0.0408220, -0.0512933, -0.0304592, mean
+        # -0.0408582, s = 0.0104171, t(0.975, 2) = 4.302653, half-width 0.0258775:
+        # ratio 0.959965, interval 0.935442 .. 0.985131 (all below 1).
+        st = self.g.paired_stats([0.96, 0.95, 0.97])
+        self.assertAlmostEqual(st["ratio"], 0.959965, places=5)
+        self.assertAlmostEqual(st["ci_low"], 0.935442, places=5)
+        self.assertAlmostEqual(st["ci_high"], 0.985131, places=5)
+        self.assertEqual(self.g.verdict(st["ratio"], st["ci_low"], st["ci_high"], 3)[0],
+                         "improvement")
+        self.assertEqual(self.g.verdict(st["ratio"], st["ci_low"], st["ci_high"], 5),
+                         ("ok", "no change (-4.0 %, significant but within the 5 % threshold)"))
+
+    def test_identical_rounds_give_a_point_interval(self):
+        st = self.g.paired_stats([1.1, 1.1, 1.1])
+        self.assertAlmostEqual(st["ci_low"], 1.1)
+        self.assertAlmostEqual(st["ci_high"], 1.1)
+
+    def test_needs_two_rounds_and_positive_ratios(self):
+        with self.assertRaises(ValueError):
+            self.g.paired_stats([1.1])
+        with self.assertRaises(ValueError):
+            self.g.paired_stats([1.1, 0.0])
+
+    def test_verdict_rules(self):
+        v = self.g.verdict
+        # (ratio, low, high, threshold) -> verdict; the interval's half-width is (high -
+        # low) / 2, and the noise guard's limit (max_noise_pct) defaults to the threshold.
+        table = [
+            ((1.05, 1.03, 1.07, 3), "regression"),    # beyond the threshold, low > 1, ±2 %
+            ((1.05, 0.99, 1.11, 3), "ok"),            # beyond, but the interval holds 1
+            ((1.02, 1.01, 1.03, 3), "ok"),            # significant, within the threshold
+            ((1.03, 1.01, 1.05, 3), "ok"),            # exactly the threshold: not above it
+            ((0.95, 0.93, 0.97, 3), "improvement"),   # symmetric: below 1 - 3 %, high < 1
+            ((0.95, 0.90, 1.01, 3), "ok"),
+            ((0.98, 0.97, 0.99, 3), "ok"),
+            ((1.50, 1.40, 1.60, 60), "ok"),           # a loose threshold
+            ((1.00, 0.99, 1.01, 0), "ok"),
+            ((1.02, 1.01, 1.03, 0), "regression"),    # threshold 0: significance alone
+            # The noise guard: ±4 % > 3 % and the interval reaches below 1.03: not judged.
+            ((1.05, 1.01, 1.09, 3), "noisy"),
+            # An A/A false alarm seen in calibration (BM_Collate/f32_chw, ±10.6 %).
+            ((1.1071, 1.0059, 1.2184, 3), "noisy"),
+            # Noisy, but the whole interval is beyond the threshold: judged.
+            ((1.25, 1.10, 1.40, 3), "regression"),
+            ((0.95, 0.91, 0.99, 3), "noisy"),         # the improvement side, ±4 %
+            ((0.80, 0.70, 0.90, 3), "improvement"),
+        ]
+        for (ratio, lo, hi, th), want in table:
+            self.assertEqual(v(ratio, lo, hi, th)[0], want, (ratio, lo, hi, th))
+        # A looser guard, or none (inf): rule 6 alone.
+        self.assertEqual(v(1.05, 1.01, 1.09, 3, 5)[0], "regression")
+        self.assertEqual(v(1.1071, 1.0059, 1.2184, 3, math.inf)[0], "regression")
+        self.assertEqual(v(0.95, 0.91, 0.99, 3, math.inf)[0], "improvement")
+        self.assertEqual(v(1.001, 0.98, 1.02, 3)[1], "no change (within noise ±2.0 %)")
+        self.assertEqual(v(1.05, 1.01, 1.09, 3)[1],
+                         "too noisy to judge (+5.0 %, interval ±4.0 % > 3 %)")
+
+    def test_analyse_reads_rows_by_their_timed_field(self):
+        def doc(cpu, real, err=None):
+            rows = [{"name": "BM_Cpu", "run_name": "BM_Cpu", "run_type": "iteration",
+                     "real_time": real, "cpu_time": cpu, "time_unit": "us",
+                     "key": {"name": "BM_Cpu", "timed_by": "cpu_time"}},
+                    {"name": "BM_Wall/real_time", "run_name": "BM_Wall/real_time",
+                     "run_type": "iteration", "real_time": real * 1000, "cpu_time": cpu * 1000,
+                     "time_unit": "ns", "key": {"name": "BM_Wall", "timed_by": "real_time"}}]
+            if err:
+                rows.append({"name": "BM_Err", "run_name": "BM_Err", "error_occurred": True,
+                             "error_message": err})
+            else:
+                rows.append({"name": "BM_Err", "run_name": "BM_Err", "run_type": "iteration",
+                             "real_time": 1, "cpu_time": 1, "time_unit": "ms"})
+            return {"context": {}, "benchmarks": rows}
+        # NEW's real time doubles (a busy machine), its CPU time does not; BM_Err errors
+        # in NEW only.
+        rounds = [(doc(10, 10), doc(10, 20, "boom"), doc(10, 20), doc(10, 10))] * 3
+        res, errored, skipped, lost = self.g.analyse(rounds, 3)
+        self.assertEqual(res["BM_Cpu"]["field"], "cpu_time")
+        self.assertEqual(res["BM_Cpu"]["verdict"], "ok")
+        self.assertEqual(res["BM_Wall/real_time"]["field"], "real_time")
+        self.assertEqual(res["BM_Wall/real_time"]["verdict"], "regression")
+        # Each round: (B1 + B2) / (A1 + A2) = (20 + 20) / (10 + 10) us of real time = 2.
+        self.assertAlmostEqual(res["BM_Wall/real_time"]["ratio"], 2.0)
+        self.assertAlmostEqual(res["BM_Cpu"]["ratio"], 1.0)
+        self.assertEqual(errored, {"BM_Err": "boom"})
+        self.assertEqual((skipped, lost), ({}, []))
+
+    def test_analyse_skips_cases_that_errored_in_base(self):
+        ok = {"context": {}, "benchmarks": [
+            {"name": "BM_A", "run_type": "iteration", "real_time": 1, "cpu_time": 1,
+             "time_unit": "ms"}]}
+        bad = {"context": {}, "benchmarks": [
+            {"name": "BM_A", "error_occurred": True, "error_message": "no GPU"}]}
+        res, errored, skipped, lost = self.g.analyse([(bad, ok, ok, ok), (ok, ok, ok, ok)], 3)
+        self.assertEqual(res, {})
+        self.assertEqual(errored, {})
+        self.assertIn("BM_A", skipped)
+        # Missing from a NEW block (not errored): lost.
+        empty = {"context": {}, "benchmarks": []}
+        res, errored, skipped, lost = self.g.analyse([(ok, empty, ok, ok), (ok, ok, ok, ok)], 3)
+        self.assertEqual(lost, ["BM_A"])
+
+
+# --- the real binary ------------------------------------------------------------------------
+
+class GateRunTest(unittest.TestCase):
+    """compare.sh --ab on the real pipebench and wrappers around it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="pipebench-ab-test-")
+        cls.dir = cls.tmp.name
+        cls.bin = os.path.abspath(ARGS.pipebench)
+        tool = ARGS.pipebench_data or os.path.join(
+            os.path.dirname(os.path.dirname(cls.bin)), "datasets", "pipebench-data")
+        cls.data = os.path.join(cls.dir, "data")
+        p = run([tool, "synthetic", cls.data, "--count", "8", "--classes", "2"])
+        if p.returncode != 0:
+            raise RuntimeError(f"pipebench-data synthetic failed: {p.stderr}")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def gate(self, base, new, *extra, timeout=300):
+        return run([os.path.join(scripts_dir(), "compare.sh"), "--ab", base, new, *extra],
+                   timeout=timeout)
+
+    def wrapper(self, name, body):
+        return write_exe(os.path.join(self.dir, name),
+                         f"#!/bin/sh\n# test wrapper around the real pipebench\n{body}\n")
+
+    def test_missing_binary_is_bad_input(self):
+        missing = os.path.join(self.dir, "nope", "pipebench")
+        p = self.gate(missing, self.bin, "--data", self.data)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(f"BASE_BIN {missing}: no such file", p.stderr)
+        p = self.gate(self.bin, missing, "--data", self.data)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(f"NEW_BIN {missing}: no such file", p.stderr)
+
+    def test_not_executable_is_bad_input(self):
+        plain = os.path.join(self.dir, "plain")
+        with open(plain, "w") as f:
+            f.write("not a program\n")
+        p = self.gate(self.bin, plain, "--data", self.data)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("not executable", p.stderr)
+
+    def test_bad_options_are_bad_input(self):
+        for extra, words in ((["--blocks", "1"], "--blocks"), (["--threshold", "x"], "--threshold"),
+                             (["--min-time", "0"], "--min-time"),
+                             (["--max-noise", "-1"], "--max-noise"),
+                             (["--", "--benchmark_filter=BM_Decode"], "set by the gate"),
+                             (["--data", os.path.join(self.dir, "none")], "not a directory")):
+            p = self.gate(self.bin, self.bin, *extra)
+            self.assertEqual(p.returncode, 2, (extra, p.stderr))
+            self.assertIn(words, p.stderr)
+        p = self.gate(self.bin, self.bin, "--data", self.data, "--filter", "BM_NoSuchCase")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("no case matches", p.stderr)
+
+    def test_case_sets_that_differ_are_named(self):
+        # NEW "lacks" BM_Transform/normalize: its case list leaves it out.
+        fewer = self.wrapper("fewer", f"""case "$*" in
+  *--benchmark_list_tests*) {shlex.quote(self.bin)} "$@" | grep -v '^BM_Transform/normalize$' ;;
+  *) exec {shlex.quote(self.bin)} "$@" ;;
+esac""")
+        p = self.gate(self.bin, fewer, "--data", self.data, "--filter", FEW)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("only in BASE: BM_Transform/normalize. Narrow --filter", p.stderr)
+        self.assertNotIn("only in NEW", p.stderr)
+        p = self.gate(fewer, self.bin, "--data", self.data, "--filter", FEW)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("only in NEW: BM_Transform/normalize", p.stderr)
+
+    def test_another_pipebench_version_is_refused(self):
+        # NEW writes its JSON, then the wrapper rewrites pipebench_version in it.
+        other = self.wrapper("other-version", f"""{shlex.quote(self.bin)} "$@"; rc=$?
+for a in "$@"; do
+  case "$a" in --benchmark_out=*) out="${{a#--benchmark_out=}}" ;; esac
+done
+if [ -n "$out" ] && [ -f "$out" ]; then
+  {sys.executable} - "$out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["context"]["pipebench_version"] = "99.0.0-other"
+json.dump(d, open(sys.argv[1], "w"))
+EOF
+fi
+exit $rc""")
+        p = self.gate(self.bin, other, "--data", self.data, "--filter", "BM_Transform/normalize$",
+                      "--blocks", "2", *QUICK)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("different pipebench versions", p.stderr)
+        self.assertRegex(p.stderr, r"pipebench_version differs \(BASE '[^']+', NEW "
+                                   r"'99\.0\.0-other'\)")
+        # --force compares them anyway, with a warning.
+        p = self.gate(self.bin, other, "--data", self.data, "--filter", "BM_Transform/normalize$",
+                      "--blocks", "2", "--force", *QUICK)
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        self.assertIn("warning: comparing builds that differ (--force)", p.stderr)
+
+    def test_a_new_build_that_crashes_fails(self):
+        crash = self.wrapper("crash", f"""case "$*" in
+  *--benchmark_list_tests*) exec {shlex.quote(self.bin)} "$@" ;;
+  *) echo "Segmentation fault (simulated)" >&2; exit 139 ;;
+esac""")
+        p = self.gate(self.bin, crash, "--data", self.data, "--filter", "BM_Transform/normalize$",
+                      "--blocks", "2", *QUICK)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("NEW block", p.stderr)
+        self.assertIn("Segmentation fault (simulated)", p.stderr)
+        p = self.gate(crash, self.bin, "--data", self.data, "--filter", "BM_Transform/normalize$",
+                      "--blocks", "2", *QUICK)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("BASE block", p.stderr)
+
+    def test_a_a_run_is_not_a_regression(self):
+        # The same build as BASE and NEW on three cases, three rounds; the dataset is the
+        # gate's own (made with the pipebench-data beside the binary).
+        out = os.path.join(self.dir, "aa.json")
+        p = self.gate(self.bin, self.bin, "--filter", FEW, "--blocks", "3", "--out", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotIn("REGRESSION", p.stdout)
+        self.assertIn("ab: PASS: 0 of 3 case(s) regressed by more than 3%", p.stdout)
+        self.assertIn("ab: dataset: wrote 16 images", p.stderr)
+        self.assertEqual(len(re.findall(r"^ab: round \d/3 block [AB][12] ", p.stderr, re.M)), 12)
+        header = next(ln for ln in p.stdout.splitlines() if ln.startswith("case "))
+        for col in ("base", "new", "ratio", "95 % interval", "verdict"):
+            self.assertIn(col, header)
+        with open(out) as f:
+            doc = json.load(f)
+        self.assertIs(doc["paired"], True)
+        self.assertEqual((doc["blocks"], doc["result"], doc["exit_status"]), (3, "PASS", 0))
+        self.assertEqual(sorted(c["name"] for c in doc["cases"]),
+                         ["BM_Transform/horizontal_flip/p:1.0", "BM_Transform/normalize",
+                          "BM_Transform/random_resized_crop"])
+        for c in doc["cases"]:
+            self.assertEqual(c["field"], "cpu_time")  # BM_Transform is timed by CPU time
+            self.assertEqual(len(c["round_ratios"]), 3)
+            self.assertLessEqual(c["ci_low"], c["ratio"])
+            self.assertLessEqual(c["ratio"], c["ci_high"])
+            lo_hi = [math.log(c["ci_low"]), math.log(c["ci_high"])]
+            self.assertAlmostEqual(sum(lo_hi) / 2, c["mean_log_ratio"], places=9)
+        # The file is also a run of NEW (its 6 blocks as repetitions) that export.py reads.
+        self.assertEqual(len(doc["benchmarks"]), 3 * 6)
+        p = run([sys.executable, os.path.join(scripts_dir(), "export.py"), out, "--format",
+                 "bencher", "--out", os.path.join(self.dir, "export")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.dir, "export", "bencher.json")) as f:
+            self.assertIn("BM_Transform/normalize", json.load(f))
+
+    def test_injected_slowdown_is_caught(self):
+        probe = subprocess.run([self.bin, f"--data={self.data}", "--benchmark_list_tests=true",
+                                "--benchmark_filter=BM_Transform/normalize$"],
+                               capture_output=True, text=True,
+                               env=dict(os.environ, PIPEBENCH_TEST_SLOWDOWN="normalize:50"))
+        if "TEST-ONLY" not in probe.stderr:
+            self.skipTest("this pipebench has no PIPEBENCH_TEST_SLOWDOWN hook "
+                          "(transforms/ops/test_slowdown.cpp)")
+        slow = self.wrapper("slow50", "PIPEBENCH_TEST_SLOWDOWN=normalize:50 exec "
+                                      f"{shlex.quote(self.bin)} \"$@\"")
+        out = os.path.join(self.dir, "slow.json")
+        p = self.gate(self.bin, slow, "--data", self.data, "--blocks", "3", "--out", out,
+                      "--filter", "BM_Transform/(normalize|vertical_flip/p:1.0)$", *QUICK)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"REGRESSION BM_Transform/normalize: cpu_time .* \(ratio "
+                                   r"1\.[3-7]\d*, 95 % interval")
+        self.assertNotIn("REGRESSION BM_Transform/vertical_flip", p.stdout)
+        with open(out) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["regressions"], ["BM_Transform/normalize"])
+        self.assertEqual((doc["result"], doc["exit_status"]), ("FAIL", 1))
+        # The gate does not pass the variable on: an A/A run with it set in the caller's
+        # environment is still A/A.
+        env = dict(os.environ, PIPEBENCH_TEST_SLOWDOWN="normalize:200")
+        p = run([os.path.join(scripts_dir(), "compare.sh"), "--ab", slow, self.bin, "--data",
+                 self.data, "--blocks", "2", "--filter", "BM_Transform/normalize$", *QUICK],
+                env=env)
+        self.assertIn("improvement", p.stdout)  # BASE is the slowed wrapper here
+
+
+# --- build_ref.sh ---------------------------------------------------------------------------
+
+class BuildRefTest(unittest.TestCase):
+    def build_ref(self, *args, timeout=60):
+        return run([os.path.join(scripts_dir(), "build_ref.sh"), *args], timeout=timeout)
+
+    def test_argument_errors(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = self.build_ref()
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("usage: scripts/build_ref.sh", p.stderr)
+            p = self.build_ref("no-such-ref-ab-gate-test", os.path.join(d, "out"))
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("unknown ref 'no-such-ref-ab-gate-test'", p.stderr)
+            busy = os.path.join(d, "busy")
+            os.makedirs(busy)
+            open(os.path.join(busy, "keep.txt"), "w").close()
+            p = self.build_ref("HEAD", busy)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("not empty", p.stderr)
+            p = self.build_ref("HEAD", os.path.join(d, "x"), "-DPIPEBENCH_CUDA=OFF")
+            self.assertEqual(p.returncode, 2)  # cmake arguments go after --
+            p = self.build_ref("--dry-run", "HEAD", os.path.join(d, "out"), "--",
+                               "-DPIPEBENCH_CUDA=OFF")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("would build HEAD", p.stdout)
+            self.assertFalse(os.path.exists(os.path.join(d, "out")))
+
+
+# A real build of HEAD takes minutes (about N s on a 2-core VM with a warm ccache): only
+# with PIPEBENCH_AB_TEST_BUILD=1, and not defined otherwise (a skip would show the whole
+# test as Skipped in ctest).
+if os.environ.get("PIPEBENCH_AB_TEST_BUILD") == "1":
+    def test_builds_head(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "head")
+            p = self.build_ref("HEAD", out, "--", "-DPIPEBENCH_CUDA=OFF", timeout=3600)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            for f in ("bench/pipebench", "datasets/pipebench-data", "bench/pipebench-report",
+                      "BUILD_REF.txt"):
+                self.assertTrue(os.path.isfile(os.path.join(out, f)), f)
+            p = run([os.path.join(out, "bench", "pipebench"), "--help"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            wt = run(["git", "-C", REPO, "worktree", "list"]).stdout
+            self.assertNotIn("pipebench-ref.", wt)  # the temporary worktree is gone
+
+    BuildRefTest.test_builds_head = test_builds_head
+else:
+    print("ab_gate_test: build_ref.sh is tested on its arguments and --dry-run; "
+          "PIPEBENCH_AB_TEST_BUILD=1 also builds HEAD with it (minutes)")
+
+
+# --- the example workflow -------------------------------------------------------------------
+
+WORKFLOW = os.path.join(REPO, "examples", "github-actions-ab.yml")
+
+
+def run_lines(text):
+    """The single-line `run:` commands of a workflow, in order (no YAML library needed)."""
+    return [m.group(1).strip() for m in re.finditer(r"^\s*(?:- )?run: (.+)$", text, re.M)]
+
+
+class WorkflowTest(unittest.TestCase):
+    def setUp(self):
+        with open(WORKFLOW) as f:
+            self.text = f.read()
+
+    def test_structure(self):
+        try:
+            import yaml
+        except ImportError:
+            self.skipTest("PyYAML is not installed for this python (python3-yaml): the "
+                          "workflow's structure is not checked; its commands still run below")
+        doc = yaml.safe_load(self.text)
+        on = doc.get("on", doc.get(True))  # YAML 1.1 reads a bare `on` key as true
+        self.assertIn("pull_request", on)
+        (job,) = doc["jobs"].values()
+        self.assertRegex(job["runs-on"], r"^(ubuntu|debian)")
+        steps = job["steps"]
+        uses = {s["uses"].split("@")[0]: s for s in steps if "uses" in s}
+        self.assertEqual(uses["actions/checkout"]["with"]["fetch-depth"], 0)
+        runs = [s["run"] for s in steps if "run" in s]
+        self.assertEqual(runs, run_lines(self.text))  # the fallback reads the same commands
+        self.assertTrue(any(r.startswith("./scripts/setup.sh") for r in runs), runs)
+        builds = [r for r in runs if "build_ref.sh" in r]
+        self.assertEqual(len(builds), 2, builds)
+        self.assertIn("${{ github.base_ref }}", builds[0])
+        self.assertRegex(builds[0], r" base( |$)")
+        self.assertRegex(builds[1], r"build_ref.sh HEAD new( |$)")
+        gate = [r for r in runs if "compare.sh --ab" in r]
+        self.assertEqual(gate, ["./scripts/compare.sh --ab base/bench/pipebench "
+                                "new/bench/pipebench --out ab.json"])
+        upload = uses["actions/upload-artifact"]
+        self.assertEqual(upload["with"]["path"], "ab.json")
+        self.assertEqual(upload.get("if"), "always()")
+        order = [i for i, s in enumerate(steps) if "run" in s and (
+            "build_ref" in s["run"] or "compare.sh" in s["run"])]
+        self.assertEqual(order, sorted(order))
+        self.assertLess(order[-1], steps.index(upload))
+
+    def test_commands_run_locally(self):
+        """Each `run:` line of the workflow, here: the refs replaced by HEAD, build_ref.sh
+        with --dry-run and the already-built binary in its place (a real build takes
+        minutes), the gate on a tiny filter with 2 rounds. Container and package set-up
+        steps are not run (they install packages or change global git settings)."""
+        with tempfile.TemporaryDirectory(prefix="pipebench-ab-workflow-") as ws:
+            binary = os.path.abspath(ARGS.pipebench)
+            tool = ARGS.pipebench_data or os.path.join(
+                os.path.dirname(os.path.dirname(binary)), "datasets", "pipebench-data")
+            data = os.path.join(ws, "tiny")
+            self.assertEqual(run([tool, "synthetic", data, "--count", "4", "--classes", "2",
+                                  "--width", "256", "--height", "256"]).returncode, 0)
+            ran = []
+            for line in run_lines(self.text):
+                cmd = re.sub(r"origin/\$\{\{ github\.base_ref \}\}", "HEAD", line)
+                cmd = cmd.replace("./scripts/", shlex.quote(scripts_dir()) + "/")
+                self.assertNotIn("${{", cmd)
+                if line.startswith(("apt-get", "git config --global", "./scripts/setup.sh")):
+                    print(f"not run here (package or global set-up): {line}")
+                    continue
+                if "build_ref.sh" in line:
+                    dest = shlex.split(cmd)[2]
+                    p = run(["bash", "-c", cmd.replace("build_ref.sh ", "build_ref.sh --dry-run ",
+                                                       1)], cwd=ws)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self.assertIn("would build HEAD", p.stdout)
+                    print(f"substituted the already-built {binary} for {dest}/ (a real "
+                          "build_ref.sh build takes minutes; PIPEBENCH_AB_TEST_BUILD=1 "
+                          "runs one in BuildRefTest)")
+                    for sub, exe in (("bench/pipebench", binary),
+                                     ("datasets/pipebench-data", tool)):
+                        os.makedirs(os.path.join(ws, dest, os.path.dirname(sub)), exist_ok=True)
+                        os.symlink(exe, os.path.join(ws, dest, sub))
+                    ran.append("build_ref")
+                    continue
+                if "compare.sh --ab" in line:
+                    cmd += (f" --data {shlex.quote(data)} --blocks 2 --min-time 0.02 "
+                            "--filter 'BM_Transform/normalize$'")
+                    p = run(["bash", "-c", cmd], cwd=ws)
+                    self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                    ran.append("gate")
+                    continue
+                self.fail(f"a run: line this test does not know: {line}")
+            self.assertEqual(ran, ["build_ref", "build_ref", "gate"])
+            with open(os.path.join(ws, "ab.json")) as f:  # what upload-artifact uploads
+                self.assertIs(json.load(f)["paired"], True)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pipebench", required=True)
+    ap.add_argument("--pipebench-data")
+    ap.add_argument("--scripts")
+    ARGS, rest = ap.parse_known_args()
+    sys.exit(run_tests(rest))
