@@ -3,7 +3,7 @@
 
   scripts/compare.sh --ab BASE_BIN NEW_BIN [--threshold PCT] [--blocks N] [--filter REGEX]
       [--out FILE.json] [--data DIR] [--min-time S] [--time auto|real|cpu] [--max-noise PCT]
-      [--force] [--keep DIR] [-- pipebench flags...]
+      [--force] [--keep DIR] [--block-timeout S] [-- pipebench flags...]
 
 compare.sh BASE.json NEW.json compares two runs made at different times; on a shared CI
 runner the machine's speed drifts between them (other jobs, frequency, caches), and that
@@ -68,10 +68,12 @@ medians over the 2N blocks of each side, ratio NEW/BASE, 95 % interval, verdict)
 REGRESSION / ERRORED line per failing case and a summary line. --out FILE.json writes the
 result: per case the fields compare_gate.judge returns (field, base_ns, new_ns, change =
 ratio - 1, p (None: no U test), n_base, n_new, verdict (regression, improvement, noisy,
-ok), slower_than_threshold, cv, cv_base, cv_new) plus "paired": true, "ratio", "ci_low", "ci_high", "blocks" (rounds), the round
-ratios and the verdict's text; and, so that scripts/export.py and scripts/history.py read
-the file as a run of the change, "context" (NEW's first block's, plus ab_* keys) and
-"benchmarks" (NEW's rows from its 2N blocks, one repetition per block).
+ok), slower_than_threshold, cv, cv_base, cv_new) plus "paired": true, "ratio", "ci_low",
+"ci_high", "blocks" (rounds), the round ratios and the verdict's text; and, so that
+scripts/export.py and scripts/history.py read the file as a run of the change, "context"
+(NEW's first block's, plus ab_* keys) and "benchmarks" (NEW's rows from its 2N blocks, one
+repetition per block). compare_gate.py itself writes no JSON: these are the names of its
+judge() results, which history.py also uses.
 
 Exit status: 0 no regression; 1 at least one regression or a case that errored only in
 NEW (or a NEW block that crashed); 2 bad input: a binary missing or not executable, the
@@ -453,7 +455,9 @@ def parse_args(argv):
         prog="compare.sh --ab",
         description="Run two pipebench builds in alternating ABBA blocks on the same machine "
                     "and gate on the paired ratio NEW/BASE of each case. Exit 0: no "
-                    "regression; 1: regression; 2: bad input.")
+                    "regression; 1: regression; 2: bad input.",
+        epilog="Arguments after -- go to pipebench in every block of both builds. Method, "
+               "output and calibration: docs/ab-gate.md.")
     parser.add_argument("base", metavar="BASE_BIN", help="the baseline build's pipebench")
     parser.add_argument("new", metavar="NEW_BIN", help="the change's pipebench")
     parser.add_argument("--threshold", metavar="PCT", default="3",

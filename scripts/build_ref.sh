@@ -115,7 +115,7 @@ if ! cmake --build "$build" --target "${targets[@]}" >"$tmp/build.log" 2>&1; the
   exit 1
 fi
 
-rm -rf "$dir/bench" "$dir/datasets" "$dir/lib" "$dir/BUILD_REF.txt"
+rm -rf "${dir:?}/bench" "${dir:?}/datasets" "${dir:?}/lib" "${dir:?}/BUILD_REF.txt"
 mkdir -p "$dir/bench" "$dir/datasets" "$dir/lib"
 cp -p "$build/bench/pipebench" "$build/bench/pipebench-report" "$dir/bench/"
 cp -p "$build/datasets/pipebench-data" "$dir/datasets/"

@@ -72,7 +72,9 @@ for p in "${pcts[@]}"; do
 done
 [[ "$op" =~ ^[a-z0-9_]+$ ]] || err "--op must be an operator name, got '$op'"
 [ -x "$python" ] || err "$python not found; run scripts/setup.sh"
-[ -f "$bin" ] && [ -x "$bin" ] || err "--bin $bin: not an executable file (build first: scripts/build.sh)"
+if [ ! -f "$bin" ] || [ ! -x "$bin" ]; then
+  err "--bin $bin: not an executable file (build first: scripts/build.sh)"
+fi
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/pipebench-calibration.XXXXXX")"
