@@ -14,6 +14,7 @@
 #include "bench/machine.h"
 #include "pipeline/cuda.h"
 #include "pipeline/nvml.h"
+#include "transforms/simd_path.h"
 
 namespace pipebench::bench {
 
@@ -86,6 +87,8 @@ void add_run_context(BenchContext& ctx) {
 #endif
   add("opencv_version", CV_VERSION);
   add("libjpeg_turbo_version", libjpeg_turbo_version());
+  // The kernels' dispatched code path: "avx512", "avx2" (also under Valgrind) or "scalar".
+  add("simd_path", simd_path());
   add("tbb_version", TBB_runtime_version());
   add("cuda_runtime", cuda.compiled ? cuda.runtime_version : "none");
   add("gpu", cuda.available ? cuda.device_name : "none (" + cuda.reason + ")");
