@@ -117,7 +117,7 @@ class EndToEndCase {
   bool set_up() {
     return phase([&] {
       step_ = make_train_step(baseline_, c_.compute_ms);
-      sync_ = std::make_unique<dist::SyncStep>(c_.sync, c_.grad_mib);
+      sync_ = std::make_unique<dist::SyncStep>(c_.sync, c_.grad_mib, c_.link);
       const SampleSource* source = nullptr;  // the run's dataset
       if (presized_) {
         const PresizedCopy::Ready* copy = presized_->get(ctx_);
@@ -168,7 +168,9 @@ class EndToEndCase {
         step_->synchronize();
         TraceSpan span(trace_, dist::sync_mode_name(c_.sync), "step");
         const auto comm = regions_.scope(Region::Comm);
+        const int64_t cpu0 = thread_cpu_ns();
         sync_wait_ms_ += sync_->run();
+        sync_cpu_ms_ += (thread_cpu_ns() - cpu0) / 1e6;
       } else if (!error.empty()) {
         break;
       }
@@ -225,7 +227,11 @@ class EndToEndCase {
     k["stall_pct"] = bound_.stall_pct;
     k["prediction_error_pct"] = bound_.prediction_error_pct;
     k["data_drift_pct"] = drift_pct_;
-    if (synced_) k["sync_ms"] = sync_ms_;
+    if (synced_) {
+      k["sync_ms"] = sync_ms_;
+      k["sync_cpu_ms"] = sync_cpu_ms_ / consumed_;
+      if (c_.sync == dist::SyncMode::kEmulated) k["sync_model_ms"] = sync_->modelled_ms();
+    }
     add_stage_counters(ctx_, state_, *window_);
     add_region_counters(ctx_, state_, regions_);
     // The workers' CPU per sample in the loop against alone: a loop that ran on a slower or
@@ -252,6 +258,7 @@ class EndToEndCase {
     f.consumer_wait_ms = counter("consumer_wait_ms");
     f.worker_wait_ms = counter("worker_wait_ms");
     f.sync_wait_ms = sync_wait_ms_ / consumed_;
+    f.sync_cpu_ms = sync_cpu_ms_ / consumed_;
     f.read_ms = counter("read_ms");
     f.decode_ms = counter("decode_ms");
     f.transform_ms = counter("transform_ms");
@@ -367,7 +374,7 @@ class EndToEndCase {
   std::unique_ptr<LoaderWindow> window_;
   RegionTimer regions_;  // the loop's phases: Batch, IO, Forward (the step call), Other, Comm
   DataSamples data_;
-  double compute_ms_ = 0, sync_ms_ = 0, sync_wait_ms_ = 0;
+  double compute_ms_ = 0, sync_ms_ = 0, sync_wait_ms_ = 0, sync_cpu_ms_ = 0;
   double drift_pct_ = 0, alone_cpu_ms_ = 0, loop_cpu_drift_pct_ = 0, consumed_ = 1;
   benchmark::IterationCount done_ = 0;
   int64_t items_ = 0;

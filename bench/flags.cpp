@@ -36,6 +36,12 @@ Bind bind_config(T BenchConfig::*field) {
   };
 }
 
+Bind bind_link(double dist::LinkModel::*field) {
+  return [field](CLI::App& app, RawFlags& raw, const std::string& option, const std::string& help) {
+    return app.add_option(option, raw.config.link.*field, help);
+  };
+}
+
 Bind flag_to(bool BenchConfig::*field) {
   return [field](CLI::App& app, RawFlags& raw, const std::string& option, const std::string& help) {
     return app.add_flag(option, raw.config.*field, help);
@@ -171,14 +177,24 @@ std::vector<FlagSpec> make_table() {
                             if (digits && std::stoi(v) >= 8) return "";
                             return "auto, off or a shorter side of at least 8 px, got " + v;
                           }, "auto|off|N"))});
-  t.push_back({"sync", "MODE", "allreduce",
+  t.push_back({"sync", "MODE", "emulated",
                "under mpirun -np N: what each rank does after its training step, so the slowest "
-               "rank sets the pace: allreduce (MPI_Allreduce of --grad-mib), barrier, or none "
+               "rank sets the pace: emulated (wait for every rank, then the time a ring allreduce "
+               "of --grad-mib takes on --link-gbs: no host CPU, as NCCL on GPUs), allreduce (the "
+               "real MPI_Allreduce of --grad-mib on the host's CPU), barrier, or none "
                "(pipeline/dist/sync_step.h); nothing with one rank",
-               with_check(bind_to(&RawFlags::sync), CLI::IsMember({"allreduce", "barrier", "none"}))});
+               with_check(bind_to(&RawFlags::sync),
+                          CLI::IsMember({"emulated", "allreduce", "barrier", "none"}))});
   t.push_back({"grad-mib", "X", "97.5 (ResNet-50's gradients)",
                "the gradient buffer each step's allreduce sums over ranks, MiB of float32",
                with_check(bind_config(&BenchConfig::grad_mib), CLI::Range(0.0, 65536.0))});
+  t.push_back({"link-gbs", "GB/s", "450 (NVLink 4, H100 SXM, one direction)",
+               "--sync=emulated: the link's bandwidth each way, GB/s (1e9 bytes/s); InfiniBand "
+               "NDR between nodes: 50",
+               with_check(bind_link(&dist::LinkModel::gb_per_s), CLI::Range(0.001, 1e6))});
+  t.push_back({"link-latency-us", "US", "5",
+               "--sync=emulated: the latency of each of a ring allreduce's 2(N-1) steps, us",
+               with_check(bind_link(&dist::LinkModel::latency_us), CLI::Range(0.0, 1e6))});
   t.push_back({"system-sample-hz", "N", "20",
                "the system sampler's rate during the loader and end-to-end cases, samples per "
                "second (CPU per core, user and system, memory, disk, context switches, GPU: "

@@ -60,8 +60,9 @@ struct BenchConfig {
   std::vector<int> shard_sizes;                   ///< --shards: images per shard of each packed copy, ascending; empty = none
   std::string presize = "auto";                   ///< --presize: auto, off or N (bench/sample_bench.cpp)
   /// --sync: what each rank does after its step under mpirun (pipeline/dist/sync_step.h)
-  dist::SyncMode sync = dist::SyncMode::kAllreduce;
+  dist::SyncMode sync = dist::SyncMode::kEmulated;
   double grad_mib = dist::kResNet50GradMiB;       ///< --grad-mib: the allreduce's buffer, MiB
+  dist::LinkModel link;                           ///< --link-gbs, --link-latency-us (emulated)
   /// --system-sample-hz: the system sampler's rate during loader and end-to-end cases, Hz
   /// (pipeline/system_metrics.h); 0 = off (no system counters, series or BM_SystemSampler)
   int system_sample_hz = 20;
@@ -110,7 +111,7 @@ struct RawFlags {
   std::string workers;        ///< --workers as given: "auto", "1,2,4" or empty
   int cpu_budget = 0;         ///< --cpu-budget, 0 when not given
   std::vector<std::string> callbacks;  ///< --callback values as given
-  std::string sync = "allreduce";      ///< --sync as given
+  std::string sync = "emulated";       ///< --sync as given
 };
 
 /// One flag: its name (without "--"), the placeholder of its value, the default as the

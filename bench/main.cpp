@@ -191,6 +191,10 @@ void add_job_context(const pb::BenchContext& ctx, int world) {
   benchmark::AddCustomContext("mpi", dist::built_with_mpi() ? "built" : "not built");
   benchmark::AddCustomContext("sync", dist::sync_mode_name(ctx.config().sync));
   benchmark::AddCustomContext("grad_mib", std::to_string(ctx.config().grad_mib));
+  if (ctx.config().sync == dist::SyncMode::kEmulated) {
+    benchmark::AddCustomContext("link_gb_per_s", std::to_string(ctx.config().link.gb_per_s));
+    benchmark::AddCustomContext("link_latency_us", std::to_string(ctx.config().link.latency_us));
+  }
 }
 
 // The console table with readable counters (bench/console_reporter.h: no "257u" for a

@@ -29,7 +29,7 @@ constexpr size_t kFieldCount = static_cast<size_t>(RankField::kCount);
 // In model::RankField's order (model/rank_fields.h).
 std::vector<double> to_vector(const RankFigures& f) {
   return {f.data_ms, f.compute_ms, f.step_ms, f.au_pct, f.images_per_second,
-          f.consumer_wait_ms, f.worker_wait_ms, f.sync_wait_ms, f.read_ms, f.decode_ms,
+          f.consumer_wait_ms, f.worker_wait_ms, f.sync_wait_ms, f.sync_cpu_ms, f.read_ms, f.decode_ms,
           f.transform_ms, f.sample_cpu_ms, f.items, f.data_drift_pct, f.loop_cpu_drift_pct};
 }
 

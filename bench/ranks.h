@@ -87,6 +87,7 @@ void load_until_every_rank_measured(Loader& loader, TestDelay& delay);
 struct RankFigures {
   double data_ms = 0, compute_ms = 0, step_ms = 0, au_pct = 0, images_per_second = 0;
   double consumer_wait_ms = 0, worker_wait_ms = 0, sync_wait_ms = 0;
+  double sync_cpu_ms = 0;  ///< the loop thread's CPU in the collective per step (MPI_Allreduce's reduction)
   double read_ms = 0, decode_ms = 0, transform_ms = 0, sample_cpu_ms = 0;
   double items = 0;  ///< images the rank's loop counted (SetItemsProcessed)
   double data_drift_pct = 0;  ///< the loader alone after the loop against before, %

@@ -15,13 +15,13 @@ namespace pipebench::model {
 
 enum class RankField {
   kDataMs, kComputeMs, kStepMs, kAuPct, kImagesPerSecond, kConsumerWaitMs, kWorkerWaitMs,
-  kSyncWaitMs, kReadMs, kDecodeMs, kTransformMs, kSampleCpuMs, kItems, kDataDriftPct,
+  kSyncWaitMs, kSyncCpuMs, kReadMs, kDecodeMs, kTransformMs, kSampleCpuMs, kItems, kDataDriftPct,
   kLoopCpuDriftPct, kCount
 };
 
 inline constexpr std::string_view kRankFieldNames[] = {
     "data_ms", "compute_ms", "step_ms", "au_pct", "images_per_second", "consumer_wait_ms",
-    "worker_wait_ms", "sync_wait_ms", "read_ms", "decode_ms", "transform_ms", "sample_cpu_ms",
+    "worker_wait_ms", "sync_wait_ms", "sync_cpu_ms", "read_ms", "decode_ms", "transform_ms", "sample_cpu_ms",
     "items", "data_drift_pct", "loop_cpu_drift_pct"};
 static_assert(std::size(kRankFieldNames) == static_cast<size_t>(RankField::kCount),
               "one name per RankField, in order");

@@ -17,7 +17,7 @@ namespace {
 using T = ContextType;
 
 // bench/run_context.cpp, bench/main.cpp and bench/run_output.cpp write these.
-constexpr std::array<ContextField, 31> kTyped = {{
+constexpr std::array<ContextField, 33> kTyped = {{
     {"batch_size", T::kNumber, "images"},
     {"crop_size", T::kNumber, "px"},
     {"seed", T::kNumber, ""},
@@ -34,6 +34,8 @@ constexpr std::array<ContextField, 31> kTyped = {{
     {"cold_resident_pct", T::kNumber, "%"},
     {"world_size", T::kNumber, "ranks"},
     {"grad_mib", T::kNumber, "MiB"},
+    {"link_gb_per_s", T::kNumber, "GB/s"},
+    {"link_latency_us", T::kNumber, "us"},
     {"load_average_start", T::kNumber, ""},
     {"load_average_end", T::kNumber, ""},
     {"other_processes_cpu_cores", T::kNumber, "cores"},

@@ -39,9 +39,20 @@ void sweep_table(std::string& out, const Report& r) {
 
 void workers_verdict(std::string& out, const Report& r) {
   const auto& v = r.verdict;
-  if (v.first_compute_bound) {
+  const SweepPoint* first = nullptr;
+  for (const auto& p : v.sweep)
+    if (v.first_compute_bound && p.workers == *v.first_compute_bound) first = &p;
+  if (first && first->bound.au_pct >= kAuTargetPct) {
     appendf(out, "Workers: %d is the smallest swept worker count that keeps the accelerator busy "
-            "(compute-bound).\n", *v.first_compute_bound);
+            "(compute-bound, AU %.1f %%).\n", first->workers, first->bound.au_pct);
+  } else if (first) {
+    // Compute-bound by the bound (data < compute) yet the loop measured AU below the target:
+    // something else on the loop's path stalls the step (a collective, callbacks, contention).
+    appendf(out, "Workers: from %d the loader keeps up (data %.2f ms < compute %.2f ms per batch), "
+            "but the measured loop kept the accelerator busy only %.1f %% of the time (AU target "
+            "%.0f %%): the step waits on something else (the step's collective, callbacks, a "
+            "contended machine); see the stall and the regions below.\n", first->workers,
+            first->bound.data_ms, first->bound.compute_ms, first->bound.au_pct, kAuTargetPct);
   } else if (v.predicted_workers) {
     appendf(out, "Workers: data-bound at every swept count. Predicted to be compute-bound at "
             "%d workers = ceil(%.3f ms/sample x %d / (%.2f ms x %.2f scaling efficiency)).\n",

@@ -26,6 +26,7 @@ std::optional<RankRow> rank_row(const BenchRun& run, const std::string& name, in
   r.consumer_wait_ms = get(RankField::kConsumerWaitMs).value_or(0);
   r.worker_wait_ms = std::max(0.0, get(RankField::kWorkerWaitMs).value_or(0));
   r.sync_wait_ms = get(RankField::kSyncWaitMs).value_or(0);
+  r.sync_cpu_ms = get(RankField::kSyncCpuMs).value_or(0);
   r.read_ms = get(RankField::kReadMs).value_or(0);
   r.decode_ms = get(RankField::kDecodeMs).value_or(0);
   r.transform_ms = get(RankField::kTransformMs).value_or(0);
@@ -84,6 +85,8 @@ Ranks rank_figures(const BenchRun& run) {
   out.hosts = run.context_or("hosts", "");
   out.sync = run.context_or("sync", "");
   out.grad_mib = run.number("grad_mib");
+  out.link_gb_per_s = run.number("link_gb_per_s");
+  out.link_latency_us = run.number("link_latency_us");
   for (const CaseMeans* m : run.where([](const model::CaseKey& k) { return k.family == model::Family::kEndToEnd; })) {
     const std::string name = m->key.name();
     const auto world = run.value(name, "world_size");
@@ -98,6 +101,7 @@ Ranks rank_figures(const BenchRun& run) {
     if (static_cast<int>(c.ranks.size()) != n || !read_global(run, name, c)) continue;  // incomplete
     c.pred_ms = run.value(name, "straggler_pred_ms");
     c.iid_max_ms = run.value(name, "straggler_iid_max_ms");
+    if (!out.sync_model_ms) out.sync_model_ms = run.value(name, "sync_model_ms");
     if (c.pred_ms) c.pred_error_pct = 100 * (*c.pred_ms - c.step_ms) / std::max(1e-9, c.step_ms);
     if (c.iid_max_ms) c.iid_error_pct = 100 * (*c.iid_max_ms - c.step_ms) / std::max(1e-9, c.step_ms);
     out.world = std::max(out.world, n);
@@ -137,9 +141,11 @@ void append_ranks_text(std::string& out, const Ranks& r) {
   if (r.empty()) return;
   std::string sync = r.sync.empty() ? "unknown" : r.sync;
   if (r.sync == "allreduce" && r.grad_mib) {
-    std::string mib;
-    appendf(mib, " of %.1f MiB", *r.grad_mib);
-    sync += mib;
+    appendf(sync, " (MPI_Allreduce on the host's CPU) of %.1f MiB", *r.grad_mib);
+  } else if (r.sync == "emulated" && r.grad_mib && r.link_gb_per_s && r.sync_model_ms) {
+    appendf(sync, " ring allreduce of %.1f MiB at %.0f GB/s, %.0f us per ring step: %.3f ms "
+            "per step, waited without host CPU", *r.grad_mib, *r.link_gb_per_s,
+            r.link_latency_us.value_or(0), *r.sync_model_ms);
   }
   appendf(out, "\nRanks (mpirun: world size %d%s%s; sync %s):\n", r.world,
           r.hosts.empty() ? "" : ", hosts ", r.hosts.c_str(), sync.c_str());
@@ -164,6 +170,17 @@ void append_ranks_text(std::string& out, const Ranks& r) {
             "per batch against a mean of %.2f; per sample read %.3f, decode %.3f, transform "
             "%.3f ms, CPU %.3f ms.\n", c.load_imbalance, s.rank, s.data_ms, c.data_ms_mean,
             s.read_ms, s.decode_ms, s.transform_ms, s.sample_cpu_ms);
+    if (r.sync == "allreduce") {
+      double wall = 0, cpu = 0;
+      for (const auto& k : c.ranks) {
+        wall += k.sync_wait_ms / static_cast<double>(c.ranks.size());
+        cpu += k.sync_cpu_ms / static_cast<double>(c.ranks.size());
+      }
+      appendf(out, "  The host's MPI_Allreduce took %.2f ms per step (mean over ranks, waiting for "
+              "the others included), %.2f ms of it CPU on the loop's thread: host CPU the "
+              "loaders lost, which a GPU job spends on its accelerators (NCCL). --sync=emulated "
+              "(the default) waits the allreduce's time on a stated link instead.\n", wall, cpu);
+    }
     if (c.pred_ms && c.iid_max_ms)
       appendf(out, "  Straggler prediction from the ranks' per-batch data times: %.2f ms per "
               "step (the loop simulated with prefetch; %+.1f %%, %s %.0f %%), E[max over ranks "
@@ -179,6 +196,10 @@ nlohmann::json ranks_json(const Ranks& r) {
   j["world_size"] = r.world;
   j["hosts"] = r.hosts;
   j["sync"] = r.sync;
+  const auto num = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  j["grad_mib"] = num(r.grad_mib);
+  j["link_gb_per_s"] = num(r.link_gb_per_s);
+  j["sync_model_ms"] = num(r.sync_model_ms);
   j["cases"] = nlohmann::json::array();
   const auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
   for (const auto& c : r.cases) {
@@ -187,6 +208,7 @@ nlohmann::json ranks_json(const Ranks& r) {
       rows.push_back({{"rank", k.rank}, {"data_ms", k.data_ms}, {"step_ms", k.step_ms},
                       {"au_pct", k.au_pct}, {"images_per_second", k.images_per_second},
                       {"consumer_wait_ms", k.consumer_wait_ms}, {"sync_wait_ms", k.sync_wait_ms},
+                      {"sync_cpu_ms", k.sync_cpu_ms},
                       {"worker_wait_ms", k.worker_wait_ms}, {"read_ms", k.read_ms},
                       {"decode_ms", k.decode_ms}, {"transform_ms", k.transform_ms},
                       {"sample_cpu_ms", k.sample_cpu_ms}});

@@ -4,7 +4,8 @@
 // synchronised step, AU mean and min over ranks, MLPerf Storage's AU >= 90 % pass), the
 // load imbalance (max / mean of the ranks' data time), the slowest rank and its stage
 // times, and the straggler prediction (pipeline/dist/straggler.h) against the measured
-// step.
+// step; what the step's collective took: the emulated allreduce's modelled time, or the
+// real MPI_Allreduce's wall and its CPU on the loop thread (host CPU the loaders lost).
 // Units: ms per batch (data, step, waits), ms per sample (stages), images/s, %.
 // Nothing here throws; a run without such cases (one process) gives an empty Ranks.
 #pragma once
@@ -23,6 +24,7 @@ struct RankRow {
   int rank = 0;
   double data_ms = 0, step_ms = 0, au_pct = 0, images_per_second = 0;
   double consumer_wait_ms = 0, worker_wait_ms = 0, sync_wait_ms = 0;
+  double sync_cpu_ms = 0;  ///< the loop thread's CPU in the collective, ms per step
   double read_ms = 0, decode_ms = 0, transform_ms = 0, sample_cpu_ms = 0;
 };
 
@@ -60,6 +62,8 @@ struct Ranks {
   int world = 1;
   std::string hosts, sync;  ///< from the run's context
   std::optional<double> grad_mib;  ///< MiB, from the run's context
+  std::optional<double> link_gb_per_s, link_latency_us;  ///< --sync=emulated's link (context)
+  std::optional<double> sync_model_ms;  ///< emulated: the modelled transfer per step, ms
   std::vector<RanksCase> cases;
   std::optional<CoresPerRank> cores;  ///< when the run swept workers per rank
   bool empty() const { return cases.empty(); }

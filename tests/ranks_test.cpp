@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pipeline/dist/straggler.h"
+#include "pipeline/dist/sync_step.h"
 #include "report/format.h"
 #include "report/ranks.h"
 #include "tests/report_rows.h"
@@ -16,6 +17,22 @@ namespace pipebench {
 namespace {
 
 using dist::predict_synchronised_step;
+
+// Ring allreduce, worked by hand: 8 ranks, 1 GB on 100 GB/s, 10 us per ring step:
+// 2 x 7 / 8 x 1e9 B / 1e11 B/s = 17.5 ms, plus 2 x 7 x 10 us = 0.14 ms.
+TEST(SyncStep, RingAllreduceTimeIsTheBusBandwidthFormula) {
+  const dist::LinkModel link{100, 10};
+  EXPECT_NEAR(dist::ring_allreduce_ms(1e9, 8, link), 17.64, 1e-9);
+  EXPECT_NEAR(dist::ring_allreduce_ms(1e9, 2, link), 10.02, 1e-9);  // 2 x 1/2 x 10 ms + 2 x 10 us
+  EXPECT_EQ(dist::ring_allreduce_ms(1e9, 1, link), 0);                // nothing to exchange
+  EXPECT_THROW(dist::ring_allreduce_ms(-1, 2, link), std::invalid_argument);
+  EXPECT_THROW(dist::ring_allreduce_ms(1, 0, link), std::invalid_argument);
+  EXPECT_THROW(dist::ring_allreduce_ms(1, 2, dist::LinkModel{0, 5}), std::invalid_argument);
+  EXPECT_THROW(dist::ring_allreduce_ms(1, 2, dist::LinkModel{1, -1}), std::invalid_argument);
+  EXPECT_EQ(dist::parse_sync_mode("emulated"), dist::SyncMode::kEmulated);
+  EXPECT_STREQ(dist::sync_mode_name(dist::SyncMode::kEmulated), "emulated");
+  EXPECT_THROW(dist::parse_sync_mode("ring"), std::invalid_argument);
+}
 
 TEST(Straggler, OneRankConstantDataIsTheLargerOfDataAndCompute) {
   const auto p = predict_synchronised_step({{10, 10, 10}}, 4, 2);

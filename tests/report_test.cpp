@@ -343,6 +343,21 @@ TEST(FixFirst, NotNamedWhenSomeWorkerCountIsComputeBound) {
   EXPECT_EQ(to_json(r)["stages"].size(), 3u);  // the stage costs are still shown
 }
 
+// Compute-bound by the bound (data 16 < compute 25) but AU 25 / 32.4 = 77 %: the verdict
+// must not say the accelerator is kept busy (issue 26: a collective on the host's CPU).
+TEST(Verdict, NeverSaysBusyBelowTheAuTarget) {
+  std::vector<json> rows = data_bound_rows();
+  rows.push_back(end_to_end(4, 16, 25, 32.4));
+  const std::string text = format_text(report_of(run_doc(rows)));
+  EXPECT_EQ(text.find("keeps the accelerator busy"), std::string::npos) << text;
+  EXPECT_NE(text.find("kept the accelerator busy only 77.2 % of the time (AU target 90 %)"),
+            std::string::npos) << text;
+  rows.back() = end_to_end(4, 16, 25, 25.2);  // AU 99.2 %
+  const std::string busy = format_text(report_of(run_doc(rows)));
+  EXPECT_NE(busy.find("4 is the smallest swept worker count that keeps the accelerator busy "
+                      "(compute-bound, AU 99.2 %)"), std::string::npos) << busy;
+}
+
 TEST(FixFirst, NotNamedWithoutASweep) {
   const Report r = report_of(run_doc({loader(1, 64), loader(2, 32)}));
   EXPECT_FALSE(r.data_bound());

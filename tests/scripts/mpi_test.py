@@ -154,6 +154,36 @@ class Ranks(unittest.TestCase):
         text = subprocess.run([ARGS.report, slow_out], capture_output=True, text=True).stdout
         self.assertIn("Slowest rank: 1", text)
 
+    def test_emulated_allreduce_waits_the_ring_time_without_host_cpu(self):
+        # The default --sync: a ring allreduce of 97.5 MiB over 2 ranks on a 2 GB/s link,
+        # 2 (N-1)/N x bytes / bandwidth + 2 (N-1) x 5 us = 102236160 / 2e9 s + 10 us
+        # = 51.128 ms per step, waited sleeping: the collective's wall at least that, its CPU
+        # on the loop thread a small part of it (the barrier polls every 50 us).
+        r, out = self.run_pipebench("emulated", "--steps=8", "--compute-ms=5", "--link-gbs=2")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        doc = load(out)
+        self.assertEqual(doc["context"]["sync"], "emulated")
+        self.assertEqual(doc["context"]["link_gb_per_s"], 2)
+        row = end_to_end(doc)
+        model = 97.5 * 1024 * 1024 / 2e9 * 1e3 + 2 * 5e-3
+        self.assertAlmostEqual(row["sync_model_ms"], model, delta=0.01 * model)
+        for k in (0, 1):
+            self.assertGreaterEqual(row[f"rank{k}_sync_wait_ms"], model * 0.99, row)
+            self.assertLess(row[f"rank{k}_sync_cpu_ms"], 0.25 * row[f"rank{k}_sync_wait_ms"], row)
+        text = subprocess.run([ARGS.report, out], capture_output=True, text=True).stdout
+        self.assertIn("sync emulated ring allreduce of 97.5 MiB at 2 GB/s", text)
+
+    def test_host_allreduce_reports_the_cpu_it_took(self):
+        r, out = self.run_pipebench("allreduce", "--steps=6", "--compute-ms=5", "--sync=allreduce",
+                                    "--grad-mib=16")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        row = end_to_end(load(out))
+        for k in (0, 1):  # summing 16 MiB of float32 on the host is CPU work
+            self.assertGreater(row[f"rank{k}_sync_cpu_ms"], 0, row)
+            self.assertLessEqual(row[f"rank{k}_sync_cpu_ms"], row[f"rank{k}_sync_wait_ms"] * 1.05 + 0.5, row)
+        text = subprocess.run([ARGS.report, out], capture_output=True, text=True).stdout
+        self.assertIn("The host's MPI_Allreduce took", text)
+
     def test_failing_rank_ends_the_job_naming_the_file(self):
         bad = os.path.join(self.tmp.name, "bad")
         shutil.copytree(self.data, bad)
