@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <new>
 #include <string>
 #include <utility>
@@ -62,6 +63,7 @@ CudaInfo probe() {
     return info;
   }
   info.device_name = prop.name;
+  info.device = 0;
   info.available = true;
 #endif
   return info;
@@ -97,9 +99,42 @@ const CudaInfo& cuda_info() {
   return info;
 }
 
+#ifdef PIPEBENCH_HAVE_CUDA
+namespace {
+
+// The first use in the process: the device's primary context, created with blocking-sync
+// scheduling (cuda.h, the top). cudaInitDevice (CUDA 12.0+) applies the flags as
+// cudaSetDeviceFlags would, before the context exists. It fails when another library of
+// the process (a user's LibTorch) already made the context with other flags: then the
+// waits keep that context's policy, and the events' own cudaEventBlockingSync still makes
+// CudaEvent::synchronize sleep. Said once on stderr, not an error.
+void init_device_once(int device) {
+  static std::once_flag once;
+  std::call_once(once, [device] {
+    const cudaError_t err =
+        cudaInitDevice(device, cudaDeviceScheduleBlockingSync, cudaInitDeviceFlagsAreValid);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();  // not sticky: clear it
+      std::fprintf(stderr, "pipebench: note: cudaInitDevice(%d, cudaDeviceScheduleBlockingSync) failed (%s): "
+                   "host waits on streams keep the device's current scheduling\n", device,
+                   cudaGetErrorString(err));
+    }
+  });
+}
+
+}  // namespace
+#endif
+
 void require_cuda() {
   const CudaInfo& info = cuda_info();
   if (!info.available) throw CudaUnavailable("CUDA unavailable: " + info.reason);
+#ifdef PIPEBENCH_HAVE_CUDA
+  thread_local bool bound = false;  // this thread's current device is info.device
+  if (bound) return;
+  init_device_once(info.device);
+  PIPEBENCH_CUDA_CHECK(cudaSetDevice(info.device));
+  bound = true;
+#endif
 }
 
 const char* memory_kind_name(MemoryKind kind) {
@@ -202,12 +237,15 @@ void CudaStream::synchronize() const {
 #endif
 }
 
-CudaEvent::CudaEvent() {
+CudaEvent::CudaEvent(Timing timing) {
   require_cuda();
 #ifdef PIPEBENCH_HAVE_CUDA
   cudaEvent_t e = nullptr;
-  PIPEBENCH_CUDA_CHECK(cudaEventCreate(&e));
+  const unsigned flags = cudaEventBlockingSync | (timing == Timing::kUntimed ? cudaEventDisableTiming : 0u);
+  PIPEBENCH_CUDA_CHECK(cudaEventCreateWithFlags(&e, flags));
   event_ = e;
+#else
+  (void)timing;
 #endif
 }
 

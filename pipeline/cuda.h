@@ -6,6 +6,16 @@
 // Errors: CudaError for a failed CUDA runtime or cuBLAS call, with the call, file and line
 // ("cudaMemcpy(...) failed at pipeline/h2d.cpp:42: invalid argument"). Destructors never
 // throw (a failure there is printed to stderr).
+//
+// Host waits block, they do not spin: the process's device is initialised with
+// cudaDeviceScheduleBlockingSync (cudaInitDevice, before anything else creates its
+// context) and every CudaEvent is created with cudaEventBlockingSync, so a thread waiting
+// for the GPU (CudaEvent::synchronize, CudaStream::synchronize, a synchronous cudaMemcpy)
+// sleeps in the driver instead of busy-polling a core (the CUDA Runtime API reference,
+// cudaSetDeviceFlags and cudaEventCreateWithFlags). The price is the wake-up: a wait ends
+// some microseconds after the GPU finished (an OS wake-up, not measured here), against a
+// loop's steps of milliseconds; in exchange the consumer thread's CPU counters and the
+// loader's workers no longer lose a core to the wait.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +39,7 @@ struct CudaInfo {
   bool available = false;       ///< a device is usable now
   std::string reason;           ///< why not, when !available
   std::string device_name;      ///< e.g. "NVIDIA H100 80GB HBM3"
+  int device = -1;              ///< the CUDA device index this process uses; -1 when !available
   std::string runtime_version;  ///< e.g. "13.0"
   std::string driver_version;
 };
@@ -36,7 +47,12 @@ struct CudaInfo {
 /// Probes once (cached) and returns the CUDA state of this process.
 const CudaInfo& cuda_info();
 inline bool cuda_available() { return cuda_info().available; }
-/// Throws CudaUnavailable with cuda_info().reason unless a device is usable.
+/// Throws CudaUnavailable with cuda_info().reason unless a device is usable. Otherwise makes
+/// the process's device current on the calling thread (cudaSetDevice, once per thread; the
+/// first call in the process initialises the device with cudaDeviceScheduleBlockingSync,
+/// see the top): every function here that needs a device calls it first, so CUDA work
+/// from any thread (a loader's worker too) lands on that device. CudaError when
+/// cudaSetDevice fails.
 void require_cuda();
 
 /// Where host memory comes from.
@@ -103,15 +119,19 @@ class CudaStream {
   void* stream_ = nullptr;
 };
 
+/// A CUDA event, always with cudaEventBlockingSync (synchronize() sleeps, see the top).
+/// kTimed events carry a timestamp for elapsed_ms; kUntimed ones only order work and are
+/// cheaper to record and wait on (cudaEventDisableTiming).
 class CudaEvent {
  public:
-  CudaEvent();  ///< throws CudaUnavailable without a device
+  enum class Timing { kTimed, kUntimed };
+  explicit CudaEvent(Timing timing = Timing::kTimed);  ///< throws CudaUnavailable without a device
   ~CudaEvent();
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
   void record(const CudaStream& stream);
   void synchronize() const;
-  /// Milliseconds between two recorded, completed events (cudaEventElapsedTime).
+  /// Milliseconds between two recorded, completed kTimed events (cudaEventElapsedTime).
   static float elapsed_ms(const CudaEvent& start, const CudaEvent& stop);
   void* handle() const { return event_; }  ///< cudaEvent_t
 

@@ -36,6 +36,7 @@ void CudaStepBase::synchronize() {
 void CudaStepBase::step(const StepInput& batch) {
   const std::string where = name_ + " step";
   check_input(where.c_str(), batch);
+  require_cuda();  // this thread on the process's device (a step may be driven from any thread)
   ensure_shape(batch.n, batch.c, batch.h, batch.w);
   const int slot = static_cast<int>(steps_ % 2);
   auto copy_stream = static_cast<cudaStream_t>(copy_.handle());
@@ -53,7 +54,7 @@ void CudaStepBase::step(const StepInput& batch) {
   run_step(f(x_[slot]));
   compute_done_[slot]->record(compute_);
   ++steps_;
-  copy_done_[slot]->synchronize();  // the host batch may be reused now
+  copy_done_[slot]->synchronize();  // the host batch may be reused now (sleeps: blocking sync)
 }
 
 double CudaStepBase::measure_compute_ms(int n, int c, int h, int w, int iters) {
@@ -98,8 +99,9 @@ void CudaStepBase::ensure_shape(int n, int c, int h, int w) {
   reshape(n, c, h, w);  // may throw (a shape the model refuses): nothing below has changed
   const size_t floats = static_cast<size_t>(n) * c * h * w;
   for (auto& x : x_) x = DeviceBuffer(floats * sizeof(float));
-  for (auto& e : copy_done_) e = std::make_unique<CudaEvent>();
-  for (auto& e : compute_done_) e = std::make_unique<CudaEvent>();
+  // Order only (no timestamps); blocking sync, so step()'s wait on copy_done sleeps.
+  for (auto& e : copy_done_) e = std::make_unique<CudaEvent>(CudaEvent::Timing::kUntimed);
+  for (auto& e : compute_done_) e = std::make_unique<CudaEvent>(CudaEvent::Timing::kUntimed);
   n_ = n, c_ = c, h_ = h, w_ = w;
   compute_.synchronize();  // reshape's initialisation is done
 }

@@ -91,8 +91,8 @@ class SteadyRegionClock : public RegionClock {
 };
 
 /// CUDA events recorded on `stream` (a cudaStream_t; nullptr = the legacy default stream).
-/// Each mark records one event (cudaEventDefault, so it carries a timestamp); resolve()
-/// synchronises the last one, and ms_between is cudaEventElapsedTime. A mark's host time
+/// Each mark records one event (cudaEventBlockingSync: it carries a timestamp, and waiting
+/// on it sleeps instead of spinning); resolve() synchronises the last one, and ms_between is cudaEventElapsedTime. A mark's host time
 /// (for the trace) is the host time of the first mark plus the GPU time since it. The
 /// events live as long as the clock (as Deep500's timer keeps its own): for a run of
 /// millions of regions, use one timer per epoch. Throws CudaUnavailable when built without

@@ -24,7 +24,8 @@ CudaEventRegionClock::~CudaEventRegionClock() {
 
 int64_t CudaEventRegionClock::mark() {
   cudaEvent_t e = nullptr;
-  PIPEBENCH_CUDA_CHECK(cudaEventCreate(&e));  // with timing: cudaEventDefault
+  // With timing; blocking sync, so resolve() sleeps instead of spinning (pipeline/cuda.h).
+  PIPEBENCH_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventBlockingSync));
   events_.push_back(e);
   if (events_.size() == 1) first_host_ns_ = now_ns();
   PIPEBENCH_CUDA_CHECK(cudaEventRecord(e, static_cast<cudaStream_t>(stream_)));

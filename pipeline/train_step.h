@@ -16,7 +16,9 @@
 //             train_step_cnn.h. NEVER RUN ON A DEVICE as of the commit that added it.
 //   Both real steps: the next batch's H2D copy runs on a copy stream while the current
 //   step runs on the compute stream; step time timed with CUDA events (shared code:
-//   cuda_step_base.h).
+//   cuda_step_base.h). The host's waits (step() for its batch's copy, synchronize())
+//   sleep in the driver (blocking-sync events and device scheduling, pipeline/cuda.h):
+//   the consumer thread does not spin a core while the GPU works.
 //
 // Input (StepInput): the loader's batch as it comes, float32 (NCHW or NHWC) or uint8 (NHWC
 // or NCHW, transforms/pipeline_output.h) with, for uint8, the normalize the spec deferred

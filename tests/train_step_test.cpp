@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <time.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -154,6 +157,39 @@ TEST(CudaStep, RunsAndReportsFlops) {
   for (int i = 0; i < 4; ++i) step->step(batch.data(), n, c, h, w);
   step->synchronize();
   EXPECT_GT(step->measure_compute_ms(n, c, h, w, 3), 0.0);
+}
+
+// Host waits sleep (pipeline/cuda.h: blocking-sync events and scheduling): while the GPU
+// runs some hundred ms of steps, the thread that submits them and waits (step() waits for
+// its batch's copy, which waits for the step two before) uses a small part of a core. A
+// spinning wait would read about 100 %; 50 % leaves room for the submission's own work.
+TEST(CudaStep, HostWaitsDoNotSpin) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: " << cuda_info().reason;
+  auto step = make_cuda_step();
+  const int n = 256, c = 3, h = 224, w = 224;  // ~0.25 TFLOP per step: milliseconds on any GPU
+  // Pinned: a pageable copy would be staged by this thread's CPU, which is not a wait.
+  HostBuffer pinned(static_cast<size_t>(n) * c * h * w * sizeof(float), MemoryKind::kPinned);
+  std::fill(pinned.as<float>(), pinned.as<float>() + pinned.bytes() / sizeof(float), 0.25f);
+  const float* batch = pinned.as<float>();
+  step->step(batch, n, c, h, w);  // allocation and the first launch, not measured
+  step->synchronize();
+  const auto thread_cpu_ns = [] {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+  };
+  const auto t0 = Clock::now();
+  const long long cpu0 = thread_cpu_ns();
+  int steps = 0;
+  while (Clock::now() - t0 < std::chrono::milliseconds(300) || steps < 4) {
+    step->step(batch, n, c, h, w);
+    ++steps;
+  }
+  step->synchronize();
+  const double cpu_ms = static_cast<double>(thread_cpu_ns() - cpu0) / 1e6;
+  const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  EXPECT_LT(cpu_ms, 0.5 * wall_ms) << steps << " steps: the waiting thread used " << cpu_ms << " ms of CPU in "
+                                   << wall_ms << " ms";
 }
 
 #ifdef PIPEBENCH_HAVE_CUDA
