@@ -1,8 +1,12 @@
 // BM_H2D/<memory>/<mode>/batch:B[/uint8]: host-to-device copy of one batch of the
 // pipeline's output (B x C x H x W; float32, or uint8 with `collate: {dtype: uint8}`, then
 // the name ends in /uint8: a quarter of the bytes), pageable or pinned host memory,
-// synchronous (cudaMemcpy, timed with a host clock around the call, which returns when the
-// copy is done) or asynchronous (cudaMemcpyAsync on a stream, timed with CUDA events).
+// synchronous (cudaMemcpy, timed with a host clock from before the call to after a
+// cudaDeviceSynchronize that follows it: from pageable memory cudaMemcpy may return once the
+// last chunk is staged, while that chunk's DMA still runs) or asynchronous (cudaMemcpyAsync
+// on a stream, timed with CUDA events). The synchronous time includes the host's wake-up
+// after the wait (pipebench's waits sleep: pipeline/cuda.h), some microseconds against
+// copies of milliseconds.
 // Manual time; GB_per_second = 1e9 bytes/s; batch_bytes = the bytes copied per iteration.
 // Registered only where a CUDA device exists.
 #include <benchmark/benchmark.h>
@@ -31,6 +35,7 @@ void BM_H2D(benchmark::State& state, BenchContext& ctx, MemoryKind memory, bool 
     CudaStream stream;
     CudaEvent start, stop;
     copy_to_device(device.data(), host.data(), bytes, nullptr);  // warm-up
+    device_synchronize();
     for (auto _ : state) {
       if (async) {
         start.record(stream);
@@ -41,6 +46,7 @@ void BM_H2D(benchmark::State& state, BenchContext& ctx, MemoryKind memory, bool 
       } else {
         const int64_t t0 = now_ns();
         copy_to_device(device.data(), host.data(), bytes, nullptr);
+        device_synchronize();  // the copy's last DMA is done before the clock is read
         state.SetIterationTime((now_ns() - t0) / 1e9);
       }
     }

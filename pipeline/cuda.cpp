@@ -282,6 +282,13 @@ float CudaEvent::elapsed_ms(const CudaEvent& start, const CudaEvent& stop) {
   return ms;
 }
 
+void device_synchronize() {
+  require_cuda();
+#ifdef PIPEBENCH_HAVE_CUDA
+  PIPEBENCH_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+}
+
 void copy_to_device(void* device, const void* host, size_t bytes, const CudaStream* stream) {
   require_cuda();
 #ifdef PIPEBENCH_HAVE_CUDA

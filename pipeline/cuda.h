@@ -161,6 +161,11 @@ void warn_cuda_error(int status, const char* call, const char* file, int line) n
       ::pipebench::detail::warn_cuda_error(pipebench_cuda_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
+/// Waits until every operation submitted to the process's device, from any thread and on
+/// any stream, has finished (cudaDeviceSynchronize; the wait sleeps, see the top).
+/// CudaUnavailable without a device; CudaError when a submitted operation failed.
+void device_synchronize();
+
 /// Host-to-device copy of `bytes`. Synchronous (cudaMemcpy) when stream is null, else
 /// cudaMemcpyAsync on the stream (truly asynchronous only from pinned memory).
 void copy_to_device(void* device, const void* host, size_t bytes, const CudaStream* stream);
