@@ -4,6 +4,8 @@
 // that needs a device throws CudaUnavailable.
 #include "pipeline/cuda.h"
 
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -37,6 +39,9 @@ CudaInfo probe() {
   if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) {
     info.driver_version = version_string(driver);
   }
+  const NodeLocalRank local = node_local_rank();
+  info.local_rank = local.rank;
+  info.local_rank_source = local.source;
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
@@ -56,14 +61,22 @@ CudaInfo probe() {
     info.reason = "no CUDA-capable device is detected (cudaGetDeviceCount returned 0)";
     return info;
   }
+  info.device_count = count;
+  const int device = device_for_local_rank(local.rank, count);
   cudaDeviceProp prop{};
-  const cudaError_t perr = cudaGetDeviceProperties(&prop, 0);
+  const cudaError_t perr = cudaGetDeviceProperties(&prop, device);
   if (perr != cudaSuccess) {
-    info.reason = std::string("cudaGetDeviceProperties(0) failed: ") + cudaGetErrorString(perr);
+    info.reason = "cudaGetDeviceProperties(" + std::to_string(device) + ") failed: " + cudaGetErrorString(perr);
     return info;
   }
+  char bus[32] = {};  // "0000:41:00.0" is 13 bytes with its terminator; the runtime's docs ask for 13+
+  if (cudaDeviceGetPCIBusId(bus, static_cast<int>(sizeof bus), device) == cudaSuccess) {
+    info.pci_bus_id = bus;
+  } else {
+    (void)cudaGetLastError();  // an unknown bus id only costs NVML its device match
+  }
   info.device_name = prop.name;
-  info.device = 0;
+  info.device = device;
   info.available = true;
 #endif
   return info;
@@ -80,6 +93,26 @@ std::string error_message(int status, const char* call, const char* file, int li
 }
 
 }  // namespace
+
+NodeLocalRank node_local_rank() {
+  for (const char* name : {"PIPEBENCH_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    errno = 0;
+    const long r = std::strtol(v, &end, 10);
+    if (errno != 0 || *end != '\0' || r < 0 || r > INT_MAX) continue;  // malformed: the next source
+    return {static_cast<int>(r), name};
+  }
+  return {};
+}
+
+int device_for_local_rank(int local_rank, int device_count) {
+  if (device_count < 1 || local_rank < 0)
+    throw std::invalid_argument("device_for_local_rank: need device_count >= 1 and local_rank >= 0, got " +
+                                std::to_string(device_count) + " and " + std::to_string(local_rank));
+  return local_rank % device_count;
+}
 
 namespace detail {
 void throw_cuda_error(int status, const char* call, const char* file, int line) {

@@ -40,11 +40,33 @@ struct CudaInfo {
   std::string reason;           ///< why not, when !available
   std::string device_name;      ///< e.g. "NVIDIA H100 80GB HBM3"
   int device = -1;              ///< the CUDA device index this process uses; -1 when !available
+  int device_count = 0;         ///< CUDA devices visible to the process (CUDA_VISIBLE_DEVICES)
+  std::string pci_bus_id;       ///< the device's, "0000:41:00.0" (cudaDeviceGetPCIBusId)
+  int local_rank = 0;           ///< node-local rank that chose the device (NodeLocalRank)
+  std::string local_rank_source;  ///< the variable it came from, or "" (a single process)
   std::string runtime_version;  ///< e.g. "13.0"
   std::string driver_version;
 };
 
-/// Probes once (cached) and returns the CUDA state of this process.
+/// This process's rank among the processes of its node, from the environment: the first
+/// of PIPEBENCH_LOCAL_RANK (set by dist::Session from MPI_Comm_split_type with
+/// MPI_COMM_TYPE_SHARED, pipeline/dist/dist.h), OMPI_COMM_WORLD_LOCAL_RANK (Open MPI's
+/// mpirun), MPI_LOCALRANKID (MPICH's Hydra), SLURM_LOCALID (srun) that holds a
+/// non-negative integer; rank 0 with an empty source otherwise (a single process). A
+/// malformed value is skipped. Never throws.
+struct NodeLocalRank {
+  int rank = 0;
+  std::string source;  ///< the variable's name, or ""
+};
+NodeLocalRank node_local_rank();
+/// The device a node-local rank uses: local_rank % device_count (ranks beyond the count
+/// share devices round-robin). std::invalid_argument for device_count < 1 or a negative rank.
+int device_for_local_rank(int local_rank, int device_count);
+
+/// Probes once (cached) and returns the CUDA state of this process. The device is
+/// device_for_local_rank(node_local_rank().rank, device count): under mpirun each rank of a
+/// node takes its own GPU, where every rank used device 0 before. Probing creates no CUDA
+/// context (require_cuda() does, on the first use).
 const CudaInfo& cuda_info();
 inline bool cuda_available() { return cuda_info().available; }
 /// Throws CudaUnavailable with cuda_info().reason unless a device is usable. Otherwise makes

@@ -6,6 +6,8 @@
 
 #include <dlfcn.h>
 
+#include "pipeline/cuda.h"
+
 namespace pipebench {
 namespace {
 
@@ -29,6 +31,7 @@ struct Nvml::Api {
   nvmlReturn_t (*init)();
   nvmlReturn_t (*shutdown)();
   nvmlReturn_t (*handle_by_index)(unsigned, nvmlDevice_t*);
+  nvmlReturn_t (*handle_by_pci_bus_id)(const char*, nvmlDevice_t*);  // nvmlDeviceGetHandleByPciBusId_v2
   nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t*);
   nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*);
   nvmlReturn_t (*pcie)(nvmlDevice_t, int, unsigned*);   // KB/s
@@ -47,7 +50,7 @@ bool bind(void* lib, const char* symbol, F& f) {
 
 }  // namespace
 
-Nvml::Nvml(const std::string& library, unsigned index) {
+Nvml::Nvml(const std::string& library, const std::string& pci_bus_id) {
   lib_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib_) {
     const char* why = dlerror();
@@ -58,6 +61,7 @@ Nvml::Nvml(const std::string& library, unsigned index) {
   api_ = api;
   if (!bind(lib_, "nvmlInit_v2", api->init) || !bind(lib_, "nvmlShutdown", api->shutdown) ||
       !bind(lib_, "nvmlDeviceGetHandleByIndex_v2", api->handle_by_index) ||
+      !bind(lib_, "nvmlDeviceGetHandleByPciBusId_v2", api->handle_by_pci_bus_id) ||
       !bind(lib_, "nvmlDeviceGetUtilizationRates", api->utilization) ||
       !bind(lib_, "nvmlDeviceGetMemoryInfo", api->memory) ||
       !bind(lib_, "nvmlDeviceGetPcieThroughput", api->pcie) ||
@@ -73,14 +77,17 @@ Nvml::Nvml(const std::string& library, unsigned index) {
   }
   initialised_ = true;
   nvmlDevice_t device = nullptr;
-  if (const nvmlReturn_t r = api->handle_by_index(index, &device); r != 0) {
-    note_ = "none: no NVML device " + std::to_string(index) + " (" + api->error_string(r) + ")";
+  const std::string where = pci_bus_id.empty() ? "NVML index 0" : "PCI " + pci_bus_id;
+  const nvmlReturn_t r = pci_bus_id.empty() ? api->handle_by_index(0, &device)
+                                            : api->handle_by_pci_bus_id(pci_bus_id.c_str(), &device);
+  if (r != 0) {
+    note_ = "none: no NVML device at " + where + " (" + api->error_string(r) + ")";
     return;
   }
   char name[kNameLength] = {};
   if (api->name(device, name, kNameLength) != 0) name[0] = '\0';
   device_ = device;
-  note_ = std::string("NVML: ") + (name[0] ? name : "device " + std::to_string(index));
+  note_ = std::string("NVML: ") + (name[0] ? name : "a GPU") + " (" + where + ")";
 }
 
 Nvml::~Nvml() {
@@ -105,7 +112,7 @@ std::optional<GpuSample> Nvml::read(bool pcie) const {
 }
 
 const Nvml& process_nvml() {
-  static const Nvml nvml;
+  static const Nvml nvml("libnvidia-ml.so.1", cuda_info().available ? cuda_info().pci_bus_id : std::string());
   return nvml;
 }
 

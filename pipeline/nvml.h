@@ -2,11 +2,16 @@
 // Management Library, loaded at run time with dlopen("libnvidia-ml.so.1"), so the build
 // needs neither the driver nor an NVML header: the few NVML types and functions used are
 // declared in nvml.cpp from NVIDIA's documented API (NVML API Reference, nvml.h of the
-// driver: nvmlInit_v2, nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetUtilizationRates,
-// nvmlDeviceGetMemoryInfo, nvmlDeviceGetPcieThroughput, nvmlDeviceGetClockInfo,
-// nvmlDeviceGetName, nvmlErrorString, nvmlShutdown).
+// driver: nvmlInit_v2, nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetHandleByPciBusId_v2,
+// nvmlDeviceGetUtilizationRates, nvmlDeviceGetMemoryInfo, nvmlDeviceGetPcieThroughput,
+// nvmlDeviceGetClockInfo, nvmlDeviceGetName, nvmlErrorString, nvmlShutdown).
 //
-// Readings (GpuSample), device 0 (NVML's index: all GPUs, whatever CUDA_VISIBLE_DEVICES):
+// Which GPU: the one this process's CUDA code uses, matched by its PCI bus id
+// (pipeline/cuda.h: CudaInfo::pci_bus_id, from cudaDeviceGetPCIBusId), because NVML's
+// indices count every GPU of the machine, whatever CUDA_VISIBLE_DEVICES says, and each MPI
+// rank of a node uses its own GPU. Without a CUDA device (or its bus id): NVML's index 0.
+//
+// Readings (GpuSample) of that device:
 //   util_pct             % of the last sample period (1/6 s to 1 s, by product) in which a
 //                        kernel ran (nvmlUtilization_t.gpu)
 //   mem_used_mib         device memory allocated, all processes (nvmlMemory_t.used / 2^20)
@@ -33,15 +38,18 @@ struct GpuSample {
 
 class Nvml {
  public:
-  /// Loads `library` and initialises NVML for device `index`.
-  explicit Nvml(const std::string& library = "libnvidia-ml.so.1", unsigned index = 0);
+  /// Loads `library` and initialises NVML for the device at PCI bus id `pci_bus_id`
+  /// ("domain:bus:device.function" in hex, as cudaDeviceGetPCIBusId writes it), or NVML's
+  /// index 0 when it is empty.
+  explicit Nvml(const std::string& library = "libnvidia-ml.so.1", const std::string& pci_bus_id = "");
   ~Nvml();
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;
 
   bool available() const { return device_ != nullptr; }
-  /// "NVML: <device name>", or why there are no GPU metrics ("none: libnvidia-ml.so.1 not
-  /// loaded (...)").
+  /// "NVML: <device name> (PCI <bus id>)" (" (NVML index 0)" when no bus id was given), or
+  /// why there are no GPU metrics ("none: libnvidia-ml.so.1 not loaded (...)", "none: no
+  /// NVML device at PCI <bus id> (...)").
   const std::string& note() const { return note_; }
   /// A reading now; nullopt when unavailable or when utilisation cannot be read. PCIe only
   /// with `pcie` (each of its two reads may wait for NVML's 20 ms window).
@@ -56,7 +64,8 @@ class Nvml {
   std::string note_;
 };
 
-/// The process's NVML, loaded on first use and kept (the sampler reads it at 20 Hz).
+/// The process's NVML, loaded on first use and kept (the sampler reads it at 20 Hz), for
+/// the CUDA device of cuda_info() (its PCI bus id; index 0 without a CUDA device).
 const Nvml& process_nvml();
 
 }  // namespace pipebench

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -20,9 +23,12 @@ TEST(Cuda, InfoIsConsistent) {
   if (!info.available) {
     EXPECT_FALSE(info.reason.empty());
     EXPECT_TRUE(info.device_name.empty());
+    EXPECT_EQ(info.device, -1);
   } else {
     EXPECT_TRUE(info.compiled);
     EXPECT_FALSE(info.device_name.empty());
+    EXPECT_EQ(info.device, device_for_local_rank(info.local_rank, info.device_count));
+    EXPECT_FALSE(info.pci_bus_id.empty());
   }
 #ifdef PIPEBENCH_HAVE_CUDA
   EXPECT_TRUE(info.compiled);
@@ -31,6 +37,57 @@ TEST(Cuda, InfoIsConsistent) {
   EXPECT_FALSE(info.compiled);
   EXPECT_EQ(info.reason, "built without CUDA");
 #endif
+}
+
+// Sets (or, with nullptr, unsets) an environment variable for the life of the object.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    if (value) setenv(name, value, 1); else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_.c_str(), old_.c_str(), 1); else unsetenv(name_.c_str());
+  }
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
+
+// The node-local rank's sources in their order; a malformed value is skipped.
+TEST(Cuda, NodeLocalRankFromTheLaunchersVariables) {
+  ScopedEnv a("PIPEBENCH_LOCAL_RANK", nullptr), b("OMPI_COMM_WORLD_LOCAL_RANK", nullptr),
+      c("MPI_LOCALRANKID", nullptr), d("SLURM_LOCALID", nullptr);
+  EXPECT_EQ(node_local_rank().rank, 0);
+  EXPECT_EQ(node_local_rank().source, "");
+  {
+    ScopedEnv s("SLURM_LOCALID", "5");
+    EXPECT_EQ(node_local_rank().rank, 5);
+    EXPECT_EQ(node_local_rank().source, "SLURM_LOCALID");
+    ScopedEnv o("OMPI_COMM_WORLD_LOCAL_RANK", "3");  // Open MPI's comes before Slurm's
+    EXPECT_EQ(node_local_rank().rank, 3);
+    EXPECT_EQ(node_local_rank().source, "OMPI_COMM_WORLD_LOCAL_RANK");
+    ScopedEnv p("PIPEBENCH_LOCAL_RANK", "2");  // MPI_Comm_split_type's answer, first
+    EXPECT_EQ(node_local_rank().rank, 2);
+    EXPECT_EQ(node_local_rank().source, "PIPEBENCH_LOCAL_RANK");
+  }
+  for (const char* bad : {"", "x", "-1", "1.5", "3 ", "99999999999"}) {
+    ScopedEnv o("OMPI_COMM_WORLD_LOCAL_RANK", bad);
+    ScopedEnv m("MPI_LOCALRANKID", "7");
+    EXPECT_EQ(node_local_rank().rank, 7) << "'" << bad << "'";
+    EXPECT_EQ(node_local_rank().source, "MPI_LOCALRANKID") << "'" << bad << "'";
+  }
+}
+
+TEST(Cuda, DeviceForLocalRankIsRoundRobin) {
+  EXPECT_EQ(device_for_local_rank(0, 1), 0);
+  EXPECT_EQ(device_for_local_rank(3, 1), 0);  // CUDA_VISIBLE_DEVICES of one GPU per rank
+  EXPECT_EQ(device_for_local_rank(0, 8), 0);
+  EXPECT_EQ(device_for_local_rank(5, 8), 5);
+  EXPECT_EQ(device_for_local_rank(9, 8), 1);  // more ranks than GPUs: shared round-robin
+  EXPECT_THROW(device_for_local_rank(0, 0), std::invalid_argument);
+  EXPECT_THROW(device_for_local_rank(-1, 2), std::invalid_argument);
 }
 
 TEST(Cuda, MemoryKindNames) {

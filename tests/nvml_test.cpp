@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/cuda.h"
 #include "pipeline/system_metrics.h"
 
 namespace pipebench {
@@ -18,6 +19,28 @@ TEST(Nvml, AnAbsentLibraryGivesANoteNotAnError) {
   EXPECT_FALSE(nvml.available());
   EXPECT_EQ(nvml.note().rfind("none: libpipebench-no-such-nvml.so.1 not loaded (", 0), 0u) << nvml.note();
   EXPECT_FALSE(nvml.read().has_value());
+}
+
+TEST(Nvml, AnAbsentLibraryGivesANoteAlsoByBusId) {
+  const Nvml nvml("libpipebench-no-such-nvml.so.1", "0000:41:00.0");
+  EXPECT_FALSE(nvml.available());
+  EXPECT_EQ(nvml.note().rfind("none: libpipebench-no-such-nvml.so.1 not loaded (", 0), 0u) << nvml.note();
+}
+
+// The process's NVML reads the GPU the CUDA code uses (by PCI bus id), not NVML's index 0.
+TEST(Nvml, ReadsTheCudaDeviceByBusId) {
+  if (!process_nvml().available()) GTEST_SKIP() << "no GPU metrics here: " << process_nvml().note();
+  if (!cuda_available()) {
+    EXPECT_NE(process_nvml().note().find("(NVML index 0)"), std::string::npos) << process_nvml().note();
+    GTEST_SKIP() << "NVML without a CUDA device: " << cuda_info().reason;
+  }
+  ASSERT_FALSE(cuda_info().pci_bus_id.empty());
+  EXPECT_NE(process_nvml().note().find("(PCI " + cuda_info().pci_bus_id + ")"), std::string::npos)
+      << process_nvml().note();
+  // A bus id no GPU has: a note, no device.
+  const Nvml none("libnvidia-ml.so.1", "ffff:ff:1f.7");
+  EXPECT_FALSE(none.available());
+  EXPECT_EQ(none.note().rfind("none: no NVML device at PCI ffff:ff:1f.7 (", 0), 0u) << none.note();
 }
 
 TEST(Nvml, SamplesHaveGpuFieldsExactlyWhenNvmlIsAvailable) {

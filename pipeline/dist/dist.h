@@ -44,6 +44,14 @@ class Session {
 
 int rank();        ///< 0 .. world_size() - 1; 0 without MPI
 int world_size();  ///< ranks in the job; 1 without MPI
+/// This rank among the ranks on its node (MPI_Comm_split_type(MPI_COMM_WORLD,
+/// MPI_COMM_TYPE_SHARED) in the Session's constructor), and their count; 0 and 1 without
+/// MPI. The Session also puts local_rank() into the environment as PIPEBENCH_LOCAL_RANK
+/// (before pipebench starts a thread of its own, and only where the launcher's own variable
+/// is missing or says otherwise), where the CUDA code picks the rank's GPU
+/// (pipeline/cuda.h, node_local_rank(): device = local rank % device count).
+int local_rank();
+int local_size();
 /// This process's host name (gethostname), for the run context.
 std::string host_name();
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string>
 #include <thread>
 
 #include "pipeline/dist/dist.h"
@@ -15,6 +16,23 @@ namespace {
 
 bool g_active = false;  // MPI initialised by our Session (a launcher started us)
 int g_rank = 0, g_size = 1;
+int g_local_rank = 0, g_local_size = 1;  // among the ranks of this node
+
+// The node-local rank where the CUDA code reads it (pipeline/cuda.h, node_local_rank()):
+// Open MPI's OMPI_COMM_WORLD_LOCAL_RANK (and MPICH's, Slurm's) usually says the same, and is
+// then left alone; PIPEBENCH_LOCAL_RANK, read first, is set only where no launcher variable
+// gives this rank or one disagrees with MPI. The Session runs first thing in main(),
+// before pipebench starts a thread (MPI's own threads do not read this variable).
+void publish_local_rank(int local) {
+  const std::string value = std::to_string(local);
+  for (const char* name : {"PIPEBENCH_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') continue;
+    if (value == v) return;  // the first source the CUDA code reads already says so
+    break;
+  }
+  setenv("PIPEBENCH_LOCAL_RANK", value.c_str(), 1);
+}
 
 // Started by mpirun / mpiexec / srun: the launchers' environment variables.
 bool launched_by_mpi() {
@@ -71,6 +89,12 @@ Session::Session(int* argc, char*** argv) {
   MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  MPI_Comm node = MPI_COMM_NULL;  // the ranks that share this node's memory
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &g_local_rank);
+  MPI_Comm_size(node, &g_local_size);
+  MPI_Comm_free(&node);
+  publish_local_rank(g_local_rank);
   g_active = true;
 }
 
@@ -81,6 +105,8 @@ Session::~Session() {
 
 int rank() { return g_rank; }
 int world_size() { return g_size; }
+int local_rank() { return g_local_rank; }
+int local_size() { return g_local_size; }
 
 PendingBarrier::PendingBarrier() {
   if (!g_active) return;
