@@ -57,6 +57,7 @@
 namespace pipebench {
 
 class TraceRecorder;
+class CudaStream;  // pipeline/cuda.h
 
 /// Deep500's keys, plus ToDevice.
 enum class Region { Epoch, Batch, Forward, Backward, IO, Comm, ToDevice, Other };
@@ -90,7 +91,11 @@ class SteadyRegionClock : public RegionClock {
   std::string name() const override { return "steady_clock"; }
 };
 
-/// CUDA events recorded on `stream` (a cudaStream_t; nullptr = the legacy default stream).
+/// CUDA events recorded on `stream`, the stream the timed work runs on: there is no
+/// default. A cudaStream_t, or a pipebench CudaStream (pipeline/cuda.h). nullptr, passed
+/// explicitly, is the legacy default stream (LibTorch's current stream when none was set);
+/// it does not order with non-blocking streams, and every stream pipebench creates is one
+/// (cudaStreamNonBlocking), so events there would time nothing of pipebench's work.
 /// Each mark records one event (cudaEventBlockingSync: it carries a timestamp, and waiting
 /// on it sleeps instead of spinning); resolve() synchronises the last one, and ms_between is cudaEventElapsedTime. A mark's host time
 /// (for the trace) is the host time of the first mark plus the GPU time since it. The
@@ -99,7 +104,8 @@ class SteadyRegionClock : public RegionClock {
 /// CUDA or when no device is usable.
 class CudaEventRegionClock : public RegionClock {
  public:
-  explicit CudaEventRegionClock(void* stream = nullptr);
+  explicit CudaEventRegionClock(void* stream);
+  explicit CudaEventRegionClock(const CudaStream& stream);
   ~CudaEventRegionClock() override;
   CudaEventRegionClock(const CudaEventRegionClock&) = delete;
   CudaEventRegionClock& operator=(const CudaEventRegionClock&) = delete;

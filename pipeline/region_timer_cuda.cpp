@@ -17,6 +17,7 @@ namespace pipebench {
 #ifdef PIPEBENCH_HAVE_CUDA
 
 CudaEventRegionClock::CudaEventRegionClock(void* stream) : stream_(stream) { require_cuda(); }
+CudaEventRegionClock::CudaEventRegionClock(const CudaStream& stream) : CudaEventRegionClock(stream.handle()) {}
 
 CudaEventRegionClock::~CudaEventRegionClock() {
   for (void* e : events_) PIPEBENCH_CUDA_WARN(cudaEventDestroy(static_cast<cudaEvent_t>(e)));
@@ -52,6 +53,7 @@ int64_t CudaEventRegionClock::host_ns(int64_t mark) {
 CudaEventRegionClock::CudaEventRegionClock(void* stream) : stream_(stream) {
   throw CudaUnavailable("CUDA-event region timers: " + cuda_info().reason);
 }
+CudaEventRegionClock::CudaEventRegionClock(const CudaStream& stream) : CudaEventRegionClock(stream.handle()) {}
 CudaEventRegionClock::~CudaEventRegionClock() = default;
 int64_t CudaEventRegionClock::mark() { return 0; }
 void CudaEventRegionClock::resolve() {}

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <stdexcept>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -217,13 +218,19 @@ TEST(RegionTimer, TraceSpansOnATrackPerKey) {
   EXPECT_EQ(track_names[spans["ToDevice"]["tid"].get<int>()], "region: ToDevice");
 }
 
+// The clock records on the stream the work runs on: it must be named (no default, which was
+// the legacy null stream, unordered with pipebench's non-blocking streams).
+static_assert(!std::is_default_constructible_v<CudaEventRegionClock>);
+static_assert(std::is_constructible_v<CudaEventRegionClock, const CudaStream&>);
+static_assert(std::is_constructible_v<CudaEventRegionClock, void*>);
+
 TEST(RegionTimer, CudaEventClock) {
   if (!cuda_available()) {
-    EXPECT_THROW(CudaEventRegionClock clock, CudaUnavailable);
+    EXPECT_THROW(CudaEventRegionClock clock(nullptr), CudaUnavailable);
     GTEST_SKIP() << "no CUDA device: " << cuda_info().reason;
   }
-  CudaStream stream;
-  RegionTimer timer(std::make_unique<CudaEventRegionClock>(stream.handle()));
+  CudaStream stream;  // non-blocking, as every stream pipebench creates
+  RegionTimer timer(std::make_unique<CudaEventRegionClock>(stream));
   const size_t bytes = size_t{64} << 20;
   HostBuffer host(bytes, MemoryKind::kPinned);
   DeviceBuffer device(bytes);
