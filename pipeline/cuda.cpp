@@ -339,4 +339,21 @@ void copy_to_device(void* device, const void* host, size_t bytes, const CudaStre
 #endif
 }
 
+void copy_to_host(void* host, const void* device, size_t bytes, const CudaStream* stream) {
+  require_cuda();
+#ifdef PIPEBENCH_HAVE_CUDA
+  if (stream == nullptr) {
+    PIPEBENCH_CUDA_CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));
+  } else {
+    PIPEBENCH_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost,
+                                         static_cast<cudaStream_t>(stream->handle())));
+  }
+#else
+  (void)host;
+  (void)device;
+  (void)bytes;
+  (void)stream;
+#endif
+}
+
 }  // namespace pipebench

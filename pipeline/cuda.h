@@ -191,5 +191,8 @@ void device_synchronize();
 /// Host-to-device copy of `bytes`. Synchronous (cudaMemcpy) when stream is null, else
 /// cudaMemcpyAsync on the stream (truly asynchronous only from pinned memory).
 void copy_to_device(void* device, const void* host, size_t bytes, const CudaStream* stream);
+/// Device-to-host copy of `bytes`, the same way round (cudaMemcpy when stream is null, else
+/// cudaMemcpyAsync on it: the host bytes are there after the stream is synchronised).
+void copy_to_host(void* host, const void* device, size_t bytes, const CudaStream* stream);
 
 }  // namespace pipebench

@@ -131,11 +131,9 @@ namespace {
     }                                                                                    \
   } while (0)
 
-// MLP widths: input C*H*W -> kHidden1 -> kHidden2 -> kClasses.
-constexpr int kHidden1 = 1024;
-constexpr int kHidden2 = 1024;
-constexpr int kClasses = 1000;
-constexpr float kLearningRate = 1e-6f;
+constexpr int kHidden1 = kMlpHidden1;
+constexpr int kHidden2 = kMlpHidden2;
+constexpr int kClasses = kMlpClasses;
 
 double mlp_gflop(int n, int c, int h, int w) {
   const double in = static_cast<double>(c) * h * w;
@@ -149,108 +147,157 @@ double mlp_gflop(int n, int c, int h, int w) {
   return (forward + backward + update) / 1e9;
 }
 
-// Column-major throughout (cuBLAS): the host batch N x (C*H*W) row-major is the matrix
-// X = in x N with leading dimension in. Weights: W1 h1 x in, W2 h2 x h1, W3 out x h2.
-// Forward: A1 = relu(W1 X), A2 = relu(W2 A1), Y = W3 A2. Loss L = |Y|^2 / 2, so dY = Y
-// (fixed FLOPs, no labels needed). Backward: dW3 = dY A2^T, dA2 = relu'(W3^T dY),
-// dW2 = dA2 A1^T, dA1 = relu'(W2^T dA2), dW1 = dA1 X^T. SGD: W -= lr dW (cublasSaxpy).
+// The arithmetic of train_step.h (kMlpHidden1 ...). MlpStep is the MlpTrainStep; Impl, a
+// detail::CudaStepBase (both are TrainSteps), does the work, and MlpStep forwards to it.
 // Streams, input slots, copies and timing: detail::CudaStepBase (cuda_step_base.h).
-class CudaStep final : public detail::CudaStepBase {
+class MlpStep final : public MlpTrainStep {
  public:
-  CudaStep() : CudaStepBase("cuda") {
-    PIPEBENCH_CUBLAS_CHECK(cublasCreate(&handle_));
-    cublasStatus_t s = cublasSetStream(handle_, static_cast<cudaStream_t>(compute_handle()));
-    if (s != CUBLAS_STATUS_SUCCESS) {
-      cublasDestroy(handle_);
-      PIPEBENCH_CUBLAS_CHECK(s);
-    }
+  explicit MlpStep(float learning_rate) : impl_(learning_rate) {}
+  const std::string& name() const override { return impl_.name(); }
+  void step(const StepInput& batch) override { impl_.step(batch); }
+  void synchronize() override { impl_.synchronize(); }
+  double measure_compute_ms(int n, int c, int h, int w, int iters) override {
+    return impl_.measure_compute_ms(n, c, h, w, iters);
   }
-  ~CudaStep() override {
-    synchronize_quietly();
-    if (handle_ != nullptr) cublasDestroy(handle_);
-  }
-
-  double compute_gflop(int n, int c, int h, int w) const override {
-    detail::check_shape("cuda compute_gflop", n, c, h, w);
-    return mlp_gflop(n, c, h, w);
-  }
+  double compute_gflop(int n, int c, int h, int w) const override { return impl_.compute_gflop(n, c, h, w); }
+  MlpTensors tensors() override { return impl_.tensors(); }
 
  private:
-  // (Re)allocates weights, activations and gradients for a batch shape.
-  void reshape(int n, int c, int h, int w) override {
-    const int64_t in = static_cast<int64_t>(c) * h * w;
-    // cuBLAS's 32-bit sizes: W1 (in x 1024) and the batch (n x in) must fit an int.
-    if (in * kHidden1 > INT32_MAX || static_cast<int64_t>(n) * in > INT32_MAX) {
-      throw std::invalid_argument("cuda step: batch " + std::to_string(n) + " x " +
-                                  std::to_string(in) + " inputs is too large for 32-bit cuBLAS "
-                                  "sizes (need C*H*W*1024 and N*C*H*W <= 2^31 - 1; --size <= 836)");
+  class Impl final : public detail::CudaStepBase {
+   public:
+    explicit Impl(float lr) : CudaStepBase("cuda"), lr_(lr) {
+      PIPEBENCH_CUBLAS_CHECK(cublasCreate(&handle_));
+      cublasStatus_t s = cublasSetStream(handle_, static_cast<cudaStream_t>(compute_handle()));
+      if (s != CUBLAS_STATUS_SUCCESS) {
+        cublasDestroy(handle_);
+        PIPEBENCH_CUBLAS_CHECK(s);
+      }
     }
-    if (in != static_cast<int64_t>(c_) * h_ * w_) {
-      const size_t w1 = static_cast<size_t>(in) * kHidden1;
-      const size_t w2 = size_t{kHidden1} * kHidden2;
-      const size_t w3 = size_t{kHidden2} * kClasses;
-      w1_ = DeviceBuffer(w1 * 4); w2_ = DeviceBuffer(w2 * 4); w3_ = DeviceBuffer(w3 * 4);
-      dw1_ = DeviceBuffer(w1 * 4); dw2_ = DeviceBuffer(w2 * 4); dw3_ = DeviceBuffer(w3 * 4);
-      // He-style uniform init: scale sqrt(6 / fan_in).
+    ~Impl() override {
+      synchronize_quietly();
+      if (handle_ != nullptr) cublasDestroy(handle_);
+    }
+
+    double compute_gflop(int n, int c, int h, int w) const override {
+      detail::check_shape("cuda compute_gflop", n, c, h, w);
+      return mlp_gflop(n, c, h, w);
+    }
+
+    MlpTensors tensors() {
+      synchronize();
+      MlpTensors t;
+      if (n_ == 0) return t;
+      t.n = n_;
+      t.in = c_ * h_ * w_;
+      const size_t in = static_cast<size_t>(t.in), n = static_cast<size_t>(n_);
+      const auto read = [](const DeviceBuffer& b, size_t floats) {
+        std::vector<float> v(floats);
+        copy_to_host(v.data(), b.data(), floats * sizeof(float), nullptr);
+        return v;
+      };
+      t.w1 = read(w1_, in * kHidden1), t.dw1 = read(dw1_, in * kHidden1);
+      t.w2 = read(w2_, size_t{kHidden1} * kHidden2), t.dw2 = read(dw2_, size_t{kHidden1} * kHidden2);
+      t.w3 = read(w3_, size_t{kHidden2} * kClasses), t.dw3 = read(dw3_, size_t{kHidden2} * kClasses);
+      t.y = read(y_, n * kClasses);
+      return t;
+    }
+
+   private:
+    // (Re)allocates weights, activations and gradients for a batch shape.
+    void reshape(int n, int c, int h, int w) override {
+      const int64_t in = static_cast<int64_t>(c) * h * w;
+      // cuBLAS's 32-bit sizes: W1 (in x 1024) and the batch (n x in) must fit an int.
+      if (in * kHidden1 > INT32_MAX || static_cast<int64_t>(n) * in > INT32_MAX) {
+        throw std::invalid_argument("cuda step: batch " + std::to_string(n) + " x " +
+                                    std::to_string(in) + " inputs is too large for 32-bit cuBLAS "
+                                    "sizes (need C*H*W*1024 and N*C*H*W <= 2^31 - 1; --size <= 836)");
+      }
+      if (in != static_cast<int64_t>(c_) * h_ * w_) {
+        const size_t w1 = static_cast<size_t>(in) * kHidden1;
+        const size_t w2 = size_t{kHidden1} * kHidden2;
+        const size_t w3 = size_t{kHidden2} * kClasses;
+        w1_ = DeviceBuffer(w1 * 4); w2_ = DeviceBuffer(w2 * 4); w3_ = DeviceBuffer(w3 * 4);
+        dw1_ = DeviceBuffer(w1 * 4); dw2_ = DeviceBuffer(w2 * 4); dw3_ = DeviceBuffer(w3 * 4);
+        // He-style uniform init: scale sqrt(6 / fan_in).
+        void* s = compute_handle();
+        cuda_kernels::fill_uniform(f(w1_), w1, 1, static_cast<float>(std::sqrt(6.0 / in)), s);
+        cuda_kernels::fill_uniform(f(w2_), w2, 2, static_cast<float>(std::sqrt(6.0 / kHidden1)), s);
+        cuda_kernels::fill_uniform(f(w3_), w3, 3, static_cast<float>(std::sqrt(6.0 / kHidden2)), s);
+      }
+      const size_t nn = static_cast<size_t>(n);
+      a1_ = DeviceBuffer(nn * kHidden1 * 4); a2_ = DeviceBuffer(nn * kHidden2 * 4);
+      y_ = DeviceBuffer(nn * kClasses * 4);
+      da1_ = DeviceBuffer(nn * kHidden1 * 4); da2_ = DeviceBuffer(nn * kHidden2 * 4);
+    }
+
+    void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a,
+              int lda, const float* b, int ldb, float* c, int ldc) {
+      const float one = 1.0f, zero = 0.0f;
+      PIPEBENCH_CUBLAS_CHECK(cublasSgemm(handle_, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc));
+    }
+
+    void run_step(const float* x) override {
+      const int n = n_, in = c_ * h_ * w_;
+      constexpr auto N = CUBLAS_OP_N;
+      constexpr auto T = CUBLAS_OP_T;
       void* s = compute_handle();
-      cuda_kernels::fill_uniform(f(w1_), w1, 1, static_cast<float>(std::sqrt(6.0 / in)), s);
-      cuda_kernels::fill_uniform(f(w2_), w2, 2, static_cast<float>(std::sqrt(6.0 / kHidden1)), s);
-      cuda_kernels::fill_uniform(f(w3_), w3, 3, static_cast<float>(std::sqrt(6.0 / kHidden2)), s);
+      float *a1 = f(a1_), *a2 = f(a2_), *y = f(y_), *da1 = f(da1_), *da2 = f(da2_);
+      // Forward.
+      gemm(N, N, kHidden1, n, in, f(w1_), kHidden1, x, in, a1, kHidden1);
+      cuda_kernels::relu_forward(a1, size_t(n) * kHidden1, s);
+      gemm(N, N, kHidden2, n, kHidden1, f(w2_), kHidden2, a1, kHidden1, a2, kHidden2);
+      cuda_kernels::relu_forward(a2, size_t(n) * kHidden2, s);
+      gemm(N, N, kClasses, n, kHidden2, f(w3_), kClasses, a2, kHidden2, y, kClasses);
+      // Backward, dY = Y.
+      gemm(N, T, kClasses, kHidden2, n, y, kClasses, a2, kHidden2, f(dw3_), kClasses);
+      gemm(T, N, kHidden2, n, kClasses, f(w3_), kClasses, y, kClasses, da2, kHidden2);
+      cuda_kernels::relu_backward(da2, a2, size_t(n) * kHidden2, s);
+      gemm(N, T, kHidden2, kHidden1, n, da2, kHidden2, a1, kHidden1, f(dw2_), kHidden2);
+      gemm(T, N, kHidden1, n, kHidden2, f(w2_), kHidden2, da2, kHidden2, da1, kHidden1);
+      cuda_kernels::relu_backward(da1, a1, size_t(n) * kHidden1, s);
+      gemm(N, T, kHidden1, in, n, da1, kHidden1, x, in, f(dw1_), kHidden1);
+      // SGD update.
+      const float minus_lr = -lr_;
+      PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, in * kHidden1, &minus_lr, f(dw1_), 1, f(w1_), 1));
+      PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden1 * kHidden2, &minus_lr, f(dw2_), 1, f(w2_), 1));
+      PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden2 * kClasses, &minus_lr, f(dw3_), 1, f(w3_), 1));
     }
-    const size_t nn = static_cast<size_t>(n);
-    a1_ = DeviceBuffer(nn * kHidden1 * 4); a2_ = DeviceBuffer(nn * kHidden2 * 4);
-    y_ = DeviceBuffer(nn * kClasses * 4);
-    da1_ = DeviceBuffer(nn * kHidden1 * 4); da2_ = DeviceBuffer(nn * kHidden2 * 4);
-  }
 
-  void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a,
-            int lda, const float* b, int ldb, float* c, int ldc) {
-    const float one = 1.0f, zero = 0.0f;
-    PIPEBENCH_CUBLAS_CHECK(cublasSgemm(handle_, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc));
-  }
+    float lr_;
+    cublasHandle_t handle_ = nullptr;
+    DeviceBuffer w1_, w2_, w3_, dw1_, dw2_, dw3_, a1_, a2_, y_, da1_, da2_;
+  };
 
-  void run_step(const float* x) override {
-    const int n = n_, in = c_ * h_ * w_;
-    constexpr auto N = CUBLAS_OP_N;
-    constexpr auto T = CUBLAS_OP_T;
-    void* s = compute_handle();
-    float *a1 = f(a1_), *a2 = f(a2_), *y = f(y_), *da1 = f(da1_), *da2 = f(da2_);
-    // Forward.
-    gemm(N, N, kHidden1, n, in, f(w1_), kHidden1, x, in, a1, kHidden1);
-    cuda_kernels::relu_forward(a1, size_t(n) * kHidden1, s);
-    gemm(N, N, kHidden2, n, kHidden1, f(w2_), kHidden2, a1, kHidden1, a2, kHidden2);
-    cuda_kernels::relu_forward(a2, size_t(n) * kHidden2, s);
-    gemm(N, N, kClasses, n, kHidden2, f(w3_), kClasses, a2, kHidden2, y, kClasses);
-    // Backward, dY = Y.
-    gemm(N, T, kClasses, kHidden2, n, y, kClasses, a2, kHidden2, f(dw3_), kClasses);
-    gemm(T, N, kHidden2, n, kClasses, f(w3_), kClasses, y, kClasses, da2, kHidden2);
-    cuda_kernels::relu_backward(da2, a2, size_t(n) * kHidden2, s);
-    gemm(N, T, kHidden2, kHidden1, n, da2, kHidden2, a1, kHidden1, f(dw2_), kHidden2);
-    gemm(T, N, kHidden1, n, kHidden2, f(w2_), kHidden2, da2, kHidden2, da1, kHidden1);
-    cuda_kernels::relu_backward(da1, a1, size_t(n) * kHidden1, s);
-    gemm(N, T, kHidden1, in, n, da1, kHidden1, x, in, f(dw1_), kHidden1);
-    // SGD update.
-    const float minus_lr = -kLearningRate;
-    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, in * kHidden1, &minus_lr, f(dw1_), 1, f(w1_), 1));
-    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden1 * kHidden2, &minus_lr, f(dw2_), 1, f(w2_), 1));
-    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden2 * kClasses, &minus_lr, f(dw3_), 1, f(w3_), 1));
-  }
-
-  cublasHandle_t handle_ = nullptr;
-  DeviceBuffer w1_, w2_, w3_, dw1_, dw2_, dw3_, a1_, a2_, y_, da1_, da2_;
+  Impl impl_;
 };
+
+void check_learning_rate(float learning_rate) {
+  if (!(learning_rate > 0.0f) || !std::isfinite(learning_rate)) {
+    throw std::invalid_argument("cuda step: learning_rate must be finite and > 0, got " +
+                                std::to_string(learning_rate));
+  }
+}
 
 }  // namespace
 
-std::unique_ptr<TrainStep> make_cuda_step() {
+std::unique_ptr<MlpTrainStep> make_mlp_step(float learning_rate) {
+  check_learning_rate(learning_rate);
   require_cuda();
-  return std::make_unique<CudaStep>();
+  return std::make_unique<MlpStep>(learning_rate);
 }
+
+std::unique_ptr<TrainStep> make_cuda_step() { return make_mlp_step(kMlpLearningRate); }
 #else
-std::unique_ptr<TrainStep> make_cuda_step() {
+std::unique_ptr<MlpTrainStep> make_mlp_step(float learning_rate) {
+  if (!(learning_rate > 0.0f) || !std::isfinite(learning_rate)) {
+    throw std::invalid_argument("cuda step: learning_rate must be finite and > 0, got " +
+                                std::to_string(learning_rate));
+  }
   require_cuda();  // throws: built without CUDA
   throw CudaUnavailable("CUDA unavailable: built without CUDA");
 }
+
+std::unique_ptr<TrainStep> make_cuda_step() { return make_mlp_step(kMlpLearningRate); }
 #endif
 
 const std::vector<std::string>& train_step_baselines() {

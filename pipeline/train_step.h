@@ -9,6 +9,8 @@
 //   cuda      (also named cuda:mlp) a fixed, real step on the GPU: a 3-layer MLP (input
 //             C*H*W -> 1024 -> 1024 -> 1000, ReLU) forward, backward and SGD update with
 //             cuBLAS SGEMM on the copied batch; compute_gflop() reports its FLOPs per step.
+//             Its arithmetic is spelled out below (kMlpHidden1 ...) and checked against a
+//             CPU reference on a device (tests/train_step_test.cpp).
 //   cuda:cnn  the case study's toy CNN (the seed ../shared/seeds/002_f12b0381f9f0b900.txt:
 //             conv 3->30, floor(log2(S)) blocks of conv 30->30 + ReLU + 2x2 max pool,
 //             conv 30->10, flatten to 10 logits, softmax cross-entropy on fixed labels,
@@ -95,7 +97,38 @@ class TrainStep {
 
 /// ms_per_batch >= 0: the fixed time each step holds the accelerator.
 std::unique_ptr<TrainStep> make_emulated_step(double ms_per_batch);
+
+// The `cuda` MLP (train_step.cpp): input C*H*W -> kMlpHidden1 -> kMlpHidden2 -> kMlpClasses,
+// ReLU after the first two. Column-major throughout (cuBLAS): the host batch N x (C*H*W)
+// row-major is X = in x N; W1 is kMlpHidden1 x in, W2 kMlpHidden2 x kMlpHidden1, W3
+// kMlpClasses x kMlpHidden2, each with its rows as leading dimension. Forward A1 =
+// relu(W1 X), A2 = relu(W2 A1), Y = W3 A2; loss |Y|^2 / 2 (so dY = Y: no labels needed);
+// backward dW3 = dY A2^T, dA2 = relu'(W3^T dY), dW2 = dA2 A1^T, dA1 = relu'(W2^T dA2),
+// dW1 = dA1 X^T; SGD W -= lr dW. Weights at construction: W_l[i] = (2u - 1) sqrt(6 /
+// fan_in), u = the top 24 bits of SplitMix64(seed_l + (i + 1) x 0x9E3779B97F4A7C15) / 2^24,
+// seeds 1, 2, 3 (cuda_kernels::fill_uniform, train_step_cuda.cu), in column-major order.
+constexpr int kMlpHidden1 = 1024;
+constexpr int kMlpHidden2 = 1024;
+constexpr int kMlpClasses = 1000;
+constexpr float kMlpLearningRate = 1e-6f;
+
+/// The MLP's tensors after its last step, read back from the device (column-major as
+/// above): the weights (updated), the last step's weight gradients and its output Y
+/// (kMlpClasses x n). For checks against a reference (tests/train_step_test.cpp).
+struct MlpTensors {
+  int n = 0, in = 0;
+  std::vector<float> w1, w2, w3, dw1, dw2, dw3, y;
+};
+/// A `cuda` step whose tensors can be read.
+class MlpTrainStep : public TrainStep {
+ public:
+  /// Waits for the submitted steps and copies the tensors back (empty before any step).
+  virtual MlpTensors tensors() = 0;
+};
+/// The `cuda` MLP with its learning rate (finite, > 0: std::invalid_argument otherwise).
 /// Needs a CUDA device (CudaUnavailable otherwise).
+std::unique_ptr<MlpTrainStep> make_mlp_step(float learning_rate = kMlpLearningRate);
+/// make_mlp_step() at kMlpLearningRate. Needs a CUDA device (CudaUnavailable otherwise).
 std::unique_ptr<TrainStep> make_cuda_step();
 /// The `cuda:cnn` step: make_cnn_step() in train_step_cnn.h.
 /// "emulated" (with ms_per_batch), "cuda" or "cuda:mlp" (the MLP), "cuda:cnn";

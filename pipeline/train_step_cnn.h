@@ -23,7 +23,12 @@
 //   update    SGD with momentum 0.9 on every weight and bias (torch.optim.SGD: v = 0.9 v +
 //             g; p -= lr v), lr 0.001 as the seed.
 // Weights: He-uniform, U(+-sqrt(6 / fan_in)) (as the `cuda` MLP; PyTorch's default is
-// U(+-1/sqrt(fan_in))); biases 0. cuDNN's default math (TF32 tensor cores may be used
+// U(+-1/sqrt(fan_in))); biases 0. Layer l (0 = conv_in) draws its Cout x Cin x k x k filter
+// (cuDNN's NCHW filter order) from cuda_kernels::fill_uniform with seed 101 + l (the hash
+// of train_step.h's MLP weights), so a reference can rebuild them on the host
+// (tests/train_step_cnn_test.cpp). A fresh model's first loss is therefore not ln 10 but
+// somewhat above: its logits have a standard deviation near 1 (about ln 10 + 0.8 on the
+// test's batch); PyTorch's default initialisation would give ln 10 +- 0.01. cuDNN's default math (TF32 tensor cores may be used
 // on Ampere and newer, as PyTorch's default for convolutions); algorithms by cuDNN's
 // heuristics (cudnnGet*Algorithm_v7), no benchmarking.
 //

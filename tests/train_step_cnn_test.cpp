@@ -146,6 +146,128 @@ TEST(CudaCnnStep, LossDecreasesOnAFixedBatch) {
   EXPECT_LT(losses.back(), losses.front());
 }
 
+// --- the first loss of a fresh model ----------------------------------------------------------
+
+// cuda_kernels::fill_uniform (train_step_cuda.cu) on the host, bit for bit (2u is exact).
+std::vector<double> hash_uniform(size_t count, uint64_t seed, float scale) {
+  std::vector<double> x(count);
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+    x[i] = (2.0f * u - 1.0f) * scale;
+  }
+  return x;
+}
+
+// The model of train_step_cnn.h forward on the CPU in double, from the step's initial
+// weights (layer l's filter, Cout x Cin x k x k, from fill_uniform with seed 101 + l and
+// scale sqrt(6 / fan_in); biases 0), and the mean softmax cross-entropy on labels i % 10.
+double cpu_first_loss(const std::vector<float>& batch, int n, int c, int h, int w) {
+  const CnnShapes shapes = cnn_shapes(c, h, w);
+  std::vector<double> x(batch.begin(), batch.end());
+  int ch = c, sh = h, sw = w;
+  uint64_t seed = 101;
+  for (const CnnConv& v : shapes.convs) {
+    const std::vector<double> wt = hash_uniform(static_cast<size_t>(v.cout) * v.cin * v.k * v.k, seed++,
+                                                static_cast<float>(std::sqrt(6.0 / (double(v.cin) * v.k * v.k))));
+    std::vector<double> y(static_cast<size_t>(n) * v.cout * sh * sw, 0.0);  // biases 0
+    const int r = v.k / 2;
+    for (int i = 0; i < n; ++i)
+      for (int o = 0; o < v.cout; ++o)
+        for (int yy = 0; yy < sh; ++yy)
+          for (int xx = 0; xx < sw; ++xx) {
+            double acc = 0;
+            for (int ci = 0; ci < ch; ++ci)
+              for (int dy = 0; dy < v.k; ++dy)
+                for (int dx = 0; dx < v.k; ++dx) {
+                  const int sy = yy + dy - r, sx = xx + dx - r;
+                  if (sy < 0 || sy >= sh || sx < 0 || sx >= sw) continue;  // zero padding
+                  acc += wt[((static_cast<size_t>(o) * ch + ci) * v.k + dy) * v.k + dx] *
+                         x[((static_cast<size_t>(i) * ch + ci) * sh + sy) * sw + sx];
+                }
+            y[((static_cast<size_t>(i) * v.cout + o) * sh + yy) * sw + xx] = v.relu ? std::max(acc, 0.0) : acc;
+          }
+    ch = v.cout;
+    if (v.pool) {  // 2x2 stride 2, floor
+      const int ph = sh / 2, pw = sw / 2;
+      std::vector<double> p(static_cast<size_t>(n) * ch * ph * pw);
+      for (int i = 0; i < n; ++i)
+        for (int o = 0; o < ch; ++o)
+          for (int yy = 0; yy < ph; ++yy)
+            for (int xx = 0; xx < pw; ++xx) {
+              const auto at = [&](int a, int b) { return y[((static_cast<size_t>(i) * ch + o) * sh + a) * sw + b]; };
+              p[((static_cast<size_t>(i) * ch + o) * ph + yy) * pw + xx] =
+                  std::max({at(2 * yy, 2 * xx), at(2 * yy, 2 * xx + 1), at(2 * yy + 1, 2 * xx), at(2 * yy + 1, 2 * xx + 1)});
+            }
+      y = std::move(p);
+      sh = ph, sw = pw;
+    }
+    x = std::move(y);
+  }
+  const size_t k = static_cast<size_t>(ch) * sh * sw;  // logits per sample
+  double sum = 0;
+  for (int i = 0; i < n; ++i) {
+    const double* z = x.data() + static_cast<size_t>(i) * k;
+    const double top = *std::max_element(z, z + k);
+    double e = 0;
+    for (size_t j = 0; j < k; ++j) e += std::exp(z[j] - top);
+    sum += std::log(e) + top - z[i % kCnnClasses];
+  }
+  return sum / n;
+}
+
+// A zero batch through a fresh model: every activation is 0 (zero input, zero biases), so
+// the 10 logits are 0 and the loss is ln 10 exactly; float32's expf/logf leave it within a
+// few ulps (2.3e-7 each at 2.3), well inside 1e-5. Checks the loss kernel, its labels and
+// the batch mean, whatever the convolutions do.
+TEST(CudaCnnStep, FirstLossOfAZeroBatchIsLn10) {
+  if (const std::string why = no_cnn_device(); !why.empty()) GTEST_SKIP() << why;
+  auto step = make_cnn_step();
+  const int n = 8, c = 3, h = 32, w = 32;
+  std::vector<float> zeros(static_cast<size_t>(n) * c * h * w, 0.0f);
+  step->step(zeros.data(), n, c, h, w);
+  EXPECT_NEAR(step->last_loss(), std::log(10.0), 1e-5);
+}
+
+// A random batch through a fresh model: its first loss is the CPU forward's (same weights),
+// and about ln 10. Tolerances:
+//   against the CPU: 0.02. cuDNN's default math may run float32 convolutions on TF32 tensor
+//   cores (10-bit mantissa, ~5e-4 relative per product) through 7 convolutions: logits off
+//   by about 1e-3 of their scale (~1), the loss by less; 0.02 is ten times that and far
+//   below what a wrong layout, padding, pooling or label gives (the logits' scale, ~0.5).
+//   about ln 10: within -0.3 .. +1.2. At He-uniform initialisation the logits of a
+//   fresh model have a standard deviation s of about 0.5 to 1.2 (a numpy simulation of this
+//   model, 3 weight draws at 32 and 64 px: first losses 2.43 to 2.99), and the expected
+//   loss of 10 classes is about ln 10 + 0.45 s^2; a loss far above says the logits blew up
+//   (a missing ReLU, a wrong initial scale), far below that the labels leak into the
+//   logits. The CPU value must lie in the band too: the band is about the model, not cuDNN.
+//   For this batch and these weights the CPU forward gives 3.0844 (ln 10 + 0.78; logits'
+//   s = 0.97), and an independent numpy forward with the same hashed weights the same to
+//   6 digits. (PyTorch's default initialisation, U(+-1/sqrt(fan_in)) with biases, gives
+//   2.30 +- 0.01: its logits are ~0.03.)
+TEST(CudaCnnStep, FirstLossMatchesTheCpuForwardAndIsAboutLn10) {
+  if (const std::string why = no_cnn_device(); !why.empty()) GTEST_SKIP() << why;
+  auto step = make_cnn_step();
+  const int n = 8, c = 3, h = 32, w = 32;
+  std::vector<float> batch(static_cast<size_t>(n) * c * h * w);
+  uint32_t state = 777;
+  for (float& v : batch) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<float>(state >> 8) / 8388608.0f - 1.0f;  // [-1, 1)
+  }
+  step->step(batch.data(), n, c, h, w);
+  const double gpu = step->last_loss();
+  const double cpu = cpu_first_loss(batch, n, c, h, w);
+  EXPECT_NEAR(gpu, cpu, 0.02);
+  EXPECT_GT(cpu, std::log(10.0) - 0.3);
+  EXPECT_LT(cpu, std::log(10.0) + 1.2);
+  EXPECT_GT(gpu, std::log(10.0) - 0.3);
+  EXPECT_LT(gpu, std::log(10.0) + 1.2);
+}
+
 TEST(CudaCnnStep, ReportsTheFormulaFlops) {
   if (const std::string why = no_cnn_device(); !why.empty()) GTEST_SKIP() << why;
   auto step = make_cnn_step();

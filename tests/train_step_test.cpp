@@ -159,6 +159,135 @@ TEST(CudaStep, RunsAndReportsFlops) {
   EXPECT_GT(step->measure_compute_ms(n, c, h, w, 3), 0.0);
 }
 
+// --- the MLP against a CPU reference ---------------------------------------------------------
+
+// cuda_kernels::fill_uniform (train_step_cuda.cu) on the host: the same SplitMix64 hash and
+// float expression, so the initial weights are the device's bit for bit (2u is exact, so a
+// fused multiply-add there rounds the same).
+std::vector<float> mlp_init(size_t count, uint64_t seed, float scale) {
+  std::vector<float> x(count);
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+    x[i] = (2.0f * u - 1.0f) * scale;
+  }
+  return x;
+}
+
+// C (m x n) = op(A) op(B), column-major as cuBLAS, in double: A is m x k (lda m) or, with
+// ta, k x m (lda k), transposed; B is k x n (ldb k) or, with tb, n x k (ldb n).
+std::vector<double> ref_gemm(bool ta, bool tb, int m, int n, int k, const std::vector<double>& a,
+                             const std::vector<double>& b) {
+  std::vector<double> c(static_cast<size_t>(m) * n, 0.0);
+  for (int j = 0; j < n; ++j)
+    for (int p = 0; p < k; ++p) {
+      const double bv = tb ? b[j + static_cast<size_t>(p) * n] : b[p + static_cast<size_t>(j) * k];
+      if (bv == 0.0) continue;
+      for (int i = 0; i < m; ++i)
+        c[i + static_cast<size_t>(j) * m] += (ta ? a[p + static_cast<size_t>(i) * k] : a[i + static_cast<size_t>(p) * m]) * bv;
+    }
+  return c;
+}
+
+std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+
+// Elementwise |got - want| <= kRtol |want| + kAtol max|want|. float32 sums of up to 1024
+// products in another order than the reference's (double) differ by about sqrt(K) x 2^-24
+// of the sum of |terms|: ~1e-4 of a typical element after three layers; the bound is about
+// ten times that, and a GEMM with a transposed or mis-strided operand is wrong by O(1) of
+// the tensor's scale, a thousand times the bound.
+constexpr double kRtol = 1e-3, kAtol = 1e-4;
+
+void expect_close(const char* what, const std::vector<float>& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double scale = 0;
+  for (double v : want) scale = std::max(scale, std::abs(v));
+  ASSERT_GT(scale, 0.0) << what << " is all zeros: the check would prove nothing";
+  size_t bad = 0, first = 0;
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double err = std::abs(got[i] - want[i]);
+    worst = std::max(worst, err / scale);
+    if (!(err <= kRtol * std::abs(want[i]) + kAtol * scale)) {
+      if (bad++ == 0) first = i;
+    }
+  }
+  EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << got.size() << " elements off; first at " << first
+                     << ": " << got[first] << " against " << want[first] << " (largest error "
+                     << worst << " of the tensor's scale " << scale << ")";
+}
+
+// One step of the cuBLAS MLP against the same step in double on the CPU (train_step.h has
+// the arithmetic): the output Y, the three weight gradients, and the SGD update read as
+// (W_before - W_after) / lr. A transposed GEMM with legal leading dimensions runs fine on
+// the device and fails here.
+TEST(CudaStep, OneStepMatchesACpuReference) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: " << cuda_info().reason;
+  const int n = 4, c = 3, h = 4, w = 4, in = c * h * w;
+  const int h1 = kMlpHidden1, h2 = kMlpHidden2, out = kMlpClasses;
+  const float lr = 1e-2f;  // large enough that the update shows in float32 weights
+  auto step = make_mlp_step(lr);
+  EXPECT_TRUE(step->tensors().w1.empty());  // nothing before the first step
+  std::vector<float> batch(static_cast<size_t>(n) * in);
+  uint32_t state = 12345;
+  for (float& v : batch) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<float>(state >> 8) / 8388608.0f - 1.0f;  // [-1, 1)
+  }
+  step->step(batch.data(), n, c, h, w);
+  const MlpTensors t = step->tensors();
+  ASSERT_EQ(t.n, n);
+  ASSERT_EQ(t.in, in);
+
+  const std::vector<float> w1f = mlp_init(size_t(in) * h1, 1, static_cast<float>(std::sqrt(6.0 / in)));
+  const std::vector<float> w2f = mlp_init(size_t(h1) * h2, 2, static_cast<float>(std::sqrt(6.0 / h1)));
+  const std::vector<float> w3f = mlp_init(size_t(h2) * out, 3, static_cast<float>(std::sqrt(6.0 / h2)));
+  const auto w1 = to_double(w1f), w2 = to_double(w2f), w3 = to_double(w3f), x = to_double(batch);
+  const auto relu = [](std::vector<double> v) {
+    for (double& e : v) e = std::max(e, 0.0);
+    return v;
+  };
+  const auto relu_grad = [](std::vector<double> g, const std::vector<double>& act) {
+    for (size_t i = 0; i < g.size(); ++i) g[i] = act[i] > 0 ? g[i] : 0.0;
+    return g;
+  };
+  // Forward, loss |Y|^2 / 2 so dY = Y, backward: train_step.h's formulas.
+  const auto a1 = relu(ref_gemm(false, false, h1, n, in, w1, x));
+  const auto a2 = relu(ref_gemm(false, false, h2, n, h1, w2, a1));
+  const auto y = ref_gemm(false, false, out, n, h2, w3, a2);
+  const auto dw3 = ref_gemm(false, true, out, h2, n, y, a2);
+  const auto da2 = relu_grad(ref_gemm(true, false, h2, n, out, w3, y), a2);
+  const auto dw2 = ref_gemm(false, true, h2, h1, n, da2, a1);
+  const auto da1 = relu_grad(ref_gemm(true, false, h1, n, h2, w2, da2), a1);
+  const auto dw1 = ref_gemm(false, true, h1, in, n, da1, x);
+
+  expect_close("Y", t.y, y);
+  expect_close("dW3", t.dw3, dw3);
+  expect_close("dW2", t.dw2, dw2);
+  expect_close("dW1", t.dw1, dw1);
+  // The update, as the gradient it applied: (W_before - W_after) / lr, W_before being the
+  // initial weights above (exact). W_after's float32 rounding adds 2^-24 |W| / lr at most,
+  // ~1e-6 of these gradients' scale: inside the bound.
+  const auto applied = [lr](const std::vector<float>& before, const std::vector<float>& after) {
+    std::vector<float> g(before.size());
+    for (size_t i = 0; i < g.size(); ++i) g[i] = (before[i] - after[i]) / lr;
+    return g;
+  };
+  expect_close("update of W3", applied(w3f, t.w3), dw3);
+  expect_close("update of W2", applied(w2f, t.w2), dw2);
+  expect_close("update of W1", applied(w1f, t.w1), dw1);
+}
+
+TEST(CudaStep, MlpRejectsBadLearningRates) {
+  EXPECT_THROW(make_mlp_step(0.0f), std::invalid_argument);
+  EXPECT_THROW(make_mlp_step(-1.0f), std::invalid_argument);
+  EXPECT_THROW(make_mlp_step(std::numeric_limits<float>::quiet_NaN()), std::invalid_argument);
+  EXPECT_THROW(make_mlp_step(std::numeric_limits<float>::infinity()), std::invalid_argument);
+}
+
 // Host waits sleep (pipeline/cuda.h: blocking-sync events and scheduling): while the GPU
 // runs some hundred ms of steps, the thread that submits them and waits (step() waits for
 // its batch's copy, which waits for the step two before) uses a small part of a core. A
