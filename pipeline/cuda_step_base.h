@@ -3,7 +3,8 @@
 //   - with CUDA, the device kernels of train_step_cuda.cu and CudaStepBase, the part of a
 //     real step that is not its model: the compute and copy streams, the two input slots,
 //     the H2D copy of batch k+1 overlapping step k, the uint8 batch's normalize kernel on
-//     the copy stream, synchronize(), and measure_compute_ms() timed with CUDA events.
+//     the copy stream, synchronize(), and measure_compute_ms() timed with CUDA events
+//     after a warm-up by time (the GPU's clocks ramp up under load).
 //     The MLP (`cuda`, train_step.cpp) and the CNN (`cuda:cnn`, train_step_cnn.cpp) derive
 //     from it and supply only reshape() (allocate for a batch shape) and run_step().
 #pragma once
@@ -51,9 +52,21 @@ class CudaStepBase : public TrainStep {
   const std::string& name() const override { return name_; }
   void step(const StepInput& batch) override;
   void synchronize() override;
-  /// iters steps on one resident batch (uniform in [-1, 1)) after a warm-up step, timed
-  /// with CUDA events on the compute stream; the mean in ms.
+  /// iters steps on one resident batch (uniform in [-1, 1)) after a warm-up, timed with
+  /// CUDA events on the compute stream; the mean in ms. The warm-up: steps until at least
+  /// kComputeWarmupSeconds have passed when this step has been idle for more than
+  /// kIdleBeforeWarmupSeconds (or never ran), else one step.
   double measure_compute_ms(int n, int c, int h, int w, int iters) override;
+
+  /// A GPU lowers its clocks when idle and takes a while under load to raise them again
+  /// (NVIDIA's boost: tens to hundreds of ms; it does not state a figure), so a step timed
+  /// right after an idle phase (the loader measured alone, seconds) reads slow. 0.5 s of
+  /// steps is several times that ramp and costs one measurement half a second.
+  static constexpr double kComputeWarmupSeconds = 0.5;
+  /// Idle for longer than this, the clocks may have dropped: warm up again. Short enough
+  /// that any real pause re-warms, long enough that back-to-back measurements (BM_TrainStep
+  /// calls measure_compute_ms once per iteration) do not pay the warm-up each time.
+  static constexpr double kIdleBeforeWarmupSeconds = 0.1;
 
  protected:
   explicit CudaStepBase(std::string name);  ///< CudaUnavailable without a device
@@ -78,11 +91,14 @@ class CudaStepBase : public TrainStep {
  private:
   void ensure_shape(int n, int c, int h, int w);
   void copy_u8(const StepInput& batch, int slot);
+  /// The warm-up of measure_compute_ms on the resident input x.
+  void warm_up(const float* x);
 
   std::string name_;
   CudaStream compute_;
   CudaStream copy_;
   int64_t steps_ = 0;
+  int64_t last_busy_ns_ = 0;  // now_ns() when work was last submitted or measured; 0: never
   DeviceBuffer x_[2];
   DeviceBuffer u8_[2];  // uint8 batches before the normalize kernel
   std::unique_ptr<CudaEvent> copy_done_[2];

@@ -89,7 +89,10 @@ class TrainStep {
   /// Waits until every submitted step has finished.
   virtual void synchronize() = 0;
   /// Compute time per step with the data already resident (the FastAI.jl recipe: n steps
-  /// on one batch), in ms: the mean over `iters` steps after one warm-up step.
+  /// on one batch), in ms: the mean over `iters` steps after a warm-up. Emulated: one
+  /// step. cuda, cuda:cnn: steps for at least 0.5 s when the step has been idle for more
+  /// than 0.1 s or never ran (the GPU's clocks ramp up under load), else one step
+  /// (detail::CudaStepBase::kComputeWarmupSeconds, cuda_step_base.h).
   virtual double measure_compute_ms(int n, int c, int h, int w, int iters) = 0;
   /// FLOPs per step / 1e9 (0 for emulated).
   virtual double compute_gflop(int n, int c, int h, int w) const = 0;

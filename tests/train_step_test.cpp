@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "pipeline/collate.h"
@@ -319,6 +320,22 @@ TEST(CudaStep, HostWaitsDoNotSpin) {
   const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   EXPECT_LT(cpu_ms, 0.5 * wall_ms) << steps << " steps: the waiting thread used " << cpu_ms << " ms of CPU in "
                                    << wall_ms << " ms";
+}
+
+// measure_compute_ms warms the GPU up for 0.5 s when the step was idle (a fresh step is),
+// and not again right after: BM_TrainStep calls it once per iteration.
+TEST(CudaStep, MeasureComputeWarmsUpByTimeAfterIdle) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: " << cuda_info().reason;
+  auto step = make_cuda_step();
+  const auto seconds = [&] {
+    const auto t0 = Clock::now();
+    EXPECT_GT(step->measure_compute_ms(8, 3, 32, 32, 2), 0.0);
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  EXPECT_GE(seconds(), 0.5);  // fresh: warmed up by time
+  EXPECT_LT(seconds(), 0.5);  // right after: one warm-up step (~ms)
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // idle past 0.1 s
+  EXPECT_GE(seconds(), 0.5);
 }
 
 #ifdef PIPEBENCH_HAVE_CUDA
