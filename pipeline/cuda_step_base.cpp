@@ -106,16 +106,23 @@ void CudaStepBase::copy_u8(const StepInput& batch, int slot) {
                              norm ? 255.0f : 1.0f, s);
 }
 
-// (Re)allocates the model (reshape), the input slots and the events for a batch shape.
+// Prepares the model (reshape) and the input slots for a batch shape. Buffers only grow:
+// a short last batch (drop_last false), and the full batch after it, keep the slots and
+// the model's buffers of the largest batch seen and only describe the new shape.
 void CudaStepBase::ensure_shape(int n, int c, int h, int w) {
   if (n == n_ && c == c_ && h == h_ && w == w_) return;
   synchronize();
+  const size_t bytes = static_cast<size_t>(n) * c * h * w * sizeof(float);
+  DeviceBuffer grown[2];
+  if (bytes > x_[0].bytes())  // before reshape: a failed allocation leaves the step as it was
+    for (auto& x : grown) x = DeviceBuffer(bytes);
   reshape(n, c, h, w);  // may throw (a shape the model refuses): nothing below has changed
-  const size_t floats = static_cast<size_t>(n) * c * h * w;
-  for (auto& x : x_) x = DeviceBuffer(floats * sizeof(float));
-  // Order only (no timestamps); blocking sync, so step()'s wait on copy_done sleeps.
-  for (auto& e : copy_done_) e = std::make_unique<CudaEvent>(CudaEvent::Timing::kUntimed);
-  for (auto& e : compute_done_) e = std::make_unique<CudaEvent>(CudaEvent::Timing::kUntimed);
+  if (grown[0].data() != nullptr)
+    for (int i = 0; i < 2; ++i) x_[i] = std::move(grown[i]);
+  if (!copy_done_[0]) {  // once: order only (no timestamps); blocking sync, so step()'s wait sleeps
+    for (auto& e : copy_done_) e = std::make_unique<CudaEvent>(CudaEvent::Timing::kUntimed);
+    for (auto& e : compute_done_) e = std::make_unique<CudaEvent>(CudaEvent::Timing::kUntimed);
+  }
   n_ = n, c_ = c, h_ = h, w_ = w;
   compute_.synchronize();  // reshape's initialisation is done
 }

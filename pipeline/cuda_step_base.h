@@ -74,8 +74,12 @@ class CudaStepBase : public TrainStep {
   /// A derived destructor calls this before releasing its library handles.
   void synchronize_quietly() noexcept;
 
-  /// Allocates the model for a batch n x c x h x w float32 NCHW (called with the streams
-  /// idle, before the input slots; n_.. still hold the previous shape, 0 at first).
+  /// Prepares the model for a batch n x c x h x w float32 NCHW (called with the streams
+  /// idle; n_.. still hold the previous shape, 0 at first). Keeps every buffer that is
+  /// large enough (a short last batch must not free and reallocate the activations of the
+  /// full one, GBs for the CNN) and re-describes the shape. Strongly exception-safe: when
+  /// it throws (a shape the model refuses, an allocation that fails), the model is as it
+  /// was.
   virtual void reshape(int n, int c, int h, int w) = 0;
   /// Enqueues one forward, backward and update on the compute stream on input x
   /// (n_ x c_ x h_ x w_ float32 NCHW, on the device).

@@ -203,7 +203,8 @@ class MlpStep final : public MlpTrainStep {
     }
 
    private:
-    // (Re)allocates weights, activations and gradients for a batch shape.
+    // Weights (new, and initialised, when C*H*W changes) and activations (grown only) for a
+    // batch shape.
     void reshape(int n, int c, int h, int w) override {
       const int64_t in = static_cast<int64_t>(c) * h * w;
       // cuBLAS's 32-bit sizes: W1 (in x 1024) and the batch (n x in) must fit an int.
@@ -212,22 +213,36 @@ class MlpStep final : public MlpTrainStep {
                                     std::to_string(in) + " inputs is too large for 32-bit cuBLAS "
                                     "sizes (need C*H*W*1024 and N*C*H*W <= 2^31 - 1; --size <= 836)");
       }
-      if (in != static_cast<int64_t>(c_) * h_ * w_) {
-        const size_t w1 = static_cast<size_t>(in) * kHidden1;
-        const size_t w2 = size_t{kHidden1} * kHidden2;
-        const size_t w3 = size_t{kHidden2} * kClasses;
-        w1_ = DeviceBuffer(w1 * 4); w2_ = DeviceBuffer(w2 * 4); w3_ = DeviceBuffer(w3 * 4);
-        dw1_ = DeviceBuffer(w1 * 4); dw2_ = DeviceBuffer(w2 * 4); dw3_ = DeviceBuffer(w3 * 4);
+      // Every allocation first (any may throw), then the moves (noexcept): strongly safe.
+      const bool new_weights = in != static_cast<int64_t>(c_) * h_ * w_;
+      const size_t w1 = static_cast<size_t>(in) * kHidden1;
+      const size_t w2 = size_t{kHidden1} * kHidden2;
+      const size_t w3 = size_t{kHidden2} * kClasses;
+      const size_t weight_floats[3] = {w1, w2, w3};
+      DeviceBuffer weights[6];  // w1, w2, w3, dw1, dw2, dw3
+      if (new_weights)
+        for (int i = 0; i < 6; ++i) weights[i] = DeviceBuffer(weight_floats[i % 3] * 4);
+      // Activations depend on n only, and are kept when large enough (a short batch).
+      const size_t nn = static_cast<size_t>(n);
+      const bool grow = nn > batch_capacity_;
+      const size_t act_floats[5] = {nn * kHidden1, nn * kHidden2, nn * kClasses, nn * kHidden1, nn * kHidden2};
+      DeviceBuffer acts[5];  // a1, a2, y, da1, da2
+      if (grow)
+        for (int i = 0; i < 5; ++i) acts[i] = DeviceBuffer(act_floats[i] * 4);
+      if (new_weights) {
+        w1_ = std::move(weights[0]), w2_ = std::move(weights[1]), w3_ = std::move(weights[2]);
+        dw1_ = std::move(weights[3]), dw2_ = std::move(weights[4]), dw3_ = std::move(weights[5]);
         // He-style uniform init: scale sqrt(6 / fan_in).
         void* s = compute_handle();
         cuda_kernels::fill_uniform(f(w1_), w1, 1, static_cast<float>(std::sqrt(6.0 / in)), s);
         cuda_kernels::fill_uniform(f(w2_), w2, 2, static_cast<float>(std::sqrt(6.0 / kHidden1)), s);
         cuda_kernels::fill_uniform(f(w3_), w3, 3, static_cast<float>(std::sqrt(6.0 / kHidden2)), s);
       }
-      const size_t nn = static_cast<size_t>(n);
-      a1_ = DeviceBuffer(nn * kHidden1 * 4); a2_ = DeviceBuffer(nn * kHidden2 * 4);
-      y_ = DeviceBuffer(nn * kClasses * 4);
-      da1_ = DeviceBuffer(nn * kHidden1 * 4); da2_ = DeviceBuffer(nn * kHidden2 * 4);
+      if (grow) {
+        a1_ = std::move(acts[0]), a2_ = std::move(acts[1]), y_ = std::move(acts[2]);
+        da1_ = std::move(acts[3]), da2_ = std::move(acts[4]);
+        batch_capacity_ = nn;
+      }
     }
 
     void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a,
@@ -266,6 +281,7 @@ class MlpStep final : public MlpTrainStep {
     float lr_;
     cublasHandle_t handle_ = nullptr;
     DeviceBuffer w1_, w2_, w3_, dw1_, dw2_, dw3_, a1_, a2_, y_, da1_, da2_;
+    size_t batch_capacity_ = 0;  // the batch the activations hold room for
   };
 
   Impl impl_;

@@ -7,6 +7,7 @@
 #include "pipeline/train_step_cnn.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -119,7 +120,17 @@ struct Layer {
   cudnnConvolutionBwdDataAlgo_t bwd_data{};
   cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
   size_t w_off = 0, b_off = 0;  // into the parameter, gradient and velocity buffers (floats)
-  DeviceBuffer y, dy, pooled, dpooled;
+  DeviceBuffer y, dy, pooled, dpooled;  // may be larger than the batch needs (a short batch)
+  // The four buffers by number (reshape keeps or grows each): y, dy, pooled, dpooled.
+  static constexpr int kBuffers = 4;
+  DeviceBuffer& buffer(int k) { return k == 0 ? y : k == 1 ? dy : k == 2 ? pooled : dpooled; }
+  const DeviceBuffer& buffer(int k) const { return const_cast<Layer*>(this)->buffer(k); }
+  /// The bytes buffer k needs for a batch of n (0: not used, no pool).
+  size_t bytes(int k, size_t n) const {
+    if (k >= 2 && !shape.pool) return 0;
+    const size_t hw = k < 2 ? static_cast<size_t>(shape.h) * shape.w : static_cast<size_t>(shape.h / 2) * (shape.w / 2);
+    return n * shape.cout * hw * sizeof(float);
+  }
   // The tensor the next layer reads, and where its input gradient goes.
   float* out() const { return static_cast<float*>(shape.pool ? pooled.data() : y.data()); }
   float* dout() const { return static_cast<float*>(shape.pool ? dpooled.data() : dy.data()); }
@@ -179,9 +190,16 @@ class CnnStep final : public CnnTrainStep {
     }
 
    private:
+    // The layers for a batch shape, in three phases so that a throw leaves the model as it
+    // was: (1) new descriptors and algorithms, (2) every buffer that must grow, allocated
+    // aside, (3) the commit, moving the old buffers that are large enough into the new
+    // layers. So a short last batch, and the full batch after it, re-describe the model
+    // and keep its activations (about 2.5 GB at batch 64 and 224 px), where they were
+    // freed and allocated twice per epoch before.
     void reshape(int n, int c, int h, int w) override {
       CnnShapes shapes = cnn_shapes(c, h, w);
       const bool same_params = c == c_ && shapes.blocks == shapes_.blocks && !layers_.empty();
+      // (1) Descriptors and algorithms.
       std::vector<std::unique_ptr<Layer>> layers;
       size_t param_floats = 0, workspace = 0;
       for (const CnnConv& v : shapes.convs) {
@@ -200,22 +218,41 @@ class CnnStep final : public CnnTrainStep {
         l->b_off = param_floats;
         param_floats += aligned(static_cast<size_t>(v.cout));
         workspace = std::max(workspace, choose_algorithms(*l, /*first=*/layers.empty()));
-        const size_t y_bytes = static_cast<size_t>(n) * v.cout * v.h * v.w * sizeof(float);
-        l->y = DeviceBuffer(y_bytes);
-        l->dy = DeviceBuffer(y_bytes);
-        if (v.pool) {
-          const size_t p_bytes = static_cast<size_t>(n) * v.cout * (v.h / 2) * (v.w / 2) * sizeof(float);
-          l->pooled = DeviceBuffer(p_bytes);
-          l->dpooled = DeviceBuffer(p_bytes);
-        }
         layers.push_back(std::move(l));
       }
-      workspace_ = DeviceBuffer(std::max<size_t>(workspace, 1));
-      loss_ = DeviceBuffer(static_cast<size_t>(n) * sizeof(float));
+      // (2) What must grow, allocated aside: layer i may keep old layer i's buffers.
+      const size_t nn = static_cast<size_t>(n);
+      std::vector<std::array<DeviceBuffer, Layer::kBuffers>> grown(layers.size());
+      for (size_t i = 0; i < layers.size(); ++i) {
+        const Layer* old = i < layers_.size() ? layers_[i].get() : nullptr;
+        for (int k = 0; k < Layer::kBuffers; ++k) {
+          const size_t need = layers[i]->bytes(k, nn);
+          if (need > 0 && (old == nullptr || old->buffer(k).bytes() < need)) grown[i][k] = DeviceBuffer(need);
+        }
+      }
+      DeviceBuffer new_workspace, new_loss, new_params, new_grads, new_velocity;
+      if (workspace_.data() == nullptr || workspace > workspace_.bytes())
+        new_workspace = DeviceBuffer(std::max<size_t>(workspace, 1));
+      if (nn * sizeof(float) > loss_.bytes()) new_loss = DeviceBuffer(nn * sizeof(float));
       if (!same_params) {
-        params_ = DeviceBuffer(param_floats * sizeof(float));
-        grads_ = DeviceBuffer(param_floats * sizeof(float));
-        velocity_ = DeviceBuffer(param_floats * sizeof(float));
+        new_params = DeviceBuffer(param_floats * sizeof(float));
+        new_grads = DeviceBuffer(param_floats * sizeof(float));
+        new_velocity = DeviceBuffer(param_floats * sizeof(float));
+      }
+      // (3) Commit (moves do not throw).
+      for (size_t i = 0; i < layers.size(); ++i) {
+        Layer* old = i < layers_.size() ? layers_[i].get() : nullptr;
+        for (int k = 0; k < Layer::kBuffers; ++k) {
+          if (layers[i]->bytes(k, nn) == 0) continue;
+          layers[i]->buffer(k) = grown[i][k].data() != nullptr ? std::move(grown[i][k]) : std::move(old->buffer(k));
+        }
+      }
+      if (new_workspace.data() != nullptr) workspace_ = std::move(new_workspace);
+      if (new_loss.data() != nullptr) loss_ = std::move(new_loss);
+      if (!same_params) {
+        params_ = std::move(new_params);
+        grads_ = std::move(new_grads);
+        velocity_ = std::move(new_velocity);
         auto s = static_cast<cudaStream_t>(compute_handle());
         PIPEBENCH_CUDA_CHECK(cudaMemsetAsync(params_.data(), 0, param_floats * sizeof(float), s));
         PIPEBENCH_CUDA_CHECK(cudaMemsetAsync(grads_.data(), 0, param_floats * sizeof(float), s));

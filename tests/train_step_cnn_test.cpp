@@ -16,6 +16,10 @@
 #include "pipeline/cuda.h"
 #include "pipeline/train_step.h"
 
+#ifdef PIPEBENCH_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
 namespace pipebench {
 namespace {
 
@@ -267,6 +271,37 @@ TEST(CudaCnnStep, FirstLossMatchesTheCpuForwardAndIsAboutLn10) {
   EXPECT_GT(gpu, std::log(10.0) - 0.3);
   EXPECT_LT(gpu, std::log(10.0) + 1.2);
 }
+
+#ifdef PIPEBENCH_HAVE_CUDA
+// A short batch (the last of an epoch, drop_last false) and the full batch after it keep
+// the model's buffers: the device's free memory does not move (a rebuild would free the
+// full batch's activations, ~80 MB here, and allocate the short batch's), and training goes
+// on (the loss stays finite, the parameters are not re-initialised: the full batch's loss
+// after the short one is not the fresh model's).
+TEST(CudaCnnStep, AShortBatchKeepsTheBuffers) {
+  if (const std::string why = no_cnn_device(); !why.empty()) GTEST_SKIP() << why;
+  auto step = make_cnn_step();
+  const int full = 32, c = 3, h = 64, w = 64;
+  std::vector<float> batch(static_cast<size_t>(full) * c * h * w);
+  for (size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<float>((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+  const auto free_bytes = [] {
+    size_t free = 0, total = 0;
+    EXPECT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+    return static_cast<double>(free);
+  };
+  step->step(batch.data(), full, c, h, w);
+  const double first = step->last_loss();
+  for (int i = 0; i < 5; ++i) step->step(batch.data(), full, c, h, w);
+  const double before = free_bytes();
+  step->step(batch.data(), 5, c, h, w);  // the short batch
+  EXPECT_TRUE(std::isfinite(step->last_loss()));
+  EXPECT_NEAR(free_bytes(), before, 8.0 * (1 << 20));
+  step->step(batch.data(), full, c, h, w);  // the next epoch's first batch
+  EXPECT_NEAR(free_bytes(), before, 8.0 * (1 << 20));
+  EXPECT_TRUE(std::isfinite(step->last_loss()));
+  EXPECT_NE(step->last_loss(), first);  // trained, not re-initialised
+}
+#endif
 
 TEST(CudaCnnStep, ReportsTheFormulaFlops) {
   if (const std::string why = no_cnn_device(); !why.empty()) GTEST_SKIP() << why;
