@@ -17,6 +17,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
 
 #include "bench/benchmarks.h"
 #include "bench/what_if_candidates.h"
@@ -99,7 +103,9 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 // itself): the candidate B paired with today's pipeline A (issue 26), A B B A over each
 // block of kPairBlock images of the round, the same bytes (read once per block, before the
 // four runs: a pure CPU comparison) and the same random draws (one stream per operator,
-// transforms/rng.h). Per block, A and B are each the mean of their two runs, thread CPU ms
+// transforms/rng.h). presized:<N> pairs today's pipeline on the originals (A) with the same
+// pipeline on the presized copy of the same images (B: the copy's file of the same name,
+// its own bytes). Per block, A and B are each the mean of their two runs, thread CPU ms
 // per sample; model/paired.h gives the saving A - B with its 95 % t interval and the ratio
 // B / A. Counters: us_per_image (B's thread CPU per image, as every BM_Sample case),
 // paired_today_us (A's, in the same case), paired_saving_ms, paired_saving_ci_ms (the
@@ -107,26 +113,55 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 // Per-sample operators only: batch operators are priced per batch (BM_Transform).
 constexpr size_t kPairBlock = 16;
 
-void BM_SamplePaired(benchmark::State& state, BenchContext& ctx, const std::shared_ptr<const Pipeline>& today,
-                     const std::shared_ptr<const Pipeline>& candidate) {
+// One side of a paired case: a pipeline over a source, the source's index of each image of
+// the round (the same images on both sides, in the same order).
+struct PairedSide {
+  const Pipeline* pipeline = nullptr;
+  const SampleSource* source = nullptr;
+  std::vector<size_t> index;
+};
+
+// An image's class folder and file stem ("n01440764/img_0001"): what a presized copy keeps
+// of each original (its root and possibly its extension differ).
+std::string folder_stem(const std::string& path) {
+  const std::filesystem::path p(path);
+  return (p.parent_path().filename() / p.stem()).string();
+}
+
+// Pairs each image of `original_side` with the copy's file of the same folder and stem.
+// An original the copy lacks (pipebench-data presize could not read it: a bad file) leaves
+// both sides; none left is an error naming the copy.
+void match_copy(PairedSide& original_side, PairedSide& copy_side, const std::string& copy_dir) {
+  std::unordered_map<std::string, size_t> by_stem;
+  const SampleSource& copy = *copy_side.source;
+  for (size_t j = 0; j < copy.size(); ++j) by_stem.emplace(folder_stem(copy.name(j)), j);
+  std::vector<size_t> kept;
+  copy_side.index.clear();
+  for (size_t i : original_side.index) {
+    const auto it = by_stem.find(folder_stem(original_side.source->name(i)));
+    if (it == by_stem.end()) continue;
+    kept.push_back(i);
+    copy_side.index.push_back(it->second);
+  }
+  if (kept.empty()) throw std::runtime_error("presized copy " + copy_dir + " holds none of the round's images");
+  original_side.index = std::move(kept);
+}
+
+void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a, const PairedSide& b) {
   const auto& c = ctx.config();
-  const SampleSource& ds = ctx.disk();
-  std::vector<size_t> round;  // the round less the files known bad
-  for (size_t i : ctx.round())
-    if (!ctx.bad_files().known_bad(i)) round.push_back(i);
-  PipelineWorkspace wa(*today), wb(*candidate);
-  std::vector<float> out_a(today->output_floats()), out_b(candidate->output_floats());
-  std::vector<std::vector<uint8_t>> buffers(kPairBlock);
-  std::vector<std::span<const uint8_t>> bytes(kPairBlock);
+  const std::vector<size_t>& round = a.index;  // the originals' indices: the random streams' keys
+  PipelineWorkspace wa(*a.pipeline), wb(*b.pipeline);
+  std::vector<float> out_a(a.pipeline->output_floats()), out_b(b.pipeline->output_floats());
+  std::vector<std::vector<uint8_t>> buf_a(kPairBlock), buf_b(kPairBlock);
+  std::vector<std::span<const uint8_t>> bytes_a(kPairBlock), bytes_b(kPairBlock);
   std::vector<double> a_ms, b_ms;  // per block, ms per sample
   int64_t b_cpu_ns = 0, a_cpu_ns = 0, b_images = 0;
-  const auto run_block = [&](const Pipeline& p, PipelineWorkspace& ws, std::vector<float>& out,
-                             size_t first, size_t n) {
+  const auto run_block = [&](const PairedSide& side, PipelineWorkspace& ws, std::vector<float>& out,
+                             const std::vector<std::span<const uint8_t>>& bytes, size_t first, size_t n) {
     const int64_t t0 = thread_cpu_ns();
     for (size_t k = 0; k < n; ++k) {
-      const size_t i = round[first + k];
-      Rng rng = Rng::for_sample(c.seed, 0, i);
-      p.run(bytes[k], ds.name(i), rng, ws, out.data());
+      Rng rng = Rng::for_sample(c.seed, 0, round[first + k]);
+      side.pipeline->run(bytes[k], side.source->name(side.index[first + k]), rng, ws, out.data());
       benchmark::DoNotOptimize(out.data());
     }
     return thread_cpu_ns() - t0;
@@ -138,9 +173,12 @@ void BM_SamplePaired(benchmark::State& state, BenchContext& ctx, const std::shar
     for (size_t first = 0; first < round.size() && !failed; first += kPairBlock) {
       const size_t n = std::min(kPairBlock, round.size() - first);
       try {
-        for (size_t k = 0; k < n; ++k) bytes[k] = ds.bytes(round[first + k], buffers[k]);
-        const int64_t a1 = run_block(*today, wa, out_a, first, n), b1 = run_block(*candidate, wb, out_b, first, n);
-        const int64_t b2 = run_block(*candidate, wb, out_b, first, n), a2 = run_block(*today, wa, out_a, first, n);
+        for (size_t k = 0; k < n; ++k) {
+          bytes_a[k] = a.source->bytes(a.index[first + k], buf_a[k]);
+          bytes_b[k] = b.source == a.source ? bytes_a[k] : b.source->bytes(b.index[first + k], buf_b[k]);
+        }
+        const int64_t a1 = run_block(a, wa, out_a, bytes_a, first, n), b1 = run_block(b, wb, out_b, bytes_b, first, n);
+        const int64_t b2 = run_block(b, wb, out_b, bytes_b, first, n), a2 = run_block(a, wa, out_a, bytes_a, first, n);
         const double per = 2e6 * static_cast<double>(n);  // two runs of n samples, ns -> ms
         a_ms.push_back(static_cast<double>(a1 + a2) / per);
         b_ms.push_back(static_cast<double>(b1 + b2) / per);
@@ -167,6 +205,21 @@ void BM_SamplePaired(benchmark::State& state, BenchContext& ctx, const std::shar
   state.counters["paired_ratio"] = e.ratio;
 }
 
+// The round less the files known bad.
+std::vector<size_t> good_round(BenchContext& ctx) {
+  std::vector<size_t> round;
+  for (size_t i : ctx.round())
+    if (!ctx.bad_files().known_bad(i)) round.push_back(i);
+  return round;
+}
+
+void BM_SamplePaired(benchmark::State& state, BenchContext& ctx, const std::shared_ptr<const Pipeline>& today,
+                     const std::shared_ptr<const Pipeline>& candidate) {
+  const PairedSide a{today.get(), &ctx.disk(), good_round(ctx)};
+  const PairedSide b{candidate.get(), &ctx.disk(), a.index};
+  paired_case(state, ctx, a, b);
+}
+
 void BM_Sample(benchmark::State& state, BenchContext& ctx,
                const std::shared_ptr<const Pipeline>& pipeline) {
   sample_case(state, ctx, pipeline, ctx.disk(), ctx.round().size(), [&](int64_t& images, auto& fn) {
@@ -175,9 +228,10 @@ void BM_Sample(benchmark::State& state, BenchContext& ctx,
 }
 
 // BM_Sample/<pipeline>/presized:<N>: the run's pipeline on the presized copy of the round
-// (PresizedCopy above; datasets/presize_cache.h), made before the first timed round.
-// presize_shorter_side_px and presize_jpeg_quality say what was kept. The copy's files were all
-// written by pipebench: one that fails is the case's error, not a bad file of the dataset.
+// (PresizedCopy above; datasets/presize_cache.h), made before the first timed round, paired
+// with the same pipeline on the originals (paired_case). presize_shorter_side_px and
+// presize_jpeg_quality say what was kept. The copy's files were all written by pipebench:
+// one that is missing or fails is the case's error, not a bad file of the dataset.
 void BM_SamplePresized(benchmark::State& state, BenchContext& ctx,
                        const std::shared_ptr<const Pipeline>& pipeline,
                        const std::shared_ptr<PresizedCopy>& copy) {
@@ -186,19 +240,15 @@ void BM_SamplePresized(benchmark::State& state, BenchContext& ctx,
     ctx.fail_case(state, copy->error());
     return;
   }
-  sample_case(state, ctx, pipeline, *ready->dataset, ready->round.size(),
-              [&](int64_t& images, auto& fn) {
-    for (size_t i : ready->round) {
-      try {
-        fn(i);
-      } catch (const std::exception& e) {
-        ctx.fail_case(state, "presized copy " + copy->dir().string() + ": " + e.what());
-        return false;
-      }
-      ++images;
-    }
-    return true;
-  });
+  PairedSide a{pipeline.get(), &ctx.disk(), good_round(ctx)};
+  PairedSide b{pipeline.get(), ready->dataset.get(), {}};
+  try {
+    match_copy(a, b, copy->dir().string());
+  } catch (const std::exception& e) {
+    ctx.fail_case(state, e.what());
+    return;
+  }
+  paired_case(state, ctx, a, b);
   state.counters["presize_shorter_side_px"] = copy->shorter_side();
   state.counters["presize_jpeg_quality"] = copy->quality();
 }

@@ -12,18 +12,30 @@
 // The input is restored before each iteration with the timer paused (in-place operators
 // such as flips and random_mask change it), so only the operator is timed.
 // Batch operators (mixup, cutmix, ...) run on one collated batch per iteration instead
-// (BM_BatchTransform); their images/s counts the batch's images.
+// (BM_BatchTransform); their images/s counts the batch's images. Each batch operator of the
+// run's pipeline also gets a case with the pipeline's own parameters,
+// BM_Transform/<op>/pipeline:<name>[#k] (the k-th occurrence from the second): the price
+// the what-if table puts on it, per batch (issue 26: a batch operator is priced on the
+// batch, never by removing it from BM_Sample). Counters: batch_ms (mean thread CPU ms per batch
+// over the iterations), batch_ms_ci (the 95 % Student t half width over the iterations,
+// model/paired.h's quantile), batch_images (images per batch), batch_iterations.
 // A case whose operator cannot take any image of the dataset (random_crop 256 on smaller
 // photos) ends with a message saying so; that is not counted as an error of the run.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "model/paired.h"
+#include "pipeline/stage_timers.h"
 #include "transforms/batch_mix.h"
 #include "transforms/crop.h"
 #include "transforms/normalize.h"
@@ -146,12 +158,14 @@ void BM_Transform(benchmark::State& state, BenchContext& ctx, const std::string&
 // pixel values), while copying the 38 MB batch back before each of the thousands of
 // iterations of a cheap operator (label_smoothing) cost over a minute of untimed wall
 // time per run. items_per_second = images/s.
-void BM_BatchTransform(benchmark::State& state, BenchContext& ctx, const std::string& spec_item) {
+// `spec_item`: "{op: {params}}" (a registry example), or empty with `given` the operator as
+// the run's pipeline has it.
+void BM_BatchTransform(benchmark::State& state, BenchContext& ctx, const std::string& spec_item,
+                       const std::optional<OpSpec>& given) {
   const int size = ctx.config().size, n = ctx.config().batch, classes = 1000;
   std::unique_ptr<BatchOperator> op;
   try {
-    const auto spec = parse_pipeline_spec("[" + spec_item + "]", "BM_Transform", size);
-    const auto& o = spec.batch.at(0);
+    const OpSpec o = given ? *given : parse_pipeline_spec("[" + spec_item + "]", "BM_Transform", size).batch.at(0);
     op = OpRegistry::instance().find(o.name)->make_batch(o.params, {});
   } catch (const std::exception& e) {
     ctx.fail_case(state, e.what());
@@ -171,16 +185,30 @@ void BM_BatchTransform(benchmark::State& state, BenchContext& ctx, const std::st
   }
   BatchData b{data.data(), n, 3, size, size, labels.data(), soft.data(), classes};
   int64_t k = 0;
+  double sum = 0, sum_sq = 0;  // ms per batch, for the mean and its interval
   for (auto _ : state) {
     state.PauseTiming();
     one_hot_labels(b);
     Rng rng = Rng::for_batch(ctx.config().seed, 0, static_cast<uint64_t>(k++));
     state.ResumeTiming();
+    const int64_t t0 = thread_cpu_ns();  // CPU, as every per-sample price (us_per_image)
     op->apply(b, rng);
+    const double ms = (thread_cpu_ns() - t0) / 1e6;
     benchmark::DoNotOptimize(data.data());
     benchmark::DoNotOptimize(soft.data());
+    sum += ms;
+    sum_sq += ms * ms;
   }
   state.SetItemsProcessed(state.iterations() * n);
+  if (!given || k == 0) return;
+  const double mean = sum / static_cast<double>(k);
+  state.counters["batch_ms"] = mean;
+  state.counters["batch_images"] = n;
+  state.counters["batch_iterations"] = static_cast<double>(k);
+  if (k >= 2) {
+    const double var = std::max(0.0, (sum_sq - static_cast<double>(k) * mean * mean) / static_cast<double>(k - 1));
+    state.counters["batch_ms_ci"] = model::t_quantile_975(static_cast<int>(k) - 1) * std::sqrt(var / static_cast<double>(k));
+  }
 }
 
 // "{dilation: conv, p: 1.0}" -> "dilation:conv/p:1.0" (the key's detail)
@@ -207,11 +235,24 @@ void register_transform_benchmarks(BenchContext& ctx) {
       key.op = op.name;
       key.detail = name_detail(ex);
       if (op.stage == OpStage::kBatch) {
-        register_case(ctx, key, BM_BatchTransform, item)->Unit(benchmark::kMillisecond);
+        register_case(ctx, key, BM_BatchTransform, item, std::optional<OpSpec>())->Unit(benchmark::kMillisecond);
       } else {
         register_case(ctx, key, BM_Transform, item)->Unit(benchmark::kMicrosecond);
       }
     }
+  }
+  // The run's pipeline's batch operators with its own parameters: their per-batch prices.
+  const auto& pipeline = *ctx.config().pipeline;
+  std::map<std::string, int> seen;
+  for (const OpSpec& o : pipeline.spec().batch) {
+    const int k = ++seen[o.name];
+    model::CaseKey key;
+    key.family = model::Family::kTransform;
+    key.op = o.name;
+    key.detail = "pipeline:" + pipeline.name();
+    if (k > 1) key.detail += "#" + std::to_string(k);
+    register_case(ctx, key, BM_BatchTransform, std::string(), std::optional<OpSpec>(o))
+        ->Unit(benchmark::kMillisecond);
   }
 }
 

@@ -130,6 +130,20 @@ void table_text(std::string& out, const WhatIf& w) {
             "interval holds 0, so no effect can be told from the machine's noise: never "
             "recommended. The A/A control is today against itself measured the same way: it "
             "must read noise.)\n", paired->paired_blocks);
+  for (const auto& row : w.rows) {
+    if (!row.per_batch) continue;
+    appendf(out, "(%s: a batch operator, priced on the batch: %s, its thread CPU per batch / %d "
+            "images%s%s)\n", row.label.c_str(), row.case_name.c_str(), row.batch_images,
+            row.saving_ci_ms ? "; +- the 95 % t interval over the " : "",
+            row.saving_ci_ms ? (std::to_string(row.paired_blocks) + " batches timed").c_str() : "");
+  }
+  if (w.parts) {
+    const auto& p = *w.parts;
+    appendf(out, "(the parts: operator prices %.3f + decode %.3f + read %.3f = %.3f ms per sample "
+            "against today's %.3f ms: %+.1f %% off (decode and read are BM_Sample's wall times, the rest thread CPU); the gap is what operators cost together "
+            "beyond their prices apart (fused kernels, caches, the decode's own ROI))\n",
+            p.prices_ms, p.decode_ms, p.read_ms, p.sum_ms(), p.today_ms, p.off_pct());
+  }
   if (!w.control_note.empty()) appendf(out, "Warning: %s.\n", w.control_note.c_str());
   const bool negative = std::any_of(w.rows.begin(), w.rows.end(), [](const WhatIfRow& row) {
     return row.saving_ms_per_sample < 0 && !row.within_noise && row.kind != CandidateKind::kControl;
@@ -285,6 +299,7 @@ void add_what_if_json(json& j, const Report& r) {
       o["saving_ci95_ms_per_sample"] = row.saving_ci_ms ? json(*row.saving_ci_ms) : json();
       o["within_noise"] = row.within_noise;
     }
+    if (row.per_batch) o["priced_per_batch"] = {{"images_per_batch", row.batch_images}, {"batches", row.paired_blocks}};
     if (row.kept_shorter_side_px > 0)
       o["kept_resolution"] = {{"shorter_side_px", row.kept_shorter_side_px},
                               {"jpeg_quality", row.jpeg_quality}};
@@ -296,6 +311,10 @@ void add_what_if_json(json& j, const Report& r) {
     }
     table["rows"].push_back(std::move(o));
   }
+  if (w.parts)
+    table["parts"] = {{"prices_ms_per_sample", w.parts->prices_ms}, {"decode_ms", w.parts->decode_ms},
+                      {"read_ms", w.parts->read_ms}, {"today_ms", w.parts->today_ms},
+                      {"off_pct", w.parts->off_pct()}};
   if (w.peer) {
     const PeerSummary& p = *w.peer;
     table["peer_loader"] = {{"file", p.file}, {"versions", p.versions}, {"num_workers", p.workers},

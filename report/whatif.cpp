@@ -69,6 +69,27 @@ void read_candidates(const BenchRun& run, const std::string& pipeline, bool us_p
       case model::CandidateRole::kControl: in.control = std::move(cost); break;
     }
   }
+  // The spec's batch operators, priced on the batch (bench/transform_bench.cpp): the saving
+  // is the price per sample, its interval the batches' t interval over the batch's images.
+  if (!in.today) return;
+  const std::string mine = "pipeline:" + pipeline;
+  const auto batch_ops = run.where([&](const model::CaseKey& k) {
+    return k.family == model::Family::kTransform &&
+           (k.detail == mine || k.detail.rfind(mine + "#", 0) == 0);
+  });
+  for (const CaseMeans* c : batch_ops) {
+    const std::string name = c->key.name();
+    const auto ms = run.value(name, "batch_ms"), images = run.value(name, "batch_images");
+    if (!ms || !images || !(*images >= 1)) continue;
+    const std::string occurrence = c->key.detail.substr(mine.size());  // "" or "#k"
+    SampleCost cost{"batch:" + c->key.op + occurrence, name, in.today->cpu_ms - *ms / *images};
+    cost.per_batch = true;
+    cost.batch_images = static_cast<int>(std::lround(*images));
+    cost.paired_saving_ms = *ms / *images;
+    if (const auto ci = run.value(name, "batch_ms_ci")) cost.paired_ci_ms = *ci / *images;
+    cost.paired_blocks = static_cast<int>(std::lround(run.value(name, "batch_iterations").value_or(1)));
+    in.prices.push_back(std::move(cost));
+  }
 }
 
 // The fixes that also ran end to end: BM_EndToEnd/<pipeline>/<kind>:<param>/<baseline>/
@@ -104,6 +125,8 @@ void read_today(const BenchRun& run, const std::string& pipeline,
   for (const bool us : {true, false}) {
     if (auto ms = sample_cpu_ms(run, base, us)) {
       in.today = SampleCost{"today", base, *ms};
+      in.today_decode_ms = run.value(base, "decode_ms");
+      in.today_read_ms = run.value(base, "read_ms");
       in.cost_source = us ? base + " us_per_image (one thread's CPU time per image)"
                           : base + " items_per_second (one thread's wall time per image: "
                                    "the run predates us_per_image)";
@@ -163,6 +186,8 @@ WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double 
     r.paired_blocks = cost.paired_blocks;
     r.within_noise = !cost.paired_ci_ms || std::abs(*cost.paired_saving_ms) <= *cost.paired_ci_ms;
   }
+  r.per_batch = cost.per_batch;
+  r.batch_images = cost.batch_images;
   r.saving_pct = in.today->cpu_ms > 0 ? 100.0 * r.saving_ms_per_sample / in.today->cpu_ms : 0;
   r.workers_for_target = workers_for_target(cost.cpu_ms, in.batch, in.compute_ms, in.loader_overhead);
   r.cores_needed = workers;
@@ -174,6 +199,8 @@ SampleCost cost_of(const WhatIfRow& r) {
   SampleCost c{r.label, r.case_name, r.cpu_ms_per_sample, r.variant, r.variant_param};
   c.kept_shorter_side_px = r.kept_shorter_side_px;
   c.jpeg_quality = r.jpeg_quality;
+  c.per_batch = r.per_batch;
+  c.batch_images = r.batch_images;
   if (r.paired_blocks > 0) {
     c.paired_saving_ms = r.saving_ms_per_sample;
     c.paired_ci_ms = r.saving_ci_ms;
@@ -430,6 +457,14 @@ WhatIf build_what_if(const WhatIfInputs& in) {
   w.rows.push_back(workers_row(in));
   for (const auto& f : in.fixes) w.rows.push_back(price(CandidateKind::kFix, f, w.eval_workers, in.cores, in));
   for (const auto& p : in.prices) w.rows.push_back(price(CandidateKind::kPrice, p, w.eval_workers, in.cores, in));
+  if (!in.prices.empty() && in.today_decode_ms && in.today_read_ms) {
+    WhatIf::Parts parts;
+    for (const auto& p : in.prices) parts.prices_ms += p.paired_saving_ms.value_or(in.today->cpu_ms - p.cpu_ms);
+    parts.decode_ms = *in.today_decode_ms;
+    parts.read_ms = *in.today_read_ms;
+    parts.today_ms = in.today->cpu_ms;
+    w.parts = parts;
+  }
   if (in.control) {  // the A/A control, priced as a candidate is; it must read zero
     w.rows.push_back(price(CandidateKind::kControl, *in.control, w.eval_workers, in.cores, in));
     const WhatIfRow& c = w.rows.back();

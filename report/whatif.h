@@ -38,8 +38,13 @@
 //                changes the resolution the model sees: the row states the one kept;
 //                BM_Sample/<pipeline>/collate:uint8: uint8 batches, normalize after the
 //                copy; its accelerator-side cost is estimated, not measured (no GPU);
-//   price        BM_Sample/<pipeline>/without:<op>[#k]: the spec without one operator.
+//   price        BM_Sample/<pipeline>/without:<op>[#k]: the spec without one per-sample
+//                operator; BM_Transform/<op>/pipeline:<pipeline>[#k]: a batch operator of
+//                the spec (mixup, cutmix, label smoothing) priced on the batch, its thread
+//                CPU per batch / images per batch (batch_ms, batch_ms_ci, batch_images).
 //                It changes what the model sees: what the operator costs, never a fix.
+//                The prices, decode and read together against today's sample: how far
+//                off they add up (WhatIf::parts).
 // The check: the workers fix is the sweep itself (measured AU against the model at that
 // count); a fix that also ran end to end (BM_EndToEnd/<pipeline>/decode:auto/...) is
 // checked the same way with its own per-sample cost (WhatIf::fix_checks).
@@ -86,6 +91,10 @@ struct SampleCost {
   /// 0 for every other candidate.
   int kept_shorter_side_px = 0;
   int jpeg_quality = 0;
+  /// A batch operator's price (BM_Transform/<op>/pipeline:<name>): per batch / batch_images;
+  /// paired_blocks then counts the batches timed.
+  bool per_batch = false;
+  int batch_images = 0;
 };
 
 /// What the model is given: everything from the run, nothing derived yet.
@@ -99,6 +108,9 @@ struct WhatIfInputs {
   std::vector<SampleCost> fixes;   ///< decode:<mode> and presized:<N> candidates
   std::vector<SampleCost> prices;  ///< without:<op> candidates
   std::optional<SampleCost> control;  ///< control:aa, today against itself (the A/A test)
+  /// Today's BM_Sample decode_ms and read_ms (wall ms per sample): with the prices, the
+  /// parts of today's sample (WhatIf::parts).
+  std::optional<double> today_decode_ms, today_read_ms;
   /// Fixes run end to end, BM_EndToEnd/<pipeline>/<label>/<baseline>/workers:<w>, by
   /// label, then by workers: the points' counters (workers, data_ms, compute_ms, step_ms,
   /// au_pct).
@@ -138,6 +150,8 @@ struct WhatIfRow {
   /// paired): reported as noise, never as an effect, never recommended.
   std::optional<double> saving_ci_ms;
   int paired_blocks = 0;
+  bool per_batch = false;           ///< a batch operator's price (SampleCost::per_batch)
+  int batch_images = 0;
   bool within_noise = false;
   int workers_for_target = 0;       ///< workers reaching kAuTargetPct with this cost (model)
   /// Cores the row needs: one per worker, except a swept count above the cores available,
@@ -220,6 +234,15 @@ struct WhatIf {
   /// Non-empty when the A/A control's interval excludes 0: the run cannot rank candidates
   /// (the machine's speed moved within the case), and by how much it moved.
   std::string control_note;
+  /// Do the parts add up to the whole sample? The operators' prices (every per-sample
+  /// operator's without: saving and every batch operator's price) plus today's decode and
+  /// read, against today's CPU per sample. Set when the run priced every operator.
+  struct Parts {
+    double prices_ms = 0, decode_ms = 0, read_ms = 0, today_ms = 0;
+    double sum_ms() const { return prices_ms + decode_ms + read_ms; }
+    double off_pct() const { return today_ms > 0 ? 100.0 * (sum_ms() - today_ms) / today_ms : 0; }
+  };
+  std::optional<Parts> parts;
 
   bool empty() const { return rows.empty(); }
 };

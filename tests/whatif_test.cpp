@@ -153,6 +153,46 @@ TEST(WhatIfTable, ArithmeticOfADataBoundRun) {
   EXPECT_GT(text.find("without:normalize"), text.find("what each operator costs")) << text;
 }
 
+// A batch operator of the spec is priced on the batch (issue 26): BM_Transform/<op>/
+// pipeline:<name>, 6.4 ms of CPU per batch of 64 +- 0.64 -> 0.1 ms per sample +- 0.01; a
+// second occurrence keeps its #2. The parts: prices 0.1 + 0.1 (normalize) + 0.02 (flip)
+// + 0.005 + decode 0.7 + read 0.03 = 0.955 against today's 1 ms: -4.5 %.
+TEST(WhatIfTable, ABatchOperatorIsPricedOnTheBatch) {
+  std::vector<json> rows = sweep_rows(25);
+  rows[0]["decode_ms"] = 0.7;  // today's BM_Sample
+  rows[0]["read_ms"] = 0.03;
+  rows.push_back(row("BM_Transform/mixup/pipeline:imagenet_train",
+                     {{"batch_ms", 6.4}, {"batch_ms_ci", 0.64}, {"batch_images", 64}, {"batch_iterations", 200}}));
+  rows.push_back(row("BM_Transform/mixup/pipeline:imagenet_train#2",
+                     {{"batch_ms", 0.32}, {"batch_ms_ci", 0.64}, {"batch_images", 64}, {"batch_iterations", 9}}));
+  rows.push_back(row("BM_Transform/mixup/pipeline:other_recipe", {{"batch_ms", 64.0}, {"batch_images", 64}}));
+  const Report r = report_of(run_doc(rows));
+  const WhatIf& w = r.what_if;
+  const WhatIfRow& mix = row_of(w, "batch:mixup");
+  EXPECT_EQ(mix.kind, CandidateKind::kPrice);
+  EXPECT_TRUE(mix.per_batch);
+  EXPECT_NEAR(mix.saving_ms_per_sample, 0.1, 1e-12);
+  ASSERT_TRUE(mix.saving_ci_ms.has_value());
+  EXPECT_NEAR(*mix.saving_ci_ms, 0.01, 1e-12);
+  EXPECT_NEAR(mix.cpu_ms_per_sample, 0.9, 1e-12);  // today without it
+  EXPECT_FALSE(mix.within_noise);
+  EXPECT_EQ(mix.paired_blocks, 200);
+  const WhatIfRow& second = row_of(w, "batch:mixup#2");  // 0.005 +- 0.01: noise
+  EXPECT_TRUE(second.within_noise);
+  EXPECT_THROW(row_of(w, "batch:mixup/other"), std::runtime_error);  // another pipeline's
+  for (const auto& x : w.rows) EXPECT_EQ(x.case_name.find("other_recipe"), std::string::npos);
+  ASSERT_TRUE(w.parts.has_value());
+  EXPECT_NEAR(w.parts->prices_ms, 0.225, 1e-12);
+  EXPECT_NEAR(w.parts->sum_ms(), 0.955, 1e-12);
+  EXPECT_NEAR(w.parts->off_pct(), -4.5, 1e-9);
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("(batch:mixup: a batch operator, priced on the batch: "
+                      "BM_Transform/mixup/pipeline:imagenet_train, its thread CPU per batch / 64 "
+                      "images; +- the 95 % t interval over the 200 batches timed)"), std::string::npos) << text;
+  EXPECT_NE(text.find("= 0.955 ms per sample against today's 1.000 ms: -4.5 % off"), std::string::npos) << text;
+  EXPECT_NEAR(to_json(r)["what_if"]["parts"]["off_pct"].get<double>(), -4.5, 1e-9);
+}
+
 TEST(WhatIfTable, JsonKeysCarryTheirUnits) {
   const json j = to_json(report_of(run_doc(sweep_rows(25))));
   ASSERT_TRUE(j.contains("what_if")) << j.dump(2);
