@@ -97,11 +97,12 @@ void set_nchw(const TensorDesc& d, int n, int c, int h, int w) {
   PIPEBENCH_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
 }
 
-// The first algorithm cuDNN's heuristics rank usable (status success).
+// The first algorithm cuDNN's heuristics rank usable (status success), with the math type
+// it was ranked for (its perf entry's mathType).
 template <typename Perf>
-auto first_usable(const Perf* perf, int returned, const char* what) -> decltype(perf->algo) {
+const Perf& first_usable(const Perf* perf, int returned, const char* what) {
   for (int i = 0; i < returned; ++i) {
-    if (perf[i].status == CUDNN_STATUS_SUCCESS) return perf[i].algo;
+    if (perf[i].status == CUDNN_STATUS_SUCCESS) return perf[i];
   }
   throw CudaError(std::string("cuda:cnn: cuDNN offers no ") + what + " algorithm for this shape");
 }
@@ -115,7 +116,10 @@ struct Layer {
   CnnConv shape;
   TensorDesc x_desc, y_desc, bias_desc, pooled_desc;
   FilterDesc w_desc;
-  ConvDesc conv;
+  // One convolution descriptor per direction: each carries the math type (tensor ops or
+  // not) of the algorithm chosen for it (cudnnSetConvolutionMathType), which one
+  // descriptor at the default math could not do for all three.
+  ConvDesc conv_fwd, conv_bwd_data, conv_bwd_filter;
   cudnnConvolutionFwdAlgo_t fwd{};
   cudnnConvolutionBwdDataAlgo_t bwd_data{};
   cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
@@ -210,8 +214,9 @@ class CnnStep final : public CnnTrainStep {
         set_nchw(l->bias_desc, 1, v.cout, 1, 1);
         PIPEBENCH_CUDNN_CHECK(cudnnSetFilter4dDescriptor(l->w_desc.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
                                                          v.cout, v.cin, v.k, v.k));
-        PIPEBENCH_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(l->conv.get(), v.k / 2, v.k / 2, 1, 1, 1, 1,
-                                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+        for (const ConvDesc* d : {&l->conv_fwd, &l->conv_bwd_data, &l->conv_bwd_filter})
+          PIPEBENCH_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d->get(), v.k / 2, v.k / 2, 1, 1, 1, 1,
+                                                                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
         if (v.pool) set_nchw(l->pooled_desc, n, v.cout, v.h / 2, v.w / 2);
         l->w_off = param_floats;
         param_floats += aligned(static_cast<size_t>(v.cout) * v.cin * v.k * v.k);
@@ -271,35 +276,44 @@ class CnnStep final : public CnnTrainStep {
       shapes_ = std::move(shapes);
     }
 
-    // cuDNN's heuristic choice for the layer's three convolutions; returns the largest
-    // workspace they need (backward-data is not run for the first layer).
+    // cuDNN's heuristic choice for the layer's three convolutions, each queried on its own
+    // descriptor (at the default math) and that descriptor then set to the chosen
+    // algorithm's math type (as the cuDNN documentation of cudnnGetConvolution*Algorithm_v7
+    // and PyTorch's cuDNN convolutions do), the workspace sized with it; returns the
+    // largest workspace they need (backward-data is not run for the first layer).
     size_t choose_algorithms(Layer& l, bool first) {
       size_t need = 0, bytes = 0;
       int returned = 0;
       cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
       PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-          handle_, l.x_desc.get(), l.w_desc.get(), l.conv.get(), l.y_desc.get(),
+          handle_, l.x_desc.get(), l.w_desc.get(), l.conv_fwd.get(), l.y_desc.get(),
           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, fwd));
-      l.fwd = first_usable(fwd, returned, "forward");
+      const auto& f = first_usable(fwd, returned, "forward");
+      l.fwd = f.algo;
+      PIPEBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(l.conv_fwd.get(), f.mathType));
       PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
-          handle_, l.x_desc.get(), l.w_desc.get(), l.conv.get(), l.y_desc.get(), l.fwd, &bytes));
+          handle_, l.x_desc.get(), l.w_desc.get(), l.conv_fwd.get(), l.y_desc.get(), l.fwd, &bytes));
       need = std::max(need, bytes);
       cudnnConvolutionBwdFilterAlgoPerf_t bf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
       PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-          handle_, l.x_desc.get(), l.y_desc.get(), l.conv.get(), l.w_desc.get(),
+          handle_, l.x_desc.get(), l.y_desc.get(), l.conv_bwd_filter.get(), l.w_desc.get(),
           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, bf));
-      l.bwd_filter = first_usable(bf, returned, "backward-filter");
+      const auto& g = first_usable(bf, returned, "backward-filter");
+      l.bwd_filter = g.algo;
+      PIPEBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(l.conv_bwd_filter.get(), g.mathType));
       PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-          handle_, l.x_desc.get(), l.y_desc.get(), l.conv.get(), l.w_desc.get(), l.bwd_filter, &bytes));
+          handle_, l.x_desc.get(), l.y_desc.get(), l.conv_bwd_filter.get(), l.w_desc.get(), l.bwd_filter, &bytes));
       need = std::max(need, bytes);
       if (!first) {
         cudnnConvolutionBwdDataAlgoPerf_t bd[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
         PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-            handle_, l.w_desc.get(), l.y_desc.get(), l.conv.get(), l.x_desc.get(),
+            handle_, l.w_desc.get(), l.y_desc.get(), l.conv_bwd_data.get(), l.x_desc.get(),
             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, bd));
-        l.bwd_data = first_usable(bd, returned, "backward-data");
+        const auto& d = first_usable(bd, returned, "backward-data");
+        l.bwd_data = d.algo;
+        PIPEBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(l.conv_bwd_data.get(), d.mathType));
         PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-            handle_, l.w_desc.get(), l.y_desc.get(), l.conv.get(), l.x_desc.get(), l.bwd_data, &bytes));
+            handle_, l.w_desc.get(), l.y_desc.get(), l.conv_bwd_data.get(), l.x_desc.get(), l.bwd_data, &bytes));
         need = std::max(need, bytes);
       }
       return need;
@@ -316,7 +330,7 @@ class CnnStep final : public CnnTrainStep {
       for (const auto& lp : layers_) {
         Layer& l = *lp;
         PIPEBENCH_CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, l.x_desc.get(), in, l.w_desc.get(),
-                                                      w + l.w_off, l.conv.get(), l.fwd, ws, ws_bytes, &zero,
+                                                      w + l.w_off, l.conv_fwd.get(), l.fwd, ws, ws_bytes, &zero,
                                                       l.y_desc.get(), l.y.data()));
         PIPEBENCH_CUDNN_CHECK(cudnnAddTensor(handle_, &one, l.bias_desc.get(), w + l.b_off, &one,
                                              l.y_desc.get(), l.y.data()));
@@ -354,12 +368,12 @@ class CnnStep final : public CnnTrainStep {
         PIPEBENCH_CUDNN_CHECK(cudnnConvolutionBackwardBias(handle_, &one, l.y_desc.get(), l.dy.data(), &zero,
                                                            l.bias_desc.get(), g + l.b_off));
         PIPEBENCH_CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle_, &one, l.x_desc.get(), layer_in,
-                                                             l.y_desc.get(), l.dy.data(), l.conv.get(),
+                                                             l.y_desc.get(), l.dy.data(), l.conv_bwd_filter.get(),
                                                              l.bwd_filter, ws, ws_bytes, &zero, l.w_desc.get(),
                                                              g + l.w_off));
         if (i > 0) {
           PIPEBENCH_CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, l.w_desc.get(), w + l.w_off,
-                                                             l.y_desc.get(), l.dy.data(), l.conv.get(),
+                                                             l.y_desc.get(), l.dy.data(), l.conv_bwd_data.get(),
                                                              l.bwd_data, ws, ws_bytes, &zero, l.x_desc.get(),
                                                              layers_[i - 1]->dout()));
         }

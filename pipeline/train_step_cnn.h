@@ -28,9 +28,12 @@
 // of train_step.h's MLP weights), so a reference can rebuild them on the host
 // (tests/train_step_cnn_test.cpp). A fresh model's first loss is therefore not ln 10 but
 // somewhat above: its logits have a standard deviation near 1 (about ln 10 + 0.8 on the
-// test's batch); PyTorch's default initialisation would give ln 10 +- 0.01. cuDNN's default math (TF32 tensor cores may be used
-// on Ampere and newer, as PyTorch's default for convolutions); algorithms by cuDNN's
-// heuristics (cudnnGet*Algorithm_v7), no benchmarking.
+// test's batch); PyTorch's default initialisation would give ln 10 +- 0.01.
+// Algorithms by cuDNN's heuristics (cudnnGet*Algorithm_v7, the first usable), no
+// benchmarking; each direction (forward, backward-data, backward-filter) has its own
+// convolution descriptor set to its algorithm's math type (TF32 tensor cores where the
+// heuristics rank such an algorithm first, on Ampere and newer, as PyTorch's default for
+// convolutions).
 //
 // FLOPs per step (compute_gflop): convolutions only, each 2 x MACs over every kernel tap
 // (padding included), plus the update:
