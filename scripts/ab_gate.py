@@ -410,7 +410,8 @@ def print_table(results, confidence):
 def summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed):
     new_docs = [d for quad in docs for d, s in zip(quad, ORDER) if s == "B"]
     ctx = dict(context(new_docs[0])) if new_docs else {}
-    ctx.update({"ab_gate": "paired ABBA", "ab_base": os.path.abspath(args.base),
+    ctx.update({"ab_gate": "paired ABBA", "ab_metric": "time",
+                "ab_base": os.path.abspath(args.base),
                 "ab_new": os.path.abspath(args.new), "ab_blocks": args.blocks})
     rows = []
     for i, d in enumerate(new_docs):
@@ -422,7 +423,7 @@ def summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed
             rows.append(r)
     regressions = [n for n, r in results.items() if r["verdict"] == "regression"]
     return {
-        "paired": True, "tool": "scripts/ab_gate.py",
+        "paired": True, "tool": "scripts/ab_gate.py", "metric": "time",
         "method": "ABBA rounds, r = (B1+B2)/(A1+A2); mean of ln r with a Student t "
                   f"{CONFIDENCE * 100:g} % interval over the rounds (paired t on log ratios)",
         "base": args.base, "new": args.new, "threshold_pct": args.threshold,
@@ -484,6 +485,9 @@ def parse_args(argv):
                         help="keep the blocks' JSON and stderr logs in DIR")
     parser.add_argument("--block-timeout", metavar="S", default="900",
                         help="seconds one block may take (default 900)")
+    parser.add_argument("--metric", choices=("time", "instructions"), default="time",
+                        help="time (default: this gate) or instructions (instruction counts "
+                             "under Valgrind: scripts/instr_gate.py, its own options)")
     args = parser.parse_args(argv)
     args.extra = extra
     try:
@@ -611,8 +615,36 @@ def report(args, docs, results, errored_new, skipped, lost, elapsed):
     return EXIT_REGRESSION if failed else EXIT_OK
 
 
+def split_metric(argv):
+    """(metric, the arguments without --metric) from the gate's own arguments (those
+    before `--`): "time" (this gate, the default) or "instructions" (instr_gate.py)."""
+    argv = list(argv)
+    own, rest = (argv[:argv.index("--")], argv[argv.index("--"):]) if "--" in argv \
+        else (argv, [])
+    metric, keep, i = "time", [], 0
+    while i < len(own):
+        a = own[i]
+        if a == "--metric":
+            if i + 1 >= len(own):
+                raise BadInput("--metric needs a value: time or instructions")
+            metric, i = own[i + 1], i + 2
+            continue
+        if a.startswith("--metric="):
+            metric = a.split("=", 1)[1]
+        else:
+            keep.append(a)
+        i += 1
+    if metric not in ("time", "instructions"):
+        raise BadInput(f"--metric must be time or instructions, got {metric!r}")
+    return metric, keep + rest
+
+
 def main(argv):
     try:
+        metric, argv = split_metric(argv)
+        if metric == "instructions":
+            import instr_gate
+            return instr_gate.main(argv)
         args = parse_args(argv)
     except BadInput as e:
         print(f"ab: error: {e}", file=sys.stderr)

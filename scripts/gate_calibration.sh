@@ -3,27 +3,37 @@
 # how often it cries wolf, how often it catches a known slowdown, and what one comparison
 # costs.
 #
-#   scripts/gate_calibration.sh [--n N] [--inject PCT[,PCT...]] [--bin PIPEBENCH]
-#       [--op OPERATOR] [--threshold PCT] [--blocks N] [--filter REGEX] [--data DIR]
-#       [--out FILE.json] [--keep DIR] [-- pipebench flags...]
+#   scripts/gate_calibration.sh [--metric time|instructions] [--n N] [--inject PCT[,PCT...]]
+#       [--bin PIPEBENCH] [--op OPERATOR] [--threshold PCT] [--blocks N] [--filter REGEX]
+#       [--data DIR] [--out FILE.json] [--keep DIR] [-- pipebench flags...]
+#
+#   --metric   time (default): the paired ABBA time gate (compare.sh --ab); instructions:
+#              the instruction-count gate (compare.sh --ab --metric=instructions, Valgrind's
+#              Callgrind; scripts/instr_gate.py), whose counts are exact: every A/A ratio is
+#              reported (the largest |ratio - 1| is the gate's noise floor), and the false
+#              alarms are counted at the threshold and at 3 %. --blocks, --min-time and --time
+#              are the time gate's only.
 #
 #   A/A   N comparisons of the build with itself (BASE = NEW = --bin): every REGRESSION is a
 #         false alarm. Reported: the share of comparisons with at least one (what a CI job
 #         would see), and the cases involved.
-#   A/B   for each PCT of --inject (default 3,10): N comparisons of the build against
-#         itself slowed by PCT percent in one operator (--op, default normalize) through
+#   A/B   for each PCT of --inject (default 3,10; instructions: 1,10): N comparisons of
+#         the build against itself slowed by PCT percent in one operator (--op, default normalize) through
 #         the TEST-ONLY hook PIPEBENCH_TEST_SLOWDOWN=<op>:<pct>
 #         (transforms/ops/test_slowdown.h). NEW is a small wrapper script in a temporary
 #         folder that sets the variable and execs --bin, so the gate still compares two
 #         "builds". Detected = the gate reports REGRESSION for BM_Transform/<op>. Also
 #         reported: the median measured ratio of that case, and the comparisons in which
-#         another case was flagged.
+#         another case was flagged. The hook spins for PCT % of the operator's TIME: under
+#         Valgrind (instructions) that adds far fewer instructions than PCT % and not in
+#         proportion; the measured ratio is the injected amount (docs/ab-gate.md).
 #   time  seconds per comparison (mean, min, max) over all of them.
 #
 # Defaults: --n 10, --inject 3,10, --bin build/release/bench/pipebench, --op normalize,
 # and the gate's own defaults for --threshold (3), --blocks (5) and --filter (the
 # single-threaded stage cases). One synthetic dataset (the gate's: 16 JPEGs of 500x375,
-# made with the pipebench-data beside --bin) serves every comparison unless --data.
+# 8 for instructions, made with the pipebench-data beside --bin) serves every comparison
+# unless --data.
 # --out writes the figures as JSON; --keep DIR keeps every comparison's ab.json and output.
 #
 # Exit status: 0 done (the figures are measurements, not a pass/fail); 2 bad arguments,
@@ -34,7 +44,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 python=/usr/bin/python3
 n=10
-inject="3,10"
+inject=""
+metric=time
 bin="$repo/build/release/bench/pipebench"
 op=normalize
 gate=()
@@ -42,6 +53,7 @@ data=""
 out=""
 keep=""
 extra=()
+timeonly=()
 
 err() {
   echo "gate_calibration: error: $*" >&2
@@ -55,7 +67,10 @@ while [ $# -gt 0 ]; do
     --inject) need "$@"; inject="$2"; shift 2 ;;
     --bin) need "$@"; bin="$2"; shift 2 ;;
     --op) need "$@"; op="$2"; shift 2 ;;
-    --threshold|--blocks|--filter|--min-time|--time) need "$@"; gate+=("$1" "$2"); shift 2 ;;
+    --metric) need "$@"; metric="$2"; shift 2 ;;
+    --metric=*) metric="${1#--metric=}"; shift ;;
+    --threshold|--filter) need "$@"; gate+=("$1" "$2"); shift 2 ;;
+    --blocks|--min-time|--time) need "$@"; gate+=("$1" "$2"); timeonly+=("$1"); shift 2 ;;
     --data) need "$@"; data="$2"; shift 2 ;;
     --out) need "$@"; out="$2"; shift 2 ;;
     --keep) need "$@"; keep="$2"; shift 2 ;;
@@ -66,6 +81,15 @@ while [ $# -gt 0 ]; do
 done
 
 [[ "$n" =~ ^[1-9][0-9]*$ ]] || err "--n must be a positive integer, got '$n'"
+case "$metric" in
+  time) inject="${inject:-3,10}"; images=16 ;;
+  instructions)
+    inject="${inject:-1,10}"; images=8
+    [ ${#timeonly[@]} -eq 0 ] || err "${timeonly[0]} is the time gate's; --metric=instructions runs each case once under Valgrind"
+    command -v valgrind >/dev/null || err "valgrind not found: --metric=instructions needs it (scripts/setup.sh installs it)"
+    gate+=("--metric=instructions") ;;
+  *) err "--metric must be time or instructions, got '$metric'" ;;
+esac
 IFS=, read -r -a pcts <<<"$inject"
 for p in "${pcts[@]}"; do
   [[ "$p" =~ ^[0-9]+(\.[0-9]+)?$ ]] || err "--inject takes percentages like 3,10, got '$inject'"
@@ -84,7 +108,7 @@ trap 'exit 130' INT TERM
 if [ -z "$data" ]; then
   tool="$(dirname "$(dirname "$bin")")/datasets/pipebench-data"
   [ -x "$tool" ] || err "no $tool to make the dataset; pass --data DIR"
-  "$tool" synthetic "$tmp/data" --count 16 --classes 2 >/dev/null
+  "$tool" synthetic "$tmp/data" --count "$images" --classes 2 >/dev/null
   data="$tmp/data"
 fi
 [ -d "$data" ] || err "--data $data: not a directory"
@@ -117,13 +141,18 @@ path, label, rc, t0, t1, op = sys.argv[1:]
 d = json.load(open(path))
 target = f"BM_Transform/{op}"
 r = next((c for c in d["cases"] if c["name"] == target), None)
-extra = f", {target} ratio {r['ratio']:.4f} [{r['ci_low']:.4f}, {r['ci_high']:.4f}]" if r and r["ratio"] else ""
+if r and r["ratio"] and d.get("metric") == "instructions":
+    extra = f", {target} ratio {r['ratio']:.6f} (exact count)"
+elif r and r["ratio"]:
+    extra = f", {target} ratio {r['ratio']:.4f} [{r['ci_low']:.4f}, {r['ci_high']:.4f}]"
+else:
+    extra = ""
 print(f"gate_calibration: {label}: exit {rc}, {float(t1) - float(t0):.0f} s, "
       f"regressions: {', '.join(d['regressions']) or 'none'}{extra}", flush=True)
 EOF
 }
 
-echo "gate_calibration: $bin, $n A/A comparison(s), $n A/B comparison(s) per injected slowdown (${inject} % on $op); data $data"
+echo "gate_calibration: $bin, metric $metric, $n A/A comparison(s), $n A/B comparison(s) per injected slowdown (${inject} % on $op); data $data"
 for i in $(seq 1 "$n"); do
   compare "aa-$i" "$bin"
 done
@@ -154,8 +183,13 @@ for line in open(os.path.join(tmp, "index.txt")):
     runs[label] = {"rc": int(rc), "seconds": float(t1) - float(t0), "doc": d}
 aa = [r for k, r in runs.items() if k.startswith("aa-")]
 first = next(iter(runs.values()))["doc"]
-res = {"bin": binary, "threshold_pct": first["threshold_pct"], "blocks": first["blocks"],
-       "filter": first["filter"], "cases": len(first["cases"]), "n": len(aa)}
+metric = first.get("metric", "time")
+res = {"bin": binary, "metric": metric, "threshold_pct": first["threshold_pct"],
+       "blocks": first["blocks"], "filter": first["filter"], "cases": len(first["cases"]),
+       "n": len(aa)}
+if metric == "instructions":
+    res["simd_path"] = first.get("simd_path")
+    res["valgrind"] = first.get("valgrind")
 alarms = [r for r in aa if r["doc"]["regressions"]]
 flagged = sorted({c for r in alarms for c in r["doc"]["regressions"]})
 improved = [r for r in aa if r["doc"]["improvements"]]
@@ -165,16 +199,31 @@ res["aa"] = {"false_alarm_comparisons": len(alarms), "false_alarm_rate": len(ala
              "cases_flagged": flagged, "comparisons_claiming_improvement": len(improved),
              "false_case_verdicts": sum(len(r["doc"]["regressions"]) for r in aa),
              "case_verdicts": sum(len(r["doc"]["cases"]) for r in aa)}
+# Every A/A case ratio: how far from 1 the gate reads a build against itself.
+aa_dev = [abs(c["ratio"] - 1) * 100 for r in aa for c in r["doc"]["cases"]
+          if c.get("ratio") is not None]
+res["aa"]["max_abs_change_pct"] = max(aa_dev) if aa_dev else None
 print()
 print(f"gate calibration: {binary}")
+how = ("instruction counts under Valgrind's Callgrind (exact: no interval), SIMD path "
+       f"{(res.get('simd_path') or {}).get('new', '?')} under Valgrind"
+       if metric == "instructions" else f"{res['blocks']} ABBA rounds")
 print(f"  filter {res['filter']!r} ({res['cases']} cases), threshold {res['threshold_pct']:g} %, "
-      f"{res['blocks']} ABBA rounds, {len(aa)} comparisons each")
+      f"{how}, {len(aa)} comparisons each")
 print(f"  A/A: false alarms in {len(alarms)} of {len(aa)} comparisons "
       f"({100 * len(alarms) / len(aa):.0f} %); {res['aa']['false_case_verdicts']} of "
       f"{res['aa']['case_verdicts']} case verdicts"
       + (f" ({', '.join(flagged)})" if flagged else "")
       + f"; comparisons claiming an improvement: {len(improved)}; 'too noisy to judge' "
       f"verdicts: {noisy}")
+if aa_dev:
+    print(f"  A/A: largest |ratio - 1| over the {len(aa_dev)} case verdicts: {max(aa_dev):.4f} %")
+if metric == "instructions":
+    # Exact counts: the verdict at another threshold follows from the ratios alone.
+    at3 = [r for r in aa if any(c["ratio"] is not None and c["ratio"] > 1.03
+                                for c in r["doc"]["cases"])]
+    res["aa"]["false_alarm_comparisons_at_3pct"] = len(at3)
+    print(f"  A/A at a 3 % threshold: false alarms in {len(at3)} of {len(aa)} comparisons")
 res["ab"] = {}
 for p in pcts:
     ab = [r for k, r in runs.items() if k.startswith(f"ab{p}-")]
@@ -185,7 +234,8 @@ for p in pcts:
     res["ab"][p] = {"detected": len(hit), "detection_rate": len(hit) / len(ab),
                     "median_ratio": statistics.median(ratios) if ratios else None,
                     "comparisons_with_other_cases_flagged": len(others)}
-    med = f"{statistics.median(ratios):.4f}" if ratios else "n/a"
+    med = (f"{statistics.median(ratios):.{6 if metric == 'instructions' else 4}f}"
+           if ratios else "n/a")
     print(f"  A/B +{p} % on {op}: detected in {len(hit)} of {len(ab)} comparisons "
           f"({100 * len(hit) / len(ab):.0f} %); median measured ratio of {target} {med}; "
           f"another case flagged in {len(others)}")
