@@ -15,9 +15,23 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
+#include <glob.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
 #include "pipeline/cuda.h"
 #include "pipeline/cuda_step_base.h"
 
+#ifdef PIPEBENCH_HAVE_CUDA
+#include <cuda_runtime_api.h>  // CUDART_VERSION
+#endif
 #ifdef PIPEBENCH_HAVE_CUDNN
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -48,6 +62,211 @@ CnnShapes cnn_shapes(int c, int h, int w) {
   }
   s.step_flop_per_sample = 3.0 * s.forward_flop - s.convs.front().forward_flop();
   return s;
+}
+
+// --- cuDNN 9's run-time libraries (train_step_cnn.h) ---------------------------------------
+
+namespace {
+
+#ifdef PIPEBENCH_HAVE_CUDA
+constexpr int kCudaMajor = CUDART_VERSION / 1000;  // the toolkit built against: 13
+#else
+constexpr int kCudaMajor = 13;  // the toolkit pipebench targets
+#endif
+
+// What cuDNN 9 dlopens for the legacy convolution, pooling and activation API this step
+// uses (libcudnn_adv, RNNs and attention, is not loaded for it), and why.
+std::vector<CudnnLibrary> cudnn_libraries() {
+  const std::string cuda = std::to_string(kCudaMajor);
+  return {
+      {"libcudnn.so.9", "the cuDNN API (the shim pipebench links)", true, "", "", ""},
+      {"libcudnn_graph.so.9", "every cuDNN call (the graph library the others build on)", true, "", "", ""},
+      {"libcudnn_ops.so.9", "pooling, activation and tensor operations", true, "", "", ""},
+      {"libcudnn_cnn.so.9", "convolutions", true, "", "", ""},
+      {"libcudnn_engines_precompiled.so.9", "the precompiled convolution kernels", true, "", "", ""},
+      {"libcublasLt.so." + cuda, "the legacy convolution API's GEMM engines", true, "", "", ""},
+      {"libcudnn_heuristic.so.9", "cuDNN's heuristic algorithm ranking", false, "", "", ""},
+      {"libcudnn_engines_runtime_compiled.so.9", "runtime-compiled engines", false, "", "", ""},
+      {"libnvrtc.so." + cuda, "runtime-compiled engines (NVRTC)", false, "", "", ""},
+  };
+}
+
+std::string loaded_path(void* handle) {
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr) return "";
+  return map->l_name;
+}
+
+// Already in the process (a library the process links, or one cuDNN loaded): its path.
+std::string already_loaded(const std::string& name) {
+  void* h = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (h == nullptr) return "";
+  std::string path = loaded_path(h);
+  dlclose(h);  // RTLD_NOLOAD took a reference too
+  return path.empty() ? name : path;
+}
+
+// Loads the file to check its own dependencies; "" when it loads, else dlopen's message.
+std::string load_error(const std::string& path) {
+  void* h = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (h == nullptr) {
+    const char* why = dlerror();
+    return why ? why : "dlopen failed";
+  }
+  dlclose(h);
+  return "";
+}
+
+void ld_so_conf(const std::string& file, std::vector<std::string>& dirs, int depth) {
+  if (depth > 4) return;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    line = line.substr(0, line.find('#'));
+    const size_t a = line.find_first_not_of(" \t"), b = line.find_last_not_of(" \t");
+    if (a == std::string::npos) continue;
+    line = line.substr(a, b - a + 1);
+    if (line.rfind("include", 0) == 0 && line.size() > 7 && (line[7] == ' ' || line[7] == '\t')) {
+      std::string pattern = line.substr(line.find_first_not_of(" \t", 7));
+      if (!pattern.empty() && pattern[0] != '/')
+        pattern = std::filesystem::path(file).parent_path().string() + "/" + pattern;
+      glob_t g{};
+      if (glob(pattern.c_str(), 0, nullptr, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; ++i) ld_so_conf(g.gl_pathv[i], dirs, depth + 1);
+      globfree(&g);
+    } else if (line[0] == '/') {
+      dirs.push_back(line);
+    }
+  }
+}
+
+const char* found_by_dir(const std::string& dir, const std::string& cudnn_dir, size_t ld_entries, size_t index) {
+  if (index < ld_entries) return "LD_LIBRARY_PATH";
+  if (dir == cudnn_dir) return "beside libcudnn.so.9";
+  if (!cudnn_dir.empty() && dir.rfind(cudnn_dir + "/", 0) == 0) return "cuDNN's RUNPATH";
+  return "the system's library path";
+}
+
+}  // namespace
+
+std::vector<std::string> cudnn_search_dirs(const std::string& cudnn_dir, const std::string& ld_library_path) {
+  std::vector<std::string> dirs;
+  size_t start = 0;
+  while (start <= ld_library_path.size()) {
+    const size_t end = std::min(ld_library_path.find(':', start), ld_library_path.size());
+    if (end > start) dirs.push_back(ld_library_path.substr(start, end - start));
+    start = end + 1;
+  }
+  if (!cudnn_dir.empty()) {  // cuDNN 9's RUNPATH: $ORIGIN and NVIDIA's wheel layout
+    dirs.push_back(cudnn_dir);
+    for (const char* sibling : {"/../../cublas/lib", "/../../cuda_nvrtc/lib", "/../../cu13/lib"})
+      dirs.push_back(cudnn_dir + sibling);
+  }
+  ld_so_conf("/etc/ld.so.conf", dirs, 0);
+  for (const char* d : {"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu"})
+    dirs.emplace_back(d);
+  return dirs;
+}
+
+namespace {
+
+// dirs[0 .. ld_entries) came from LD_LIBRARY_PATH (for found_by).
+CudnnLibraryCheck check_in(const std::string& cudnn_dir, const std::vector<std::string>& dirs, size_t ld_entries,
+                           bool own_search_fallback) {
+  CudnnLibraryCheck check;
+  check.cudnn_dir = cudnn_dir;
+  check.search_dirs = dirs;
+  check.libraries = cudnn_libraries();
+  for (CudnnLibrary& lib : check.libraries) {
+    if (std::string p = already_loaded(lib.name); !p.empty()) {
+      lib.path = p;
+      lib.found_by = "already loaded";
+      continue;
+    }
+    for (size_t i = 0; i < dirs.size(); ++i) {
+      const std::string candidate = dirs[i] + "/" + lib.name;
+      if (::access(candidate.c_str(), F_OK) != 0) continue;
+      lib.path = candidate;
+      lib.found_by = found_by_dir(dirs[i], cudnn_dir, ld_entries, i);
+      lib.error = load_error(candidate);
+      break;
+    }
+    if (lib.path.empty() && own_search_fallback) {
+      if (void* h = dlopen(lib.name.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
+        lib.path = loaded_path(h);
+        if (lib.path.empty()) lib.path = lib.name;
+        lib.found_by = "pipebench's search path only";
+        dlclose(h);
+      }
+    }
+  }
+  return check;
+}
+
+}  // namespace
+
+CudnnLibraryCheck check_cudnn_libraries_in(const std::string& cudnn_dir, const std::vector<std::string>& dirs,
+                                           bool own_search_fallback) {
+  return check_in(cudnn_dir, dirs, 0, own_search_fallback);
+}
+
+CudnnLibraryCheck check_cudnn_libraries() {
+  // libcudnn.so.9 where the process has it: loaded (a cuDNN build links it), else where
+  // the process's own dlopen finds it (as the loader would for a program linking it).
+  std::string shim = already_loaded("libcudnn.so.9");
+  if (shim.empty()) {
+    if (void* h = dlopen("libcudnn.so.9", RTLD_LAZY | RTLD_LOCAL)) {
+      shim = loaded_path(h);
+      dlclose(h);
+    }
+  }
+  const std::string dir = shim.empty() ? "" : std::filesystem::path(shim).parent_path().string();
+  const std::string ld = std::getenv("LD_LIBRARY_PATH") ? std::getenv("LD_LIBRARY_PATH") : "";
+  const size_t ld_entries = cudnn_search_dirs("", ld).size() - cudnn_search_dirs("", "").size();
+  return check_in(dir, cudnn_search_dirs(dir, ld), ld_entries, true);
+}
+
+bool CudnnLibraryCheck::ok() const {
+  for (const CudnnLibrary& lib : libraries)
+    if (lib.required && !lib.ok()) return false;
+  return true;
+}
+
+bool CudnnLibraryCheck::usable() const {
+  for (const CudnnLibrary& lib : libraries)
+    if (lib.required && !lib.loads()) return false;
+  return true;
+}
+
+std::string CudnnLibraryCheck::summary() const {
+  std::vector<std::string> problems, dirs_to_add;
+  for (const CudnnLibrary& lib : libraries) {
+    if (lib.ok()) continue;
+    const char* kind = lib.required ? "" : " (optional)";
+    if (lib.path.empty()) {
+      problems.push_back(lib.name + kind + ", for " + lib.needed_for + ": not found where cuDNN looks");
+    } else if (!lib.error.empty()) {
+      problems.push_back(lib.name + kind + ", for " + lib.needed_for + ": found (" + lib.found_by + ", " +
+                         lib.path + ") but does not load: " + lib.error);
+    } else {  // pipebench's search path only
+      problems.push_back(lib.name + kind + ", for " + lib.needed_for + ": only pipebench's own search path finds it (" +
+                         lib.path + "); cuDNN's dlopen will not");
+      const std::string d = std::filesystem::path(lib.path).parent_path().string();
+      if (std::find(dirs_to_add.begin(), dirs_to_add.end(), d) == dirs_to_add.end()) dirs_to_add.push_back(d);
+    }
+  }
+  if (problems.empty()) {
+    return "cuDNN 9 libraries: all " + std::to_string(libraries.size()) +
+           " resolve as cuDNN looks for them (libcudnn.so.9 in " + (cudnn_dir.empty() ? "?" : cudnn_dir) + ")";
+  }
+  std::string out = "cuDNN 9 libraries (libcudnn.so.9 in " + (cudnn_dir.empty() ? "no directory: not found" : cudnn_dir) +
+                    "):";
+  for (const std::string& p : problems) out += "\n  " + p;
+  std::string path;
+  for (const std::string& d : dirs_to_add) path += d + ":";
+  out += "\n  set LD_LIBRARY_PATH=" + (path.empty() ? std::string("<the directory holding the missing library>:") : path) +
+         "$LD_LIBRARY_PATH (cuDNN's dlopen searches it first; pipebench's RUNPATH does not apply to it)";
+  return out;
 }
 
 #ifdef PIPEBENCH_HAVE_CUDNN
@@ -407,6 +626,13 @@ std::unique_ptr<CnnTrainStep> make_cnn_step(float learning_rate) {
                                 std::to_string(learning_rate));
   }
   require_cuda();
+  // cuDNN's run-time libraries, once per process (train_step_cnn.h): a required one that
+  // does not load at all ends here with what to set; other problems are said once.
+  static const CudnnLibraryCheck libraries = check_cudnn_libraries();
+  if (!libraries.usable()) throw CudaUnavailable("cuda:cnn unavailable: " + libraries.summary());
+  static std::once_flag told;  // a problem (the summary's lines after the first), once
+  if (libraries.summary().find('\n') != std::string::npos)
+    std::call_once(told, [] { std::fprintf(stderr, "pipebench: warning: %s\n", libraries.summary().c_str()); });
   return std::make_unique<CnnStep>(learning_rate);
 }
 #else

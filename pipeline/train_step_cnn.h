@@ -49,6 +49,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "pipeline/train_step.h"
@@ -97,8 +98,72 @@ class CnnTrainStep : public TrainStep {
 
 /// True when built with CUDA and cuDNN (the `cuda:cnn` step exists).
 bool cnn_step_built();
+
+// --- cuDNN 9's run-time libraries ---------------------------------------------------------
+// libcudnn.so.9 is a small shim that dlopens its sub-libraries (libcudnn_graph, _ops, _cnn,
+// _engines_precompiled, _heuristic, _engines_runtime_compiled) by soname when first used,
+// and they dlopen cuBLASLt (the legacy convolution API) and NVRTC (runtime-compiled
+// engines) the same way (NVIDIA, "Building and Running a cuDNN Dependent Program", cuDNN 9
+// installation guide). A dlopen made inside cuDNN searches LD_LIBRARY_PATH, then that
+// library's own RUNPATH (cuDNN 9's: $ORIGIN, its own directory, and in NVIDIA's wheel
+// layout $ORIGIN/../../cuda_nvrtc/lib, ../../cublas/lib, ../../cu13/lib), then the
+// system's (/etc/ld.so.conf's directories, /lib, /usr/lib), never pipebench's RUNPATH
+// (the bundle's $ORIGIN/../lib:/usr/local/cuda/lib64). A library that pipebench itself
+// finds may thus be missing for cuDNN, which then fails at its first call
+// (CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED or NOT_INITIALIZED) without naming it.
+// check_cudnn_libraries() looks for each where cuDNN will, loads it to check its own
+// dependencies (libz.so.1, libcudnn_graph), and says what is missing and which
+// LD_LIBRARY_PATH to set. No device needed; never throws.
+
+/// One library cuDNN loads at run time.
+struct CudnnLibrary {
+  std::string name;       ///< the soname, e.g. "libcudnn_graph.so.9", "libnvrtc.so.13"
+  std::string needed_for;  ///< e.g. "convolutions"
+  bool required = true;   ///< the cuda:cnn step cannot run without it
+  std::string path;       ///< where it was found ("" when nowhere)
+  /// "already loaded", "LD_LIBRARY_PATH", "beside libcudnn.so.9", "cuDNN's RUNPATH",
+  /// "the system's library path", "pipebench's search path only" (cuDNN will not find it
+  /// there), or "" (nowhere)
+  std::string found_by;
+  std::string error;      ///< dlopen's message when it was found but did not load
+  /// Found where cuDNN looks, and it loads.
+  bool ok() const { return !path.empty() && error.empty() && found_by != "pipebench's search path only"; }
+  /// It loads at all (possibly only through pipebench's own search path).
+  bool loads() const { return !path.empty() && error.empty(); }
+};
+
+struct CudnnLibraryCheck {
+  std::string cudnn_dir;  ///< the directory of libcudnn.so.9 ("" when not found)
+  std::vector<std::string> search_dirs;  ///< cuDNN's search path, in order (see above)
+  std::vector<CudnnLibrary> libraries;   ///< libcudnn.so.9 first
+  /// Every required library is found where cuDNN looks, and loads.
+  bool ok() const;
+  /// Every required library loads at all: false means cuda:cnn cannot run.
+  bool usable() const;
+  /// One line when every library is ok ("cuDNN 9 libraries: all 9 resolve as cuDNN looks
+  /// for them (libcudnn.so.9 in DIR)"); else a line per problem (what is missing or does
+  /// not load, what needs it) and the LD_LIBRARY_PATH to set.
+  std::string summary() const;
+};
+
+/// The check for this process: libcudnn.so.9 where the process loaded it (or would), and
+/// cuDNN's search path from the environment. Loads and unloads each library it finds
+/// (some hundred ms in all, once). Callable without a GPU and in a build without cuDNN.
+CudnnLibraryCheck check_cudnn_libraries();
+/// The same with the directories given (in order) instead of cuDNN's search path, for the
+/// tests; with `own_search_fallback`, a library not in them is also looked up by the
+/// process's own dlopen ("pipebench's search path only").
+CudnnLibraryCheck check_cudnn_libraries_in(const std::string& cudnn_dir, const std::vector<std::string>& dirs,
+                                           bool own_search_fallback);
+/// cuDNN's search path for a cuDNN in `cudnn_dir`: the entries of `ld_library_path` (a
+/// colon-separated list; empty entries skipped), cudnn_dir and the wheel layout's
+/// siblings, /etc/ld.so.conf's directories (its includes followed), the default ones.
+std::vector<std::string> cudnn_search_dirs(const std::string& cudnn_dir, const std::string& ld_library_path);
 /// Needs a CUDA device (CudaUnavailable otherwise) and a build with cuDNN (CudaUnavailable
-/// "built without cuDNN" otherwise). learning_rate > 0 (std::invalid_argument).
+/// "built without cuDNN" otherwise). learning_rate > 0 (std::invalid_argument). The first
+/// call in the process runs check_cudnn_libraries(): CudaUnavailable with its summary when
+/// a required library does not load at all; its summary on stderr (once) when a library
+/// loads only through pipebench's own search path or an optional one is missing.
 std::unique_ptr<CnnTrainStep> make_cnn_step(float learning_rate = kCnnLearningRate);
 
 }  // namespace pipebench

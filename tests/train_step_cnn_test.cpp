@@ -9,12 +9,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "pipeline/cuda.h"
 #include "pipeline/train_step.h"
+#include "tests/test_data.h"
 
 #ifdef PIPEBENCH_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -112,6 +116,76 @@ TEST(CnnStepFactory, NamesAndRefusals) {
   EXPECT_THROW(make_train_step("cuda:resnet", 1.0), std::invalid_argument);
   EXPECT_THROW(make_cnn_step(0.0f), std::invalid_argument);
   EXPECT_THROW(make_cnn_step(-1.0f), std::invalid_argument);
+}
+
+// --- cuDNN 9's run-time libraries (no device needed) -----------------------------------------
+
+TEST(CudnnLibraries, SearchPathInCudnnsOrder) {
+  const auto dirs = cudnn_search_dirs("/opt/cudnn/lib", "/a::/b:");
+  ASSERT_GE(dirs.size(), 6u);
+  EXPECT_EQ(dirs[0], "/a");  // LD_LIBRARY_PATH first, empty entries skipped
+  EXPECT_EQ(dirs[1], "/b");
+  EXPECT_EQ(dirs[2], "/opt/cudnn/lib");  // then cuDNN's RUNPATH: $ORIGIN, the wheel layout
+  EXPECT_EQ(dirs[3], "/opt/cudnn/lib/../../cublas/lib");
+  EXPECT_EQ(dirs[4], "/opt/cudnn/lib/../../cuda_nvrtc/lib");
+  EXPECT_EQ(dirs.back(), "/usr/lib/x86_64-linux-gnu");  // the system's last
+  EXPECT_EQ(cudnn_search_dirs("", "").front().rfind("/", 0), 0u);  // no LD_LIBRARY_PATH, no cuDNN
+}
+
+// A cuDNN directory with a broken libcudnn_ops.so.9 and nothing else: the broken one is
+// named with dlopen's reason, the absent ones as not found, and the summary says what to set.
+TEST(CudnnLibraries, MissingAndBrokenLibrariesAreNamed) {
+  const auto dir = testing::scratch_dir("cudnn_libraries");
+  std::ofstream(dir / "libcudnn_ops.so.9") << "not an ELF file\n";
+  const CudnnLibraryCheck check = check_cudnn_libraries_in(dir.string(), {dir.string()}, false);
+  ASSERT_EQ(check.libraries.size(), 9u);
+  EXPECT_EQ(check.libraries.front().name, "libcudnn.so.9");
+  EXPECT_FALSE(check.ok());
+  const std::string summary = check.summary();
+  for (const CudnnLibrary& lib : check.libraries) {
+    if (lib.found_by == "already loaded") continue;  // linked, or loaded by an earlier test
+    if (lib.name == "libcudnn_ops.so.9") {
+      EXPECT_EQ(lib.path, (dir / "libcudnn_ops.so.9").string());
+      EXPECT_FALSE(lib.error.empty());
+      EXPECT_NE(summary.find("libcudnn_ops.so.9, for pooling, activation and tensor operations: found"),
+                std::string::npos) << summary;
+      EXPECT_NE(summary.find("but does not load"), std::string::npos) << summary;
+    } else {
+      EXPECT_TRUE(lib.path.empty()) << lib.name << " at " << lib.path;
+      EXPECT_NE(summary.find(lib.name), std::string::npos) << summary;
+    }
+  }
+  EXPECT_NE(summary.find("not found where cuDNN looks"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("set LD_LIBRARY_PATH="), std::string::npos) << summary;
+}
+
+// A library only the process's own dlopen finds (its RUNPATH, the loader's cache) is
+// reported as such, with its directory to put on LD_LIBRARY_PATH.
+TEST(CudnnLibraries, FoundOnlyByPipebenchSaysWhichDirectory) {
+  const auto empty = testing::scratch_dir("cudnn_libraries_empty");
+  const CudnnLibraryCheck check = check_cudnn_libraries_in(empty.string(), {empty.string()}, true);
+  bool any = false;
+  for (const CudnnLibrary& lib : check.libraries) {
+    if (lib.found_by != "pipebench's search path only") continue;
+    any = true;
+    EXPECT_FALSE(lib.ok());
+    EXPECT_TRUE(lib.loads() || !lib.error.empty());
+    const std::string d = std::filesystem::path(lib.path).parent_path().string();
+    EXPECT_NE(check.summary().find("set LD_LIBRARY_PATH=" + d + ":"), std::string::npos) << check.summary();
+  }
+  if (!any) GTEST_SKIP() << "no cuDNN library on this machine's own search path: " << check.summary();
+}
+
+// This process, as the bundle's test script runs it first on a GPU node: with cuDNN built,
+// every required library must resolve where cuDNN looks; the summary says what to set.
+TEST(CudnnLibraries, ResolveForThisProcess) {
+  const CudnnLibraryCheck check = check_cudnn_libraries();
+  std::printf("%s\n", check.summary().c_str());
+  ASSERT_EQ(check.libraries.size(), 9u);
+  if (!cnn_step_built()) GTEST_SKIP() << "built without cuDNN: " << check.summary();
+  EXPECT_FALSE(check.cudnn_dir.empty());
+  EXPECT_TRUE(check.usable()) << check.summary();
+  EXPECT_TRUE(check.ok()) << check.summary();
 }
 
 TEST(CudaCnnStep, UnavailableWithoutDevice) {
