@@ -4,6 +4,9 @@
   scripts/compare.sh --ab BASE_BIN NEW_BIN [--threshold PCT] [--blocks N] [--filter REGEX]
       [--out FILE.json] [--data DIR] [--min-time S] [--time auto|real|cpu] [--max-noise PCT]
       [--force] [--keep DIR] [--block-timeout S] [-- pipebench flags...]
+  scripts/compare.sh --ab BASE_BIN NEW_BIN --metric=instructions [...]
+      instruction counts under Valgrind instead of time: scripts/instr_gate.py, which
+      main() hands the arguments to (its own options; --metric=time is this gate).
 
 compare.sh BASE.json NEW.json compares two runs made at different times; on a shared CI
 runner the machine's speed drifts between them (other jobs, frequency, caches), and that

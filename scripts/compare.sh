@@ -16,6 +16,8 @@
 #                      [--out FILE.json] [--data DIR] [-- pipebench flags...]
 # runs the two builds itself in alternating ABBA blocks on this machine and gates on the
 # paired ratio NEW/BASE per case (scripts/ab_gate.py; docs/ab-gate.md). Same exit statuses.
+# --ab ... --metric=instructions runs each case of both builds once under Valgrind and
+# gates on instructions per iteration instead (scripts/instr_gate.py, its own options).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 python=/usr/bin/python3   # Debian's python3-scipy/numpy are visible only to this one

@@ -49,6 +49,9 @@ packages=(
   apt dpkg
   # scripts/bundle.sh: the bundle's RUNPATH
   patchelf
+  # compare.sh --ab --metric=instructions: instruction counts under Valgrind's Callgrind
+  # (scripts/instr_gate.py)
+  valgrind
   # data-parallel runs under mpirun (optional in the build: PIPEBENCH_MPI, pipeline/dist/)
   openmpi-bin libopenmpi-dev
 )
