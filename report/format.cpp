@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/catalogue.h"
 #include "report/appendf.h"
 #include "report/format_whatif.h"
 
@@ -125,8 +126,13 @@ std::string format_text(const Report& r) {
     append_regions_text(out, r.regions, r.batch);
     return out;
   }
-  appendf(out, "pipebench verdict: recipe %s, baseline %s, batch %d, dataset %s\n\n",
+  appendf(out, "pipebench verdict: recipe %s, baseline %s, batch %d, dataset %s\n",
           r.recipe.c_str(), r.baseline.c_str(), r.batch, r.dataset.c_str());
+  // The training step the run measured against (the context's baseline, model/record.h):
+  // on a GPU machine the default is a real step, the ~1-2 ms MLP, not the 25 ms emulation.
+  const model::Baseline* step = model::find_baseline(r.baseline);
+  appendf(out, "Training step (--baseline): %s, %s.\n\n", r.baseline.c_str(),
+          step ? std::string(step->description).c_str() : "a baseline this pipebench does not know");
   if (r.images_per_batch)
     appendf(out, "Short batches: the loader delivered %.1f images per batch (fewer than the "
             "configured batch: drop_last false or a dataset smaller than a batch); images/s, the "
@@ -162,7 +168,10 @@ json to_json(const Report& r) {
     return {{"batch_size", r.batch},
             {"data_bound", r.data_bound()},
             {"region_timers", regions_json(r.regions)}};
-  json j = {{"recipe", r.recipe}, {"baseline", r.baseline}, {"batch_size", r.batch},
+  const model::Baseline* step = model::find_baseline(r.baseline);
+  json j = {{"recipe", r.recipe}, {"baseline", r.baseline},
+            {"baseline_description", step ? json(std::string(step->description)) : json()},
+            {"batch_size", r.batch},
             {"images_per_batch_delivered", r.images_per_batch ? json(*r.images_per_batch) : json()},
             {"per_sample_ms", v.per_sample_ms}, {"scaling_efficiency", v.scaling_efficiency}};
   j["sweep"] = json::array();
