@@ -8,9 +8,12 @@
 # OUT (default build/pipebench-bundle) gets:
 #   bin/      pipebench, pipebench-report, pipebench-data
 #   tests/    the test binaries with CUDA tests (cuda_test, train_step_test,
-#             train_step_cnn_test, loader_test)
-#             and run-gpu-tests.sh (their CUDA and pinned-memory tests, optionally under
-#             compute-sanitizer)
+#             train_step_cnn_test, loader_test, region_timer_test, nvml_test)
+#             and run-gpu-tests.sh: first the cuDNN library check (which of cuDNN 9's
+#             run-time libraries cuDNN will not find, and the LD_LIBRARY_PATH to set), then
+#             their CUDA, pinned-memory, NVML and CUDA-event region-timer tests (optionally
+#             under compute-sanitizer), then BM_TrainStep with --baseline=cuda and
+#             --baseline=cuda:cnn on a tiny synthetic dataset where a GPU is visible
 #   lib/      every shared library those need except the ones every target has or that
 #             come with its CUDA: glibc (libc, libm, ld-linux, ...), libstdc++, libgcc_s,
 #             the CUDA driver (libcuda, libnvidia-*), cuBLAS / cuBLASLt (about 570 MB,
@@ -43,7 +46,7 @@ while [ $# -gt 0 ]; do
     --build) build="${2:?--build needs a directory}"; shift 2 ;;
     --build=*) build="${1#--build=}"; shift ;;
     --check) check_only=1; shift ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     -*) echo "bundle: unknown option $1" >&2; exit 2 ;;
     *) out="$1"; shift ;;
   esac
@@ -130,7 +133,7 @@ for b in bench/pipebench bench/pipebench-report datasets/pipebench-data; do
   binaries+=("$build/$b")
 done
 tests=()
-for t in cuda_test train_step_test train_step_cnn_test loader_test; do
+for t in cuda_test train_step_test train_step_cnn_test loader_test region_timer_test nvml_test; do
   if [ -x "$build/tests/$t" ]; then tests+=("$build/tests/$t"); else echo "bundle: note: $build/tests/$t not built, left out"; fi
 done
 
@@ -192,17 +195,30 @@ newest() {  # the newest symbol version with prefix $1 that the bundle's ELF fil
 
 cat > "$out/tests/run-gpu-tests.sh" <<'EOF'
 #!/usr/bin/env bash
-# The bundle's CUDA and pinned-memory tests (what `ctest -R 'Cuda|Pinned'` runs in a build
-# tree). --sanitizer: each test binary under compute-sanitizer --tool memcheck as well.
+# The bundle's GPU checks, in order:
+#   1. cuDNN 9's run-time libraries (CudnnLibraries.*): cuDNN dlopens its sub-libraries,
+#      cuBLASLt and NVRTC through LD_LIBRARY_PATH and its own directory, not the bundle's
+#      RUNPATH; this says which it will not find and the LD_LIBRARY_PATH to set.
+#   2. The CUDA, pinned-memory, NVML and CUDA-event region-timer tests (what
+#      `ctest -R 'Cuda|Pinned|Nvml|RegionTimer.CudaEventClock'` runs in a build tree).
+#      --sanitizer: each test binary under compute-sanitizer --tool memcheck as well.
+#   3. Where a GPU is visible (nvidia-smi -L): BM_TrainStep of both real baselines, each
+#      named with --baseline (on a GPU the default is the ~1-2 ms MLP, which a run must not
+#      be mistaken for), on a tiny synthetic dataset in a temporary folder.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-filter='*Cuda*:*Pinned*'
+bin="$here/../bin"
+filter='*Cuda*:*Pinned*:Nvml.*:RegionTimer.CudaEventClock'
 sanitizer=""
 if [ "${1:-}" = "--sanitizer" ]; then
   sanitizer="$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")"
   [ -x "$sanitizer" ] || { echo "run-gpu-tests: compute-sanitizer not found (PATH or \$CUDA_HOME/bin)" >&2; exit 2; }
 fi
 rc=0
+if [ -x "$here/train_step_cnn_test" ]; then
+  echo "== cuDNN 9 run-time libraries"
+  "$here/train_step_cnn_test" --gtest_filter='CudnnLibraries.*' --gtest_brief=1 || rc=1
+fi
 for t in "$here"/*_test; do
   echo "== $(basename "$t")"
   "$t" --gtest_filter="$filter" || rc=1
@@ -211,6 +227,18 @@ for t in "$here"/*_test; do
     "$sanitizer" --tool memcheck --error-exitcode 1 "$t" --gtest_filter="$filter" || rc=1
   fi
 done
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && [ -x "$bin/pipebench" ]; then
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  "$bin/pipebench-data" synthetic "$tmp/data" --count 64 --classes 4 --width 500 --height 375 >/dev/null || rc=1
+  for baseline in cuda cuda:cnn; do
+    echo "== BM_TrainStep --baseline=$baseline"
+    "$bin/pipebench" --data="$tmp/data" --baseline="$baseline" --benchmark_filter='^BM_TrainStep/' \
+      --benchmark_out="$tmp/train_step.json" || rc=1
+  done
+else
+  echo "== BM_TrainStep: skipped (no GPU visible: nvidia-smi -L)"
+fi
 exit $rc
 EOF
 chmod +x "$out/tests/run-gpu-tests.sh"
