@@ -15,8 +15,16 @@ back to name order, with a warning) and labels each by its context's `git_commit
                   script that draws inline SVG are in the file): per case, images/s (or
                   the time per iteration, ms, for cases without items_per_second), AU %
                   and stall % where the case has them, over the runs, with the noise band
-                  (min..max of the repetitions) and the change points flagged;
+                  (min..max of the repetitions) and the change points flagged; and, for
+                  runs made with `compare.sh --ab` (the JSON of ab_gate.py or
+                  instr_gate.py), the paired delta of each case, NEW against the BASE it
+                  ran beside, in % with its 95 % interval (an instruction count's is exact);
   <case>.png      one picture per case (matplotlib): the same series and flags.
+
+A `compare.sh --ab --out` file is also a run of NEW (its "benchmarks"), drawn in the
+unpaired series like any run, except an instruction-count one (metric "instructions"):
+its rows were measured under Valgrind, tens of times slower than the machine, so only its
+paired deltas are drawn. A paired REGRESSION prints one PAIRED line on stdout.
 
 Change points: between each run and the previous run that has the case, the gate's own
 decision (compare_gate.judge: median change beyond --threshold percent and, with >= 2
@@ -54,14 +62,52 @@ EXIT_BAD_INPUT = 2
 TEMPLATE = os.path.join(HERE, "history_template.html")
 
 
+def paired_points(path, data):
+    """The paired comparison in a file written by `compare.sh --ab --out` (ab_gate.py, or
+    instr_gate.py for metric "instructions"): ({case: point}, {what the comparison was}),
+    or ({}, None) for an ordinary run. A point: the ratio NEW/BASE and its interval as
+    deltas in percent, the metric, the verdict and whether the count was exact. A case
+    without a ratio (not judged) is left out; a ratio outside its interval is bad input."""
+    if data.get("paired") is not True or not isinstance(data.get("cases"), list):
+        return {}, None
+    metric = data.get("metric") if data.get("metric") in ("time", "instructions") else "time"
+    points = {}
+    for c in data["cases"]:
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str):
+            raise BadInput(f"{path}: a paired case without a name")
+        r, lo, hi = c.get("ratio"), c.get("ci_low"), c.get("ci_high")
+        if r is None:
+            continue
+        if not all(is_number(v) and v > 0 for v in (r, lo, hi)) or not lo <= r <= hi:
+            raise BadInput(f"{path}: {c['name']}: the paired ratio and its interval must be "
+                           f"numbers > 0 with ci_low <= ratio <= ci_high, got {r!r}, "
+                           f"{lo!r}, {hi!r}")
+        points[c["name"]] = {
+            "delta_pct": (r - 1) * 100, "lo_pct": (lo - 1) * 100, "hi_pct": (hi - 1) * 100,
+            "ratio": r, "metric": metric, "verdict": str(c.get("verdict", "ok")),
+            "exact": metric == "instructions" or c.get("deterministic") is True}
+    threshold = data.get("threshold_pct")
+    info = {"metric": metric, "threshold_pct": threshold if is_number(threshold) else None,
+            "blocks": data.get("blocks") if is_number(data.get("blocks")) else None,
+            "confidence": data.get("confidence") if is_number(data.get("confidence")) else None,
+            "base": str(data.get("base", "")), "result": str(data.get("result", "")),
+            "simd_path": (data.get("simd_path") or {}).get("new")
+            if isinstance(data.get("simd_path"), dict) else None}
+    return points, info
+
+
 class Run:
     """One loaded run: its file, label, date, context, {case: rows}, {case: error},
-    {case: key (bench_json.case_key), errored cases included}."""
+    {case: key (bench_json.case_key), errored cases included}, and for a `compare.sh
+    --ab` file its paired points and what the comparison was (paired_points)."""
 
     def __init__(self, path, data):
         self.path = path
         self.ctx = context(data)
         self.cases, self.errored = iterations_by_case(data)
+        self.paired, self.ab = paired_points(path, data)
+        if self.ab and self.ab["metric"] == "instructions":
+            self.cases = {}  # rows measured under Valgrind: not this machine's speed
         self.keys = {}
         for row in data["benchmarks"]:
             self.keys.setdefault(case_name(row), case_key(row))
@@ -159,8 +205,8 @@ def change_points(name, runs, field, opts, report):
 def case_series(name, runs, opts, report):
     """Everything the page and the picture show for one case."""
     # The case's key in the latest run that has it.
-    field = gated_field(next(run.keys[name] for run in reversed(runs) if name in run.keys),
-                        opts.time)
+    field = gated_field(next((run.keys[name] for run in reversed(runs) if name in run.keys),
+                             None), opts.time)
     holders = [run.cases[name] for run in runs if name in run.cases]
     metric = ("images/s" if any(is_number(r.get("items_per_second")) for rows in holders
                                 for r in rows) else "ms")
@@ -173,6 +219,8 @@ def case_series(name, runs, opts, report):
     for key in ("au", "stall"):
         if all(v is None for v in series[key]):
             series[key] = None
+    paired = [run.paired.get(name) for run in runs]
+    series["paired"] = paired if any(p is not None for p in paired) else None
     errors = [{"i": i, "message": run.errored[name][:300]} for i, run in enumerate(runs)
               if name in run.errored]
     changes, noisy = change_points(name, runs, field, opts, report)
@@ -184,7 +232,7 @@ def case_series(name, runs, opts, report):
 def build_history(runs, opts, report):
     names = []
     for run in runs:
-        for name in list(run.cases) + list(run.errored):
+        for name in list(run.cases) + list(run.errored) + list(run.paired):
             if name not in names and opts.regex.search(name):
                 names.append(name)
     if not names:
@@ -195,6 +243,7 @@ def build_history(runs, opts, report):
         run_info.append({"label": run.label, "file": os.path.basename(run.path),
                          "date": run.ctx.get("date") if isinstance(run.ctx.get("date"), str)
                          else None, "commit": run.commit, "busy": busy_flag(run.ctx),
+                         "ab": run.ab,
                          "context_changes": [f"{k}: {a} -> {b}" for k, a, b in differ]})
     return {"title": opts.title, "options": {"threshold_pct": opts.threshold,
                                              "alpha": opts.alpha, "max_cv_pct": opts.max_cv,
@@ -260,6 +309,19 @@ def print_changes(history):
                   f"{c['kind']}){ctx}")
 
 
+def print_paired(history):
+    runs = history["runs"]
+    for case in history["cases"]:
+        for i, p in enumerate(case["paired"] or []):
+            if p is None or p["verdict"] != "regression":
+                continue
+            how = ("exact instruction count" if p["exact"] and p["metric"] == "instructions"
+                   else f"95 % interval {1 + p['lo_pct'] / 100:.4f}..{1 + p['hi_pct'] / 100:.4f}")
+            print(f"PAIRED {runs[i]['label']} {case['name']}: {p['metric']} NEW/BASE "
+                  f"{p['ratio']:.4f} ({p['delta_pct']:+.2f}%, {how}), REGRESSION against the "
+                  f"BASE it ran beside ({runs[i]['ab']['base']})")
+
+
 def write_outputs(history, opts):
     """history.html and the PNGs into opts.out; BadInput naming the path on failure."""
     page = os.path.join(opts.out, "history.html")
@@ -300,14 +362,17 @@ def main(argv):
         print(f"history: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     print_changes(history)
+    print_paired(history)
+    n_paired = sum(1 for r in history["runs"] if r["ab"])
     n_changes = sum(len(c["changes"]) for c in history["cases"])
     n_noisy = sum(len(c["noisy"]) for c in history["cases"])
     if n_noisy:
         print(f"history: warning: {n_noisy} change(s) beyond {opts.threshold:g}% not judged: "
               f"the case's CV over repetitions exceeds --max-cv {opts.max_cv:g}% (a busy or "
               "noisy machine); they are drawn as grey rings")
+    paired = f", {n_paired} paired (--ab) run(s)" if n_paired else ""
     print(f"history: {len(runs)} run(s), {len(history['cases'])} case(s), {n_changes} change "
-          f"point(s); wrote {page}" + (f" and {len(pngs)} PNG(s)" if pngs else ""))
+          f"point(s){paired}; wrote {page}" + (f" and {len(pngs)} PNG(s)" if pngs else ""))
     return EXIT_OK
 
 

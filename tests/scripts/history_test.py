@@ -8,9 +8,13 @@ against scipy's Mann-Whitney U test computed here from the files), (2) the numbe
 must be the runs' own (medians and min..max recomputed here), and (3) the page must
 actually draw in a browser: Debian's chromium renders it headless (--dump-dom and
 --screenshot), and the test asserts there is no script error and every case is drawn
-with one point per run. The browser tests skip, saying so, where chromium is absent
-(`scripts/setup.sh --history` installs it). The history tests run twice: on runs with the
-record (record version 1) and, as HistoryTestRecord0, on runs written before it.
+with one point per run. Runs made with `compare.sh --ab` (hand-made files in
+ab_gate.py's and instr_gate.py's JSON shape) add the paired deltas with their intervals:
+(4) the page's points must be the files' ratios and intervals, an instruction-count run's
+Valgrind rows must stay out of the unpaired series, and the page must draw them too. The
+browser tests skip, saying so, where chromium is absent (`scripts/setup.sh --history`
+installs it). The history tests run twice: on runs with the record (record version 1) and,
+as HistoryTestRecord0, on runs written before it.
 
   /usr/bin/python3 history_test.py SCRIPTS_DIR
 """
@@ -70,6 +74,52 @@ def write_series(folder, n=N_RUNS, dated=True):
     return paths
 
 
+AB_TIME = 4         # write_ab_runs: run 4 is a paired time comparison (ab_gate.py's JSON)
+AB_INSTR = 5        # run 5 a paired instruction-count comparison (instr_gate.py's JSON)
+LOADER_PAIRED = (1.30, 1.25, 1.36)   # ratio, ci_low, ci_high of each BM_Loader case in run 4
+STEP_PAIRED = (1.01, 0.99, 1.03)
+NORMALIZE_PAIRED = 1.006             # BM_Transform/normalize in run 5: exact, above 0.5 %
+
+
+def write_ab_runs(folder):
+    """write_series' first 4 runs, then two hand-made `compare.sh --ab --out` files:
+    run 4 (time, 5 ABBA rounds, threshold 3 %: the loader cases +30 % with their intervals,
+    a REGRESSION; BM_TrainStep +1 %, no change) whose rows are NEW's blocks, and run 5
+    (instructions, threshold 0.5 %: BM_Transform/normalize +0.6 %, exact, a REGRESSION)
+    whose rows were measured under Valgrind (500 ms an image)."""
+    paths = write_series(folder, n=AB_TIME)
+    cases, ctx = series_cases(AB_TIME)
+    ctx.update(git_commit="a" * 40, date="2024-03-14T12:00:00+00:00")
+    doc = make_run(cases, reps=10, aggregates=False, seed=7, context=ctx)
+    paired = []
+    for c in cases:
+        r, lo, hi = (LOADER_PAIRED if c.name.startswith("BM_Loader/") else STEP_PAIRED
+                     if c.name.startswith("BM_TrainStep") else (None, None, None))
+        if r is None:
+            continue
+        paired.append({"name": c.name, "field": "real_time", "paired": True, "ratio": r,
+                       "ci_low": lo, "ci_high": hi, "blocks": 5, "change": r - 1,
+                       "verdict": "regression" if lo > 1 and r > 1.03 else "ok"})
+    doc.update(paired=True, tool="scripts/ab_gate.py", metric="time", threshold_pct=3.0,
+               blocks=5, confidence=0.95, base="base/bench/pipebench", result="FAIL",
+               cases=paired)
+    paths.append(os.path.join(folder, "ab-time.json"))
+    save(paths[-1], doc)
+    ctx = dict(ctx, git_commit="b" * 40, date="2024-03-15T12:00:00+00:00")
+    doc = make_run([Case("BM_Transform/normalize", real_ms=500.0)], reps=1, context=ctx)
+    doc.update(paired=True, tool="scripts/instr_gate.py", metric="instructions",
+               threshold_pct=0.5, blocks=1, confidence=None, base="base/bench/pipebench",
+               result="FAIL", simd_path={"base": "avx2", "new": "avx2",
+                                         "base_native": "avx512", "new_native": "avx512"},
+               cases=[{"name": "BM_Transform/normalize", "field": "instructions",
+                       "paired": True, "deterministic": True, "ratio": NORMALIZE_PAIRED,
+                       "ci_low": NORMALIZE_PAIRED, "ci_high": NORMALIZE_PAIRED,
+                       "blocks": 1, "verdict": "regression"}])
+    paths.append(os.path.join(folder, "ab-instr.json"))
+    save(paths[-1], doc)
+    return paths
+
+
 def load(path):
     with open(path) as f:
         return json.load(f)
@@ -107,13 +157,17 @@ class DomSummary(html.parser.HTMLParser):
             self.root = a
         elif tag == "section" and "case" in a.get("class", "").split():
             self.sections.append({"name": a.get("data-case-name"), "h2": "", "points": [],
-                                  "changes": []})
+                                  "changes": [], "paired": [], "paired_marks": []})
         elif not self.sections:
             return
         elif tag == "h2":
             self._h2 = True
+        elif tag == "svg" and "data-paired-points" in a:
+            self.sections[-1]["paired"].append(int(a["data-paired-points"]))
         elif tag == "svg":
             self.sections[-1]["points"].append(int(a.get("data-points", "-1")))
+        elif "paired-point" in a.get("class", "").split():
+            self.sections[-1]["paired_marks"].append(a["class"].split()[1:])
         elif tag == "path" and "change" in a.get("class", ""):
             self.sections[-1]["changes"].append(a["class"].split()[1])
 
@@ -279,6 +333,82 @@ class HistoryTest(unittest.TestCase):
             self.assertGreater(w, 500)
             self.assertGreater(h, 300)
 
+    # --- paired deltas of compare.sh --ab runs ------------------------------------------
+
+    def test_paired_runs_draw_their_deltas_beside_the_series(self):
+        write_ab_runs(self.runs)
+        rc, out, err = self.history(self.runs, "--out", self.out, "--no-png")
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("history: 6 run(s), 9 case(s), 3 change point(s), 2 paired (--ab) "
+                      "run(s); wrote", out)
+        data = embedded_data(os.path.join(self.out, "history.html"))
+        self.assertEqual([r["label"] for r in data["runs"]][AB_TIME:], ["a" * 10, "b" * 10])
+        ab = [r["ab"] for r in data["runs"]]
+        self.assertEqual(ab[:AB_TIME], [None] * AB_TIME)
+        self.assertEqual((ab[AB_TIME]["metric"], ab[AB_TIME]["threshold_pct"],
+                          ab[AB_TIME]["blocks"], ab[AB_TIME]["base"]),
+                         ("time", 3.0, 5, "base/bench/pipebench"))
+        self.assertEqual((ab[AB_INSTR]["metric"], ab[AB_INSTR]["threshold_pct"],
+                          ab[AB_INSTR]["simd_path"]), ("instructions", 0.5, "avx2"))
+        by_name = {c["name"]: c for c in data["cases"]}
+        r, lo, hi = LOADER_PAIRED
+        loaders = [n for n in by_name if n.startswith("BM_Loader/")]
+        self.assertEqual(len(loaders), 3)
+        for name in loaders:
+            paired = by_name[name]["paired"]
+            self.assertEqual(paired[:AB_TIME] + paired[AB_INSTR:], [None] * (AB_TIME + 1))
+            p = paired[AB_TIME]
+            self.assertAlmostEqual(p["delta_pct"], (r - 1) * 100, places=9)
+            self.assertAlmostEqual(p["lo_pct"], (lo - 1) * 100, places=9)
+            self.assertAlmostEqual(p["hi_pct"], (hi - 1) * 100, places=9)
+            self.assertEqual((p["metric"], p["verdict"], p["exact"]),
+                             ("time", "regression", False))
+            # The --ab file is also a run of NEW: its rows are drawn in the series.
+            self.assertIsNotNone(by_name[name]["primary"][AB_TIME])
+        step = next(c for n, c in by_name.items() if n.startswith("BM_TrainStep"))
+        self.assertEqual(step["paired"][AB_TIME]["verdict"], "ok")
+        # Cases without a paired ratio have no paired chart.
+        self.assertIsNone(next(c for n, c in by_name.items()
+                               if n.startswith("BM_Sample"))["paired"])
+        # The instruction-count run: an exact point, and its Valgrind rows (500 ms) left
+        # out of the unpaired series.
+        norm = by_name["BM_Transform/normalize"]
+        p = norm["paired"][AB_INSTR]
+        self.assertAlmostEqual(p["delta_pct"], (NORMALIZE_PAIRED - 1) * 100, places=9)
+        self.assertEqual((p["lo_pct"], p["hi_pct"]), (p["delta_pct"], p["delta_pct"]))
+        self.assertEqual((p["metric"], p["exact"]), ("instructions", True))
+        self.assertEqual(norm["primary"], [None] * 6)
+        paired_lines = [ln for ln in out.splitlines() if ln.startswith("PAIRED ")]
+        self.assertEqual(len(paired_lines), 4, out)
+        self.assertIn(f"PAIRED {'b' * 10} BM_Transform/normalize: instructions NEW/BASE "
+                      "1.0060 (+0.60%, exact instruction count), REGRESSION against the BASE "
+                      "it ran beside (base/bench/pipebench)", paired_lines)
+        self.assertIn(f"PAIRED {'a' * 10} {loaders[0]}: time NEW/BASE 1.3000 (+30.00%, 95 % "
+                      "interval 1.2500..1.3600), REGRESSION", out)
+
+    def test_paired_panel_in_the_png(self):
+        write_ab_runs(self.runs)
+        rc, out, _ = self.history(self.runs, "--out", self.out, "--cases",
+                                  "normalize|^BM_TrainStep")
+        self.assertEqual(rc, 0, out)
+        sizes = {}
+        for f in sorted(os.listdir(self.out)):
+            if f.endswith(".png"):
+                with open(os.path.join(self.out, f), "rb") as fh:
+                    sizes[f] = struct.unpack(">II", fh.read(24)[16:24])
+        self.assertEqual(len(sizes), 2, sizes)
+        # One panel more than a case without paired runs (4.2 in high, 100 dpi).
+        for w, h in sizes.values():
+            self.assertGreaterEqual(h, 600)
+
+    def test_a_paired_file_with_a_bad_interval_is_bad_input(self):
+        write_ab_runs(self.runs)
+        path = os.path.join(self.runs, "ab-time.json")
+        doc = load(path)
+        doc["cases"][0]["ci_low"] = 1.5  # above its ratio 1.3
+        save(path, doc)
+        self.assert_bad([self.runs], "ci_low <= ratio <= ci_high")
+
     # --- bad input ---------------------------------------------------------------------
 
     def assert_bad(self, args, needle):
@@ -404,6 +534,50 @@ class BrowserTest(unittest.TestCase):
         dom, console = self.dom(broken)
         self.assertTrue(dom.root.get("data-render", "").startswith("error: "), dom.root)
         self.assertEqual(dom.sections, [])
+
+
+@unittest.skipIf(CHROMIUM is None, "chromium is absent: the page is not rendered "
+                 "(./scripts/setup.sh --history installs it)")
+class PairedBrowserTest(unittest.TestCase):
+    """A page with compare.sh --ab runs in Debian's chromium: the paired charts draw."""
+
+    def test_paired_charts_draw(self):
+        with tempfile.TemporaryDirectory() as d:
+            runs = os.path.join(d, "runs")
+            os.mkdir(runs)
+            write_ab_runs(runs)
+            out = os.path.join(d, "out")
+            p = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, "history.py"), runs,
+                                "--out", out, "--no-png"], capture_output=True, text=True,
+                               timeout=300)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            profile = os.path.join(d, "profile")
+            p = subprocess.run([CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox",
+                                "--no-first-run", f"--user-data-dir={profile}",
+                                "--enable-logging=stderr", "--v=0", "--dump-dom",
+                                "file://" + os.path.join(out, "history.html")],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+            console = [ln for ln in p.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
+            self.assertEqual(console, [], "script errors in the console")
+            dom = DomSummary()
+            dom.feed(p.stdout)
+        self.assertEqual(dom.root.get("data-render"), "ok", dom.root)
+        sections = {s["name"]: s for s in dom.sections}
+        self.assertEqual(len(sections), 9)
+        for name, sec in sections.items():
+            if name.startswith("BM_Loader/"):
+                self.assertEqual(sec["paired"], [1], name)  # one paired chart, one point
+                self.assertEqual(sec["paired_marks"], [["time", "regression"]], name)
+                self.assertEqual(sec["points"][0], AB_INSTR, name)  # the series: runs 0-4
+            elif name == "BM_Transform/normalize":
+                self.assertEqual(sec["paired"], [1])
+                self.assertEqual(sec["paired_marks"], [["instructions", "regression"]])
+                self.assertEqual(sec["points"], [])  # its Valgrind rows are not drawn
+            elif name.startswith("BM_TrainStep"):
+                self.assertEqual(sec["paired_marks"], [["time", "ok"]])
+            else:
+                self.assertEqual(sec["paired"], [], name)
 
 
 if __name__ == "__main__":
