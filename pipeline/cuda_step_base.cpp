@@ -3,13 +3,13 @@
 // only with CUDA.
 #include "pipeline/cuda_step_base.h"
 
-#include "pipeline/stage_timers.h"
-
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <exception>
 #include <utility>
+
+#include "pipeline/stage_timers.h"
 
 namespace pipebench::detail {
 namespace {
