@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench/bad_files.h"
+#include "bench/case_budget.h"
 #include "bench/flags.h"
 #include "bench/packed_copy.h"
 #include "bench/presized_copy.h"
@@ -34,6 +35,10 @@ class BenchContext {
   explicit BenchContext(BenchConfig config);
 
   const BenchConfig& config() const { return config_; }
+  /// The batches each loader and end-to-end case times (bench/case_budget.h); planned in
+  /// main() before any case is registered.
+  const CaseBudget& budget() const { return budget_; }
+  void set_budget(const CaseBudget& b) { budget_ = b; }
   /// The loader and end-to-end cases' worker counts, once --workers=auto has chosen them
   /// (bench/worker_auto.h); before any case is registered.
   void set_worker_sweep(std::vector<int> workers) { config_.workers = std::move(workers); }
@@ -123,6 +128,7 @@ class BenchContext {
   }
 
  private:
+  CaseBudget budget_;
   BenchConfig config_;
   std::unique_ptr<SampleSource> disk_;
   std::once_flag memory_once_;

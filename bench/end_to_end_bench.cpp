@@ -295,7 +295,8 @@ class EndToEndCase {
     std::string failed;
     DataSamples d;
     try {
-      d = measure_data(*loader_, c_.steps, c_.batch, c_.prefetch, delay_);
+      // As many batches as the loop times (its iterations: bench/case_budget.h).
+      d = measure_data(*loader_, static_cast<int>(state_.max_iterations), c_.batch, c_.prefetch, delay_);
     } catch (const std::exception& e) {
       failed = e.what();
     }
@@ -419,9 +420,11 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
   const auto add = [&](const model::CaseKey& k, const std::shared_ptr<const Pipeline>& p,
                        const std::vector<CallbackSpec>& callbacks = {},
                        const std::shared_ptr<PresizedCopy>& presized = nullptr) {
+    // Three windows (the loader alone before, the loop, the loader alone after) and two
+    // warm-ups (bench/case_budget.h).
     register_case(ctx, k, BM_EndToEnd, p, c.baseline, k.workers, k.name(), callbacks, presized)
         ->UseRealTime()
-        ->Iterations(c.steps)
+        ->Iterations(ctx.budget().steps(k.workers, 3, 2))
         ->Unit(benchmark::kMillisecond);
   };
   for (int w : c.workers) add(key(w), c.pipeline);

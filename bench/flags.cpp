@@ -118,8 +118,15 @@ std::vector<FlagSpec> make_table() {
                "training-step baseline: emulated, cuda (the MLP; also cuda:mlp) or cuda:cnn (the "
                "case study's CNN, cuDNN)",
                with_check(bind_config(&BenchConfig::baseline), CLI::IsMember(train_step_baselines()))});
-  t.push_back({"steps", "N", "30", "timed batches per loader / end-to-end case",
+  t.push_back({"steps", "N", "30 at most, by --budget",
+               "timed batches per loader / end-to-end case; given, every case times exactly N "
+               "(no budget)",
                with_check(bind_config(&BenchConfig::steps), CLI::Range(1, 100000))});
+  t.push_back({"budget", "S", "8",
+               "seconds per loader / end-to-end case: each times the batches that fit (at least 3, "
+               "at most --steps), planned from a short probe of the pipeline (bench/case_budget.h); "
+               "more buys precision with time",
+               with_check(bind_config(&BenchConfig::budget_s), CLI::Range(0.1, 86400.0))});
   t.push_back({"prefetch", "N", "2", "loader prefetch depth, batches in flight",
                with_check(bind_config(&BenchConfig::prefetch), CLI::Range(1, 1024))});
   t.push_back({"round", "N", "256",
@@ -304,6 +311,7 @@ BenchConfig parse_flags(int argc, char** argv) {
     throw std::invalid_argument(msg);
   }
   BenchConfig c = raw.config;
+  c.steps_given = app.count("--steps") > 0 || c.quick;
   if (c.quick) {  // the quick plan's values, where the user gave none
     if (c.workers.empty()) {
       // Every core this process may use (affinity, cgroup quota), as the report counts them.

@@ -62,24 +62,27 @@ void BM_Loader(benchmark::State& state, BenchContext& ctx, const std::shared_ptr
   if (ctx.throttle()) state.counters["read_throttle_mib_s"] = ctx.throttle()->mib_per_s();
 }
 
-/// ms per batch over `batches` batches of a fresh, warmed-up loader.
+/// ms per batch over `batches` batches of a fresh, warmed-up loader; adds the images they
+/// held to `images`.
 double loader_ms_per_batch(BenchContext& ctx, const std::shared_ptr<const Pipeline>& pipeline,
-                           int workers, bool timers, int batches) {
+                           int workers, bool timers, int batches, int64_t* images) {
   auto loader = make_loader(ctx, pipeline, workers, timers);
   warm_up(ctx, *loader, nullptr);
-  return ms_per_batch(*loader, batches, ctx.config().batch);
+  return ms_per_batch(*loader, batches, ctx.config().batch, images);
 }
 
 void BM_StageTimers(benchmark::State& state, BenchContext& ctx,
                     const std::shared_ptr<const Pipeline>& pipeline) {
-  const auto& c = ctx.config();
+  // Two iterations of two fresh loaders each: 4 windows, 4 warm-ups (bench/case_budget.h).
+  const int steps = ctx.budget().steps(1, 4, 4, 1);
   double on_ms = 0, off_ms = 0;
+  int64_t images = 0;
   bool on_first = true;
   for (auto _ : state) {
     try {
       // Alternate which goes first, so drift in the machine's speed cancels out.
       for (bool timers : {on_first, !on_first})
-        (timers ? on_ms : off_ms) += loader_ms_per_batch(ctx, pipeline, 1, timers, c.steps);
+        (timers ? on_ms : off_ms) += loader_ms_per_batch(ctx, pipeline, 1, timers, steps, &images);
       on_first = !on_first;
     } catch (const std::exception& e) {
       ctx.fail_case(state, e.what());
@@ -87,7 +90,8 @@ void BM_StageTimers(benchmark::State& state, BenchContext& ctx,
     }
   }
   const double n = static_cast<double>(state.iterations());
-  state.SetItemsProcessed(state.iterations() * 2 * c.steps * c.batch);
+  state.SetItemsProcessed(images);  // as delivered: short batches count what they held
+  state.counters["batches"] = static_cast<double>(state.iterations() * 2 * steps);
   state.counters["on_ms"] = on_ms / n;
   state.counters["off_ms"] = off_ms / n;
   state.counters["overhead_pct"] = 100.0 * (on_ms - off_ms) / off_ms;
@@ -111,7 +115,7 @@ void register_loader_benchmarks(BenchContext& ctx) {
   const auto add = [&](const model::CaseKey& k, SourceGetter source) {
     register_case(ctx, k, BM_Loader, pipeline, k.workers, k.name(), std::move(source))
         ->UseRealTime()
-        ->Iterations(c.steps)
+        ->Iterations(ctx.budget().steps(k.workers, 1, 1))
         ->Unit(benchmark::kMillisecond);
   };
   for (int w : c.workers) add(key(model::Family::kLoader, w), nullptr);

@@ -104,11 +104,12 @@ double LoaderWindow::mean_batch(int nominal) const {
   return batches > 0 ? static_cast<double>(after.samples - before.samples) / batches : nominal;
 }
 
-double ms_per_batch(Loader& loader, int batches, int batch_size) {
+double ms_per_batch(Loader& loader, int batches, int batch_size, int64_t* samples) {
   LoaderWindow w(loader);
   for (int i = 0; i < batches; ++i)
     if (!loader.next()) throw std::runtime_error("the loader ran out of batches");
   w.finish(loader);
+  if (samples) *samples += w.produced;
   return w.wall_ms / std::max(1e-9, w.produced_batches(batch_size));
 }
 

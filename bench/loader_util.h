@@ -109,8 +109,9 @@ class CaseMarker {
 
 /// The loader's production rate over `batches` consumed batches: ms per batch produced
 /// (`batch_size` nominal samples, or the mean delivered batch when batches are short).
-/// Throws when the loader runs out.
-double ms_per_batch(Loader& loader, int batches, int batch_size);
+/// Adds the samples those batches held to `*samples` when given. Throws when the loader
+/// runs out.
+double ms_per_batch(Loader& loader, int batches, int batch_size, int64_t* samples = nullptr);
 
 /// The step's view of a delivered batch: its bytes, shape, dtype, layout and deferred
 /// normalize (pipeline/train_step.h).

@@ -20,12 +20,14 @@
 #include <string>
 
 #include "bench/benchmarks.h"
+#include "bench/case_budget.h"
 #include "bench/console_reporter.h"
 #include "bench/flags.h"
 #include "bench/machine.h"
 #include "bench/progress.h"
 #include "bench/ranks.h"
 #include "bench/worker_auto.h"
+#include "model/cores.h"
 #include "pipeline/cuda.h"
 #include "pipeline/dist/dist.h"
 #include "transforms/recipes.h"
@@ -143,6 +145,31 @@ void initialize_google_benchmark(int& argc, char**& argv, Invocation& in, int ra
   benchmark::Initialize(&argc, argv, print_help);
 }
 
+// The batches each loader and end-to-end case will time (bench/case_budget.h), planned
+// before any case is registered; every rank from the slowest rank's probe.
+void plan_budget(pb::BenchContext& ctx, int world) {
+  const auto& c = ctx.config();
+  pb::CaseBudget b;
+  b.sample_ms = c.steps_given ? 0 : pb::probe_sample_ms(ctx, &b.probe_images);
+  if (world > 1) b.sample_ms = dist::allreduce_max(b.sample_ms);
+  const size_t per_rank = (ctx.disk().size() + static_cast<size_t>(world) - 1) / static_cast<size_t>(world);
+  b.images_per_batch = static_cast<int>(std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(c.batch), per_rank)));
+  b.compute_ms = c.baseline == "emulated" ? c.compute_ms : 0;
+  b.cores = std::max(1.0, pipebench::model::cores_available());
+  b.prefetch = c.prefetch;
+  b.budget_s = c.budget_s;
+  b.max_steps = c.steps;
+  b.fixed = c.steps_given;
+  pb::check_budget(b);
+  ctx.set_budget(b);
+  if (b.fixed) {
+    benchmark::AddCustomContext("budget", "none: --steps " + std::to_string(c.steps) + " batches per case");
+    return;
+  }
+  benchmark::AddCustomContext("budget_s", std::to_string(b.budget_s));
+  benchmark::AddCustomContext("budget_probe_sample_ms", std::to_string(b.sample_ms));
+}
+
 // pipebench's flags, the context, the --workers=auto search and the run context. Returns
 // the context, or nullptr after printing why.
 std::unique_ptr<pb::BenchContext> set_up(int argc, char** argv, const Invocation& in, int rank, int world,
@@ -168,6 +195,7 @@ std::unique_ptr<pb::BenchContext> set_up(int argc, char** argv, const Invocation
       benchmark::AddCustomContext("workers_auto_reached_au90", a.search.reached ? "true" : "false");
       benchmark::AddCustomContext("workers_auto_search", a.search.summary(a.compute_ms));
     }
+    plan_budget(*ctx, world);
     pb::add_run_context(*ctx);
     benchmark::AddCustomContext("malloc_policy", malloc_policy);
     // Repeatability is part of the result: how many repetitions the aggregates come from.

@@ -19,6 +19,11 @@
 // batch, never by removing it from BM_Sample). Counters: batch_ms (mean thread CPU ms per batch
 // over the iterations), batch_ms_ci (the 95 % Student t half width over the iterations,
 // model/paired.h's quantile), batch_images (images per batch), batch_iterations.
+// A sizing operator's case times a fixed number of iterations (sizing_iterations): its input,
+// a whole decoded photo, is copied back before every iteration with the timer paused, and
+// Google Benchmark sizes iterations from the timed part alone, so on large photos the
+// untimed copies dominated (center_crop: 47 s of copies for 17 us per crop on 5120x2880
+// originals). The count keeps those copies within kSizingCopyBytes.
 // A case whose operator cannot take any image of the dataset (random_crop 256 on smaller
 // photos) ends with a message saying so; that is not counted as an error of the run.
 #include <benchmark/benchmark.h>
@@ -38,6 +43,7 @@
 #include "pipeline/stage_timers.h"
 #include "transforms/batch_mix.h"
 #include "transforms/crop.h"
+#include "transforms/image_format.h"
 #include "transforms/normalize.h"
 #include "transforms/registry.h"
 #include "transforms/spec.h"
@@ -56,6 +62,61 @@ std::vector<Image> centre_crops(BenchContext& ctx, int size) {
   return out;
 }
 
+// What an operator takes: sizing operators (crops, resize) fix the size from a varying
+// input, or change a --size input's size (they get whole decoded photos); operators that
+// refuse an image (scale) need the tensor.
+struct InputKind {
+  bool sizing = false, needs_tensor = false;
+};
+
+InputKind input_kind(const Operator& op, int size) {
+  InputKind k;
+  const DataShape crop{false, 3, size, size};
+  try {
+    const DataShape out = op.output_shape(DataShape{});
+    k.sizing = !out.tensor && out.fixed();
+  } catch (const std::invalid_argument&) {
+  }
+  try {
+    const DataShape out = op.output_shape(crop);
+    k.sizing = k.sizing || (!out.tensor && (out.height != size || out.width != size));
+  } catch (const std::invalid_argument&) {
+    try {  // refuses an image, takes a tensor
+      op.output_shape(DataShape{true, 3, size, size});
+      k.needs_tensor = !k.sizing;
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  return k;
+}
+
+/// The untimed copies a sizing operator's case may make: 1 GiB (a third of a second at a
+/// memcpy's 3 GB/s), and the iterations' bounds.
+constexpr double kSizingCopyBytes = 1024.0 * 1024 * 1024;
+constexpr int64_t kSizingMinIterations = 32, kSizingMaxIterations = 2000;
+
+// Iterations of a sizing operator's case: kSizingCopyBytes over the mean decoded size of
+// the images BM_Transform decodes (the dataset's first 32, sized from their headers).
+int64_t sizing_iterations(BenchContext& ctx) {
+  const SampleSource& ds = ctx.disk();
+  std::vector<uint8_t> buffer;
+  double bytes = 0;
+  int n = 0;
+  for (size_t i = 0; i < std::min<size_t>(32, ds.size()); ++i) {
+    try {
+      const ImageInfo info = read_image_info(ds.bytes(i, buffer), ds.name(i));
+      bytes += 3.0 * info.width * info.height;
+      ++n;
+    } catch (const std::exception&) {
+      // a bad file: decoded_images() skips it too
+    }
+  }
+  if (n == 0) return kSizingMinIterations;
+  const double per_image = bytes / n;
+  return std::clamp<int64_t>(static_cast<int64_t>(kSizingCopyBytes / per_image), kSizingMinIterations,
+                             kSizingMaxIterations);
+}
+
 struct Case {
   std::unique_ptr<Operator> op;
   std::unique_ptr<Operator> to_tensor;  // builds a tensor input, untimed (scale)
@@ -72,25 +133,8 @@ void BM_Transform(benchmark::State& state, BenchContext& ctx, const std::string&
     ctx.fail_case(state, e.what());
     return;
   }
-  // Sizing operators (crops, resize) fix the size from a varying input, or change a
-  // --size input's size; operators that refuse an image (scale) need the tensor.
-  const DataShape crop{false, 3, size, size};
-  bool sizing = false, needs_tensor = false;
-  try {
-    const DataShape out = c.op->output_shape(DataShape{});
-    sizing = !out.tensor && out.fixed();
-  } catch (const std::invalid_argument&) {
-  }
-  try {
-    const DataShape out = c.op->output_shape(crop);
-    sizing = sizing || (!out.tensor && (out.height != size || out.width != size));
-  } catch (const std::invalid_argument&) {
-    try {  // refuses an image, takes a tensor
-      c.op->output_shape(DataShape{true, 3, size, size});
-      needs_tensor = !sizing;
-    } catch (const std::invalid_argument&) {
-    }
-  }
+  const InputKind kind = input_kind(*c.op, size);
+  const bool sizing = kind.sizing, needs_tensor = kind.needs_tensor;
   std::vector<Image> inputs;
   if (sizing) {
     inputs = ctx.decoded_images();
@@ -224,6 +268,8 @@ std::string name_detail(const std::string& example) {
 }  // namespace
 
 void register_transform_benchmarks(BenchContext& ctx) {
+  const int size = ctx.config().size;
+  std::optional<int64_t> sizing_count;  // read from the headers once, when a sizing op needs it
   for (const auto& op : OpRegistry::instance().all()) {
     if (op.stage == OpStage::kDecode) continue;  // BM_Decode measures the decoders
     std::vector<std::string> examples = op.bench_examples;
@@ -237,7 +283,18 @@ void register_transform_benchmarks(BenchContext& ctx) {
       if (op.stage == OpStage::kBatch) {
         register_case(ctx, key, BM_BatchTransform, item, std::optional<OpSpec>())->Unit(benchmark::kMillisecond);
       } else {
-        register_case(ctx, key, BM_Transform, item)->Unit(benchmark::kMicrosecond);
+        auto* b = register_case(ctx, key, BM_Transform, item)->Unit(benchmark::kMicrosecond);
+        bool sizing = false;
+        try {
+          const auto spec = parse_pipeline_spec("[" + item + "]", "BM_Transform", size);
+          sizing = input_kind(*op.make(spec.transforms.at(0).params, {}), size).sizing;
+        } catch (const std::exception&) {
+          // the case reports it when it runs
+        }
+        if (sizing) {
+          if (!sizing_count) sizing_count = sizing_iterations(ctx);
+          b->Iterations(*sizing_count);
+        }
       }
     }
   }
@@ -250,7 +307,7 @@ void register_transform_benchmarks(BenchContext& ctx) {
     key.family = model::Family::kTransform;
     key.op = o.name;
     key.detail = "pipeline:" + pipeline.name();
-    if (k > 1) key.detail += "#" + std::to_string(k);
+    if (k > 1) key.detail.append("#").append(std::to_string(k));  // not "#" + s: GCC 12's -Wrestrict misfires
     register_case(ctx, key, BM_BatchTransform, std::string(), std::optional<OpSpec>(o))
         ->Unit(benchmark::kMillisecond);
   }

@@ -17,7 +17,7 @@ namespace {
 using T = ContextType;
 
 // bench/run_context.cpp, bench/main.cpp and bench/run_output.cpp write these.
-constexpr std::array<ContextField, 33> kTyped = {{
+constexpr std::array<ContextField, 35> kTyped = {{
     {"batch_size", T::kNumber, "images"},
     {"crop_size", T::kNumber, "px"},
     {"seed", T::kNumber, ""},
@@ -36,6 +36,8 @@ constexpr std::array<ContextField, 33> kTyped = {{
     {"grad_mib", T::kNumber, "MiB"},
     {"link_gb_per_s", T::kNumber, "GB/s"},
     {"link_latency_us", T::kNumber, "us"},
+    {"budget_s", T::kNumber, "s"},
+    {"budget_probe_sample_ms", T::kNumber, "ms"},
     {"load_average_start", T::kNumber, ""},
     {"load_average_end", T::kNumber, ""},
     {"other_processes_cpu_cores", T::kNumber, "cores"},

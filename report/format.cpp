@@ -34,8 +34,24 @@ void sweep_table(std::string& out, const Report& r) {
     }
     appendf(out, " %+10.1f  %s\n", b.prediction_error_pct, regime(b));
   }
-  appendf(out, "(times in ms per batch; bound = max(data, compute); AU = compute / step%s)\n\n",
+  appendf(out, "(times in ms per batch; bound = max(data, compute); AU = compute / step%s)\n",
           idle ? "; idle = all workers' wait per batch" : "");
+  if (!r.sweep_batches.empty()) {
+    std::string per;
+    int fewest = 1 << 30;
+    for (const auto& [w, n] : r.sweep_batches) {
+      appendf(per, "%s%d workers: %d", per.empty() ? "" : ", ", w, n);
+      fewest = std::min(fewest, n);
+    }
+    appendf(out, "(each row rests on its loop's batches, and as many of the loader alone before and "
+            "after it for data ms: %s", per.c_str());
+    if (r.budget_s)
+      appendf(out, "; the batches that fit --budget=%g s per case%s", *r.budget_s,
+              fewest < 10 ? ": few, so a row's figures move by several % between runs; a larger "
+                            "--budget buys precision with time" : "");
+    appendf(out, ")\n");
+  }
+  appendf(out, "\n");
 }
 
 void workers_verdict(std::string& out, const Report& r) {
@@ -184,6 +200,7 @@ json to_json(const Report& r) {
                   {"regime", regime(b)}};
     if (auto w = r.worker_wait_ms.find(p.workers); w != r.worker_wait_ms.end())
       point["worker_wait_ms"] = w->second;
+    if (auto n = r.sweep_batches.find(p.workers); n != r.sweep_batches.end()) point["batches"] = n->second;
     j["sweep"].push_back(std::move(point));
   }
   j["first_compute_bound_workers"] = opt(v.first_compute_bound);

@@ -38,6 +38,7 @@ struct Cases {
   std::vector<SweepPoint> sweep;
   double images_per_batch = 0;  // the fewest delivered per batch over the sweep; 0 unknown
   std::map<int, double> worker_wait_ms;
+  std::map<int, int> batches;
   SweepCases names;  // workers -> case name, per family
 };
 
@@ -73,6 +74,8 @@ Cases find_sweep(const BenchRun& run, const std::string& recipe) {
     out.names.end_to_end[p.workers] = name;
     if (auto w = c->values.find("worker_wait_ms"); w != c->values.end())
       out.worker_wait_ms[p.workers] = std::max(0.0, w->second);
+    if (auto n = c->values.find("iterations"); n != c->values.end())
+      out.batches[p.workers] = static_cast<int>(std::lround(n->second));
   }
   std::sort(out.sweep.begin(), out.sweep.end(),
             [](const SweepPoint& a, const SweepPoint& b) { return a.workers < b.workers; });
@@ -159,6 +162,8 @@ Report build_report(const BenchRun& run) {
   if (r.batch < 1)  // every figure per batch divides by it (model/bound.h throws on it)
     throw ReportError("context batch_size must be >= 1, got " + std::to_string(r.batch));
   r.worker_wait_ms = std::move(cases.worker_wait_ms);
+  r.sweep_batches = std::move(cases.batches);
+  r.budget_s = run.number("budget_s");
   // Short batches: every per-batch figure below (the what-if model, the physical floor)
   // uses the images a batch held as delivered, not the configured batch.
   if (cases.images_per_batch > 0 && cases.images_per_batch < r.batch - 1e-9) {

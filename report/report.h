@@ -72,6 +72,10 @@ struct Report {
   /// so timer granularity can leave it a hair below 0, which means "never idle". Counts
   /// whose case has no worker_wait_ms are absent.
   std::map<int, double> worker_wait_ms;
+  /// The batches each swept count's figures rest on: the loop's (Google Benchmark's
+  /// iterations); the loader alone was timed over as many before and after it.
+  std::map<int, int> sweep_batches;
+  std::optional<double> budget_s;  ///< the run's --budget, seconds per case (none: --steps fixed)
 
   /// Faster variants the run's spec declares (empty without a pipeline_spec), and those of
   /// them measured in this run (the candidates given to make_verdict).

@@ -9,6 +9,7 @@ object on every row. This module holds what they share:
 
   load_run(path)              the document, validated; BadInput names the file and why
   record_version(data)        context pipebench_record as an int; 0 for a file without it
+  align_names(base, new)      new's rows under base's names where the same key is named differently
   case_name(row)              run_name (Google Benchmark >= 1.5) or name: the id of a case
                               within a run (what the user's --filter / --cases search)
   case_key(row)               what the case measures, as the record's typed fields (family,
@@ -146,6 +147,36 @@ def record_version(data):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         return 0
     return int(v) if v >= 0 and v == int(v) else 0
+
+
+def align_names(base, new):
+    """Renames `new`'s rows to `base`'s Google Benchmark names where both runs hold the same
+    case (the same record key name) under different names: pipebench plans a loader or
+    end-to-end case's iterations from a time budget (bench/case_budget.h), and Google
+    Benchmark writes them into the name ("/iterations:4/real_time"), so two runs of the
+    same case may name it differently. Rows without a key keep their names. Returns new."""
+    def key_name(row):
+        key = row.get("key")
+        return key.get("name") if isinstance(key, dict) and isinstance(key.get("name"), str) else ""
+
+    base_names = {}
+    for row in base["benchmarks"]:
+        k = key_name(row)
+        if k:
+            base_names.setdefault(k, row.get("run_name") or row["name"])
+    for row in new["benchmarks"]:
+        k = key_name(row)
+        target = base_names.get(k)
+        current = row.get("run_name") or row["name"]
+        if not k or target is None or target == current:
+            continue
+        if row.get("run_type") == "aggregate" and isinstance(row.get("aggregate_name"), str):
+            row["name"] = f"{target}_{row['aggregate_name']}"
+        else:
+            row["name"] = target
+        if "run_name" in row:
+            row["run_name"] = target
+    return new
 
 
 def case_name(row):

@@ -53,7 +53,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # Re-exported: plot.py and the tests import these names from here.
 from bench_json import (BadInput, busy_flag, case_filter, case_key, case_name,  # noqa: E402,F401
-                        context, context_mismatches, is_aggregate, iterations_by_case, load_run,
+                        context, context_mismatches, is_aggregate, iterations_by_case, load_run, align_names,
                         select, time_ns, timed_field, TIME_UNIT_TO_NS)
 
 EXIT_OK = 0
@@ -336,7 +336,8 @@ def main(argv):
     try:
         args = parse_args(argv)
         report, util = import_gbench()
-        base_all, new_all = load_run(args.base), load_run(args.new)
+        base_all = load_run(args.base)
+        new_all = align_names(base_all, load_run(args.new))
         check_contexts(args, base_all, new_all)
     except BadInput as e:
         print(f"compare: error: {e}", file=sys.stderr)

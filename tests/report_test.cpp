@@ -358,6 +358,22 @@ TEST(Verdict, NeverSaysBusyBelowTheAuTarget) {
                       "(compute-bound, AU 99.2 %)"), std::string::npos) << busy;
 }
 
+// Every sweep row says how many batches it rests on (issue 26 item 8), and a budgeted run
+// with few batches says a larger --budget buys precision.
+TEST(Verdict, TheSweepSaysWhatItRestsOn) {
+  std::vector<json> rows = data_bound_rows();
+  rows[0]["iterations"] = 4;
+  rows[1]["iterations"] = 9;
+  const Report r = report_of(run_doc(rows, {{"budget_s", 8}}));
+  EXPECT_EQ(r.sweep_batches.at(1), 4);
+  EXPECT_EQ(r.sweep_batches.at(2), 9);
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("(each row rests on its loop's batches, and as many of the loader alone before "
+                      "and after it for data ms: 1 workers: 4, 2 workers: 9; the batches that fit "
+                      "--budget=8 s per case: few"), std::string::npos) << text;
+  EXPECT_EQ(to_json(r)["sweep"][0]["batches"], 4);
+}
+
 TEST(FixFirst, NotNamedWithoutASweep) {
   const Report r = report_of(run_doc({loader(1, 64), loader(2, 32)}));
   EXPECT_FALSE(r.data_bound());

@@ -265,6 +265,34 @@ class ContextTest(unittest.TestCase):
         self.assertEqual([k for k, _, _ in differ], ["dataset_fingerprint"])
 
 
+class AlignNamesTest(unittest.TestCase):
+    """A budgeted case's iterations differ between runs (bench/case_budget.h), and Google
+    Benchmark writes them into the name: the same key under two names is one case."""
+
+    def test_the_new_run_takes_the_base_names_of_its_keys(self):
+        bench_json = import_scripts()[0]
+        key = {"name": "BM_EndToEnd/x/emulated/workers:1", "family": "EndToEnd"}
+        base = {"benchmarks": [
+            {"name": "BM_EndToEnd/x/emulated/workers:1/iterations:4/real_time",
+             "run_name": "BM_EndToEnd/x/emulated/workers:1/iterations:4/real_time", "key": key},
+            {"name": "BM_Old", "run_name": "BM_Old"}]}
+        new = {"benchmarks": [
+            {"name": "BM_EndToEnd/x/emulated/workers:1/iterations:6/real_time",
+             "run_name": "BM_EndToEnd/x/emulated/workers:1/iterations:6/real_time", "key": key},
+            {"name": "BM_EndToEnd/x/emulated/workers:1/iterations:6/real_time_mean",
+             "run_name": "BM_EndToEnd/x/emulated/workers:1/iterations:6/real_time",
+             "run_type": "aggregate", "aggregate_name": "mean", "key": key},
+            {"name": "BM_New", "run_name": "BM_New", "key": {"name": "BM_New"}},
+            {"name": "BM_Old", "run_name": "BM_Old"}]}
+        bench_json.align_names(base, new)
+        names = [r["name"] for r in new["benchmarks"]]
+        self.assertEqual(names, ["BM_EndToEnd/x/emulated/workers:1/iterations:4/real_time",
+                                 "BM_EndToEnd/x/emulated/workers:1/iterations:4/real_time_mean",
+                                 "BM_New", "BM_Old"])
+        self.assertEqual(new["benchmarks"][1]["run_name"],
+                         "BM_EndToEnd/x/emulated/workers:1/iterations:4/real_time")
+
+
 class CudaCnnRunTest(unittest.TestCase):
     """A run of the cuda:cnn baseline: plot.py finds its sweep and the gate its cases, in a
     file with the record and in one written before it."""

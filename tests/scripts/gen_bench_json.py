@@ -41,7 +41,7 @@ RECORD_NUMBER_KEYS = (
     "system_sample_hz", "hardware_threads", "dataset_images", "dataset_bytes",
     "read_throttle_mib_s", "host_memory_bytes", "host_available_memory_bytes",
     "cold_files_checked", "cold_resident_pct", "world_size", "grad_mib", "link_gb_per_s",
-    "link_latency_us",
+    "link_latency_us", "budget_s", "budget_probe_sample_ms",
     "load_average_start", "load_average_end", "other_processes_cpu_cores", "job_cpu_cores",
     "job_processes_on_host", "cores_available", "load_window_s", "errored_cases",
     "skipped_files_total", "workers_auto_budget_cores", "workers_auto_chosen")

@@ -1,0 +1,79 @@
+// The budget's plan (bench/case_budget.h) on figures worked by hand: how many batches a
+// loader or end-to-end case times within its seconds.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "bench/case_budget.h"
+
+namespace pipebench::bench {
+namespace {
+
+// photos-full-like: 30 ms per sample, 44 images per batch (a dataset smaller than a
+// batch of 64), 2 cores, prefetch 2, 8 s per case, at most 30 batches.
+CaseBudget large_photos() {
+  CaseBudget b;
+  b.sample_ms = 30;
+  b.images_per_batch = 44;
+  b.compute_ms = 25;
+  b.cores = 2;
+  b.prefetch = 2;
+  b.budget_s = 8;
+  b.max_steps = 30;
+  return b;
+}
+
+TEST(CaseBudget, BatchTimeIsTheLargerOfDataOnTheCoresAndCompute) {
+  const CaseBudget b = large_photos();
+  EXPECT_DOUBLE_EQ(b.batch_ms(1), 1320);  // 30 x 44
+  EXPECT_DOUBLE_EQ(b.batch_ms(2), 660);
+  EXPECT_DOUBLE_EQ(b.batch_ms(4), 660);   // 2 cores
+  CaseBudget tiny = b;
+  tiny.sample_ms = 0.1;                   // 4.4 ms of data: the 25 ms step paces it
+  EXPECT_DOUBLE_EQ(tiny.batch_ms(1), 25);
+}
+
+TEST(CaseBudget, StepsFitTheBudgetWithinTheBounds) {
+  const CaseBudget b = large_photos();
+  // A loader at 2 workers: 8000 / 660 = 12.12 batches, less one warm-up of 3: 9.
+  EXPECT_EQ(b.steps(2, 1, 1), 9);
+  // At 1 worker: 6.06 - 3 = 3.06 -> 3.
+  EXPECT_EQ(b.steps(1, 1, 1), 3);
+  // End to end at 1 worker: (6.06 - 6) / 3 < kMinSteps: kMinSteps.
+  EXPECT_EQ(b.steps(1, 3, 2), kMinSteps);
+  // An overhead case may go down to 1.
+  EXPECT_EQ(b.steps(1, 4, 4, 1), 1);
+  // Small images: 0.45 ms x 44 = 19.8 ms, paced by the 25 ms step: 320 - 6 = 314 / 3 = 104
+  // per window, capped at --steps.
+  CaseBudget fast = b;
+  fast.sample_ms = 0.45;
+  EXPECT_EQ(fast.steps(1, 3, 2), 30);
+  // A bigger budget buys batches.
+  CaseBudget more = b;
+  more.budget_s = 40;
+  EXPECT_EQ(more.steps(1, 3, 2), 8);  // (30.3 - 6) / 3 = 8.1
+}
+
+TEST(CaseBudget, FixedStepsIgnoreTheBudget) {
+  CaseBudget b = large_photos();
+  b.fixed = true;
+  b.max_steps = 12;
+  EXPECT_EQ(b.steps(1, 3, 2), 12);
+  EXPECT_EQ(b.steps(2, 1, 1), 12);
+}
+
+TEST(CaseBudget, BadInputNamesWhatIsWrong) {
+  CaseBudget b = large_photos();
+  b.budget_s = 0;
+  EXPECT_THROW(check_budget(b), std::invalid_argument);
+  b = large_photos();
+  b.images_per_batch = 0;
+  EXPECT_THROW(check_budget(b), std::invalid_argument);
+  b = large_photos();
+  b.sample_ms = -1;
+  EXPECT_THROW(check_budget(b), std::invalid_argument);
+  EXPECT_NO_THROW(check_budget(large_photos()));
+}
+
+}  // namespace
+}  // namespace pipebench::bench
