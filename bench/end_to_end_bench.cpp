@@ -17,7 +17,9 @@
 //   per batch unless stated): data_ms, compute_ms, step_ms (the measured loop, ending
 //   with the accelerator idle, per step it could sustain: batches prefetched before the
 //   loop started do not count as speed), bound_ms = max(data_ms, compute_ms), au_pct,
-//   stall_pct, prediction_error_pct (model/bound.h), workers, batch_size, and the CPU
+//   stall_pct, prediction_error_pct (model/bound.h), step_ms_ci (the 95 % t half width of
+//   the loop's mean step over blocks of prefetch + 1 steps, step_ms_blocks of them; with
+//   at least 2 blocks), workers, batch_size, and the CPU
 //   counters of bench/loader_util.h (batch_bytes: what the step copies per batch, a
 //   quarter of float32's for uint8). items_per_second = batch_size / step_ms. Real time.
 //   The step gets the batch as collated (train_step.h): a uint8 batch with its deferred
@@ -51,6 +53,7 @@
 #include "pipeline/callbacks.h"
 #include "bench/what_if_candidates.h"
 #include "model/bound.h"
+#include "model/paired.h"
 #include "pipeline/cuda.h"
 #include "pipeline/region_timer.h"
 #include "pipeline/stage_timers.h"
@@ -151,7 +154,9 @@ class EndToEndCase {
     delay_.restart();
     window_ = std::make_unique<LoaderWindow>(*loader_, system_sampling(ctx_));
     std::string error;
+    step_starts_.reserve(static_cast<size_t>(state_.max_iterations) + 1);
     for (auto _ : state_) {
+      step_starts_.push_back(now_ns());
       const auto batch_region = regions_.scope(Region::Batch);
       try {
         one_step();
@@ -180,6 +185,7 @@ class EndToEndCase {
       if (++done_ == state_.max_iterations) step_->synchronize();
     }
     step_->synchronize();
+    step_starts_.push_back(now_ns());  // the end of the last step
     window_->finish(*loader_);
     // A failure without per-step agreement (one rank, or --sync=none) is agreed on here.
     if (!synced_) {
@@ -227,6 +233,16 @@ class EndToEndCase {
     k["stall_pct"] = bound_.stall_pct;
     k["prediction_error_pct"] = bound_.prediction_error_pct;
     k["data_drift_pct"] = drift_pct_;
+    // How sure step_ms is: the steps' mean in blocks of prefetch + 1 (batch means: with a
+    // prefetch queue consecutive steps are correlated), a 95 % t interval over the blocks
+    // (model/paired.h); only with at least 2 blocks.
+    std::vector<double> steps_ms;
+    for (size_t i = 1; i < step_starts_.size(); ++i) steps_ms.push_back((step_starts_[i] - step_starts_[i - 1]) / 1e6);
+    const auto blocks = model::block_means(steps_ms, static_cast<size_t>(c_.prefetch) + 1);
+    if (blocks.size() >= 2) {
+      k["step_ms_ci"] = model::mean_interval(blocks).half;
+      k["step_ms_blocks"] = static_cast<double>(blocks.size());
+    }
     if (synced_) {
       k["sync_ms"] = sync_ms_;
       k["sync_cpu_ms"] = sync_cpu_ms_ / consumed_;
@@ -378,6 +394,7 @@ class EndToEndCase {
   double compute_ms_ = 0, sync_ms_ = 0, sync_wait_ms_ = 0, sync_cpu_ms_ = 0;
   double drift_pct_ = 0, alone_cpu_ms_ = 0, loop_cpu_drift_pct_ = 0, consumed_ = 1;
   benchmark::IterationCount done_ = 0;
+  std::vector<int64_t> step_starts_;  // now_ns() at each step's start, then the loop's end
   int64_t items_ = 0;
   Bound bound_;
 };

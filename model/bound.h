@@ -46,6 +46,8 @@ struct SweepPoint {
   int workers = 0;
   Bound bound;
   double images_per_second = 0;
+  /// The measured step's 95 % half width, ms (bench: step_ms_ci); absent when not measured.
+  std::optional<double> step_ms_ci;
 };
 
 /// Per-sample cost of one pipeline stage, ms (from the loader's stage timers).

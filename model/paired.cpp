@@ -55,4 +55,38 @@ PairedEstimate paired_estimate(std::span<const double> a, std::span<const double
   return e;
 }
 
+MeanEstimate mean_interval(std::span<const double> x) {
+  MeanEstimate e;
+  e.n = static_cast<int>(x.size());
+  if (e.n == 0) {
+    e.half = std::numeric_limits<double>::infinity();
+    return e;
+  }
+  double sum = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(x[i])) throw std::invalid_argument("mean interval: value " + std::to_string(i) + " is not finite");
+    sum += x[i];
+  }
+  e.mean = sum / e.n;
+  if (e.n < 2) {
+    e.half = std::numeric_limits<double>::infinity();
+    return e;
+  }
+  double ss = 0;
+  for (double v : x) ss += (v - e.mean) * (v - e.mean);
+  e.half = t_quantile_975(e.n - 1) * std::sqrt(ss / (e.n - 1) / e.n);
+  return e;
+}
+
+std::vector<double> block_means(std::span<const double> x, size_t block) {
+  std::vector<double> out;
+  if (block == 0) return out;
+  for (size_t i = 0; i + block <= x.size(); i += block) {
+    double sum = 0;
+    for (size_t k = 0; k < block; ++k) sum += x[i + k];
+    out.push_back(sum / static_cast<double>(block));
+  }
+  return out;
+}
+
 }  // namespace pipebench::model

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <span>
+#include <vector>
 
 namespace pipebench::model {
 
@@ -33,5 +34,20 @@ PairedEstimate paired_estimate(std::span<const double> a, std::span<const double
 
 /// t(0.975, df): the two-sided 95 % Student t quantile; df >= 1.
 double t_quantile_975(int df);
+
+/// A mean with its two-sided 95 % Student t interval, mean +- t(0.975, n - 1) s / sqrt(n).
+struct MeanEstimate {
+  int n = 0;
+  double mean = 0;
+  double half = 0;  ///< infinite with fewer than 2 values
+};
+
+/// The mean of `x` (finite values; std::invalid_argument otherwise) with its interval.
+MeanEstimate mean_interval(std::span<const double> x);
+
+/// Consecutive values of `x` averaged in blocks of `block` (the last, shorter block left
+/// out), for serially correlated series such as a loop's step times: the batch-means
+/// method, whose block means are closer to independent than the values.
+std::vector<double> block_means(std::span<const double> x, size_t block);
 
 }  // namespace pipebench::model

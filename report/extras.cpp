@@ -23,6 +23,7 @@ Extras training_extras(const BenchRun& run, const std::string& pipeline) {
     c.workers = static_cast<int>(std::lround(*w));
     c.async = get("callbacks_async").value_or(0) > 0.5;
     c.step_ms = *step;
+    c.step_ms_ci = get("step_ms_ci");
     c.au_pct = *au;
     c.stall_pct = get("stall_pct").value_or(100 - *au);
     c.callbacks_ms = *cb;
@@ -57,6 +58,8 @@ Extras training_extras(const BenchRun& run, const std::string& pipeline) {
       if (c.async && c.workers == sync->workers && sync->step_ms > 0) {
         e.async_saving_ms = sync->step_ms - c.step_ms;
         e.async_saving_pct = 100 * *e.async_saving_ms / sync->step_ms;
+        if (sync->step_ms_ci && c.step_ms_ci)
+          e.async_saving_ci_ms = std::sqrt(*sync->step_ms_ci * *sync->step_ms_ci + *c.step_ms_ci * *c.step_ms_ci);
       }
   }
   return e;
@@ -66,8 +69,10 @@ void append_extras_text(std::string& out, const Extras& e) {
   if (e.empty()) return;
   appendf(out, "\nTraining extras (callbacks on the loop's thread, per step):\n");
   for (const auto& c : e.cases) {
-    appendf(out, "  %s: step %.2f ms; %.1f %% in callbacks (%.2f ms), AU %.1f %%, stall %.1f %%",
-            c.name.c_str(), c.step_ms, c.callbacks_pct, c.callbacks_ms, c.au_pct, c.stall_pct);
+    std::string ci;
+    if (c.step_ms_ci) appendf(ci, " +-%.2f", *c.step_ms_ci);
+    appendf(out, "  %s: step %.2f%s ms; %.1f %% in callbacks (%.2f ms), AU %.1f %%, stall %.1f %%",
+            c.name.c_str(), c.step_ms, ci.c_str(), c.callbacks_pct, c.callbacks_ms, c.au_pct, c.stall_pct);
     if (c.predicted_step_ms)
       appendf(out, "; predicted %.2f ms = max(data, compute + callbacks) (error %+.1f %%)",
               *c.predicted_step_ms, *c.prediction_error_pct);
@@ -76,10 +81,17 @@ void append_extras_text(std::string& out, const Extras& e) {
   if (!e.costliest.empty())
     appendf(out, "  Costliest callback: %s, %.2f ms per step on the loop's thread.\n",
             e.costliest.c_str(), e.costliest_ms);
-  if (e.async_saving_ms)
-    appendf(out, "  Made async, the callbacks %s %.2f ms per step (%.1f %% of the step), measured "
+  if (e.async_within_noise()) {
+    appendf(out, "  Made async, the callbacks: within noise (%+.2f +-%.2f ms per step, 95 %%, the two "
+            "cases' step intervals combined): no saving can be told from the machine's noise in "
+            "this run.\n", *e.async_saving_ms, *e.async_saving_ci_ms);
+  } else if (e.async_saving_ms) {
+    std::string ci;
+    if (e.async_saving_ci_ms) appendf(ci, " +-%.2f (95 %%, the two cases' step intervals combined)", *e.async_saving_ci_ms);
+    appendf(out, "  Made async, the callbacks %s %.2f%s ms per step (%.1f %% of the step), measured "
             "in this run.\n", *e.async_saving_ms >= 0 ? "saved" : "cost",
-            std::abs(*e.async_saving_ms), std::abs(*e.async_saving_pct));
+            std::abs(*e.async_saving_ms), ci.c_str(), std::abs(*e.async_saving_pct));
+  }
 }
 
 nlohmann::json extras_json(const Extras& e) {
@@ -99,6 +111,8 @@ nlohmann::json extras_json(const Extras& e) {
   j["costliest_ms_per_step"] = e.costliest_ms;
   j["async_saving_ms_per_step"] = e.async_saving_ms ? nlohmann::json(*e.async_saving_ms) : nlohmann::json();
   j["async_saving_pct"] = e.async_saving_pct ? nlohmann::json(*e.async_saving_pct) : nlohmann::json();
+  j["async_saving_ci95_ms_per_step"] = e.async_saving_ci_ms ? nlohmann::json(*e.async_saving_ci_ms) : nlohmann::json();
+  j["async_within_noise"] = e.async_within_noise();
   return j;
 }
 

@@ -12,6 +12,7 @@
 // Nothing here throws; a run without such cases gives an empty Extras.
 #pragma once
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,6 +29,7 @@ struct ExtrasCase {
   int workers = 0;
   bool async = false;      ///< every callback of the set async (callbacks_async)
   double step_ms = 0, au_pct = 0, stall_pct = 0;
+  std::optional<double> step_ms_ci;  ///< step_ms's 95 % half width (bench: over blocks of steps)
   double callbacks_ms = 0, callbacks_pct = 0;      ///< on the loop's thread, per step
   std::vector<std::pair<std::string, double>> per_callback;  ///< label -> ms per step
   /// The bound of a loop whose thread also runs the callbacks (issue 26): max(data_ms,
@@ -42,6 +44,13 @@ struct Extras {
   double costliest_ms = 0;          ///< its ms per step
   std::optional<double> async_saving_ms;   ///< sync step_ms - async step_ms, same workers
   std::optional<double> async_saving_pct;  ///< of the sync step
+  /// The saving's 95 % half width: the two cases' intervals combined, sqrt(a^2 + b^2) (two
+  /// cases run one after the other, not paired: the machine may drift between them);
+  /// absent when either case has none. Within it, the saving is noise, never an effect.
+  std::optional<double> async_saving_ci_ms;
+  bool async_within_noise() const {
+    return async_saving_ms && async_saving_ci_ms && std::abs(*async_saving_ms) <= *async_saving_ci_ms;
+  }
   bool empty() const { return cases.empty(); }
 };
 

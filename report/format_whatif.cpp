@@ -207,6 +207,14 @@ void peer_text(std::string& out, const PeerSummary& p) {
           joined(p.approximated).c_str());
 }
 
+// "27.70 ms" or "27.70 +-0.85 ms (95 %)".
+std::string measured_text(const PredictionCheck& c) {
+  std::string s;
+  if (c.measured_ci_ms) appendf(s, "%.2f +-%.2f ms (95 %%)", c.measured_step_ms, *c.measured_ci_ms);
+  else appendf(s, "%.2f ms", c.measured_step_ms);
+  return s;
+}
+
 void check_text(std::string& out, const PredictionCheck& c) {
   if (c.at_workers_candidate) {
     appendf(out, "Check (the workers fix ran for real: the sweep at %d workers): ", c.workers);
@@ -214,8 +222,9 @@ void check_text(std::string& out, const PredictionCheck& c) {
     appendf(out, "Check (the model against the sweep at %d workers; the workers candidate itself "
             "was not swept): ", c.workers);
   }
-  appendf(out, "step predicted %.2f ms, measured %.2f ms (prediction error %+.1f %%); AU predicted "
-          "%.1f %%, measured %.1f %%.\n", c.predicted_step_ms, c.measured_step_ms, c.error_pct,
+  appendf(out, "step predicted %.2f ms, measured %s (prediction error %+.1f %%%s); AU predicted "
+          "%.1f %%, measured %.1f %%.\n", c.predicted_step_ms, measured_text(c).c_str(), c.error_pct,
+          c.within_noise() ? ", within the measured step's interval: noise" : "",
           c.predicted_au_pct, c.measured_au_pct);
   if (c.over_tolerance())
     appendf(out, "Warning: the prediction is off by more than %.0f %%: the model misses something "
@@ -244,10 +253,11 @@ void append_what_if_text(std::string& out, const Report& r) {
   for (const auto& f : w.fix_checks) {
     const PredictionCheck& c = f.check;
     appendf(out, "Check (the %s fix ran for real, end to end at %d workers): step predicted %.2f ms, "
-            "measured %.2f ms (prediction error %+.1f %%); AU predicted %.1f %%, measured %.1f %%.%s\n",
-            f.label.c_str(), c.workers, c.predicted_step_ms, c.measured_step_ms, c.error_pct,
+            "measured %s (prediction error %+.1f %%%s); AU predicted %.1f %%, measured %.1f %%.%s\n",
+            f.label.c_str(), c.workers, c.predicted_step_ms, measured_text(c).c_str(), c.error_pct,
+            c.within_noise() ? ", within the measured step's interval: noise" : "",
             c.predicted_au_pct, c.measured_au_pct,
-            c.over_tolerance() ? " Off by more than the 5 % tolerance: trust the measured step." : "");
+            c.over_tolerance() && !c.within_noise() ? " Off by more than the 5 % tolerance: trust the measured step." : "");
   }
 }
 
@@ -337,7 +347,9 @@ void add_what_if_json(json& j, const Report& r) {
                   {"predicted_step_ms", c.predicted_step_ms}, {"measured_step_ms", c.measured_step_ms},
                   {"predicted_au_pct", c.predicted_au_pct}, {"measured_au_pct", c.measured_au_pct},
                   {"prediction_error_pct", c.error_pct}, {"tolerance_pct", kCheckTolerancePct},
-                  {"over_tolerance", c.over_tolerance()}};
+                  {"over_tolerance", c.over_tolerance()},
+                  {"measured_step_ci95_ms", c.measured_ci_ms ? json(*c.measured_ci_ms) : json()},
+                  {"within_noise", c.within_noise()}};
   } else {
     j["check"] = nullptr;
   }
@@ -348,7 +360,9 @@ void add_what_if_json(json& j, const Report& r) {
                                {"predicted_step_ms", c.predicted_step_ms}, {"measured_step_ms", c.measured_step_ms},
                                {"predicted_au_pct", c.predicted_au_pct}, {"measured_au_pct", c.measured_au_pct},
                                {"prediction_error_pct", c.error_pct}, {"tolerance_pct", kCheckTolerancePct},
-                               {"over_tolerance", c.over_tolerance()}});
+                               {"over_tolerance", c.over_tolerance()},
+                               {"measured_step_ci95_ms", c.measured_ci_ms ? json(*c.measured_ci_ms) : json()},
+                               {"within_noise", c.within_noise()}});
   }
   j["trust_warnings"] = json::array();
   for (const auto& warning : r.trust.warnings)

@@ -70,6 +70,7 @@ Cases find_sweep(const BenchRun& run, const std::string& recipe) {
     } else {
       p.images_per_second = required_counter(name, *c, "items_per_second");
     }
+    if (auto ci = c->values.find("step_ms_ci"); ci != c->values.end()) p.step_ms_ci = ci->second;
     out.sweep.push_back(p);
     out.names.end_to_end[p.workers] = name;
     if (auto w = c->values.find("worker_wait_ms"); w != c->values.end())

@@ -112,6 +112,7 @@ void read_fix_points(const BenchRun& run, const std::string& pipeline, WhatIfInp
       p.bound.compute_ms = *compute;
       p.bound.step_ms = *step;
       p.bound.au_pct = *au;
+      p.step_ms_ci = get("step_ms_ci");
       in.fix_points[f.label][p.workers] = p;
     }
   }
@@ -395,6 +396,7 @@ std::optional<PredictionCheck> check(const WhatIfInputs& in, const WhatIf& w) {
     c.predicted_au_pct = 100.0 * p.bound.compute_ms / c.predicted_step_ms;
     c.measured_step_ms = p.bound.step_ms;
     c.measured_au_pct = p.bound.au_pct;
+    c.measured_ci_ms = p.step_ms_ci;
     c.error_pct = 100.0 * (c.predicted_step_ms - c.measured_step_ms) / c.measured_step_ms;
     return c;
   }
@@ -500,6 +502,7 @@ WhatIf build_what_if(const WhatIfInputs& in) {
     c.predicted_au_pct = 100.0 * p.bound.compute_ms / c.predicted_step_ms;
     c.measured_step_ms = p.bound.step_ms;
     c.measured_au_pct = p.bound.au_pct;
+    c.measured_ci_ms = p.step_ms_ci;
     c.error_pct = 100.0 * (c.predicted_step_ms - c.measured_step_ms) / c.measured_step_ms;
     w.fix_checks.push_back(fc);
   }

@@ -187,7 +187,12 @@ struct PredictionCheck {
   double predicted_step_ms = 0, measured_step_ms = 0;
   double predicted_au_pct = 0, measured_au_pct = 0;
   double error_pct = 0;               ///< 100 * (predicted - measured) / measured step
+  std::optional<double> measured_ci_ms;  ///< the measured step's 95 % half width (step_ms_ci)
   bool over_tolerance() const;        ///< |error_pct| > kCheckTolerancePct
+  /// The prediction lies within the measured step's interval: the difference is noise.
+  bool within_noise() const {
+    return measured_ci_ms && std::abs(predicted_step_ms - measured_step_ms) <= *measured_ci_ms;
+  }
 };
 
 /// "Your framework's loader" (report/peer.h): what it is and how pipebench's own loader

@@ -355,6 +355,19 @@ TEST(Paired, TIntervalOverBlockDifferencesWorkedByHand) {
   EXPECT_THROW(model::paired_estimate(std::vector<double>{0}, std::vector<double>{1}), std::invalid_argument);
 }
 
+// 10, 12, 14: mean 12, s = 2, t(0.975, 2) = 4.302653: half = 4.302653 x 2 / sqrt(3) = 4.9683.
+TEST(Paired, MeanIntervalAndBlockMeansWorkedByHand) {
+  const std::vector<double> x = {10, 12, 14};
+  const model::MeanEstimate e = model::mean_interval(x);
+  EXPECT_EQ(e.n, 3);
+  EXPECT_DOUBLE_EQ(e.mean, 12);
+  EXPECT_NEAR(e.half, 4.302653 * 2 / std::sqrt(3.0), 1e-5);
+  EXPECT_TRUE(std::isinf(model::mean_interval(std::vector<double>{5}).half));
+  EXPECT_EQ(model::block_means(std::vector<double>{1, 3, 5, 7, 9}, 2), (std::vector<double>{2, 6}));
+  EXPECT_TRUE(model::block_means(x, 0).empty());
+  EXPECT_THROW(model::mean_interval(std::vector<double>{1, std::nan("")}), std::invalid_argument);
+}
+
 TEST(Paired, ASavingWithinNoiseIsNeverRecommendedAndTheControlIsChecked) {
   Written w;
   add_sweep(w, "emulated", 120, 120);  // data-bound: a fix would be recommended
