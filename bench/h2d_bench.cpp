@@ -8,6 +8,10 @@
 // after the wait (pipebench's waits sleep: pipeline/cuda.h), some microseconds against
 // copies of milliseconds.
 // Manual time; GB_per_second = 1e9 bytes/s; batch_bytes = the bytes copied per iteration.
+// BM_H2D/pinned/async/peak:256MiB: the same asynchronous pinned copy of 256 MiB, whatever
+// the pipeline: the peak host-to-device rate of this machine's link measured in the same run,
+// which each batch's pinned GB_per_second is compared with (scripts/gpu-suite.sh: pinned as
+// a percentage of the peak). Its items are bytes / 1 MiB.
 // Registered only where a CUDA device exists.
 #include <benchmark/benchmark.h>
 
@@ -22,12 +26,15 @@
 namespace pipebench::bench {
 namespace {
 
+constexpr size_t kPeakBytes = size_t{256} << 20;
+
+// batch > 0: that many of the pipeline's samples; batch == 0: kPeakBytes.
 void BM_H2D(benchmark::State& state, BenchContext& ctx, MemoryKind memory, bool async, int batch) {
   if (!cuda_available()) {
     ctx.fail_case(state, ("no CUDA device: " + cuda_info().reason).c_str());
     return;
   }
-  const size_t bytes = static_cast<size_t>(batch) * ctx.config().pipeline->output().bytes();
+  const size_t bytes = batch > 0 ? static_cast<size_t>(batch) * ctx.config().pipeline->output().bytes() : kPeakBytes;
   try {
     HostBuffer host(bytes, memory);
     std::memset(host.data(), 1, bytes);  // touch every page before timing
@@ -54,7 +61,7 @@ void BM_H2D(benchmark::State& state, BenchContext& ctx, MemoryKind memory, bool 
     ctx.fail_case(state, e.what());
     return;
   }
-  state.SetItemsProcessed(state.iterations() * batch);
+  state.SetItemsProcessed(state.iterations() * (batch > 0 ? batch : static_cast<int64_t>(bytes >> 20)));
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
   state.counters["batch_bytes"] = static_cast<double>(bytes);
   state.counters["GB_per_second"] = benchmark::Counter(
@@ -80,6 +87,11 @@ void register_h2d_benchmarks(BenchContext& ctx) {
       }
     }
   }
+  model::CaseKey peak;
+  peak.family = model::Family::kH2D;
+  peak.op = memory_kind_name(MemoryKind::kPinned);
+  peak.detail = "async/peak:" + std::to_string(kPeakBytes >> 20) + "MiB";
+  register_case(ctx, peak, BM_H2D, MemoryKind::kPinned, true, 0)->UseManualTime()->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace pipebench::bench

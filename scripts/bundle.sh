@@ -26,6 +26,8 @@
 #             asked for (transforms/opencv_codecs.h).
 #   MANIFEST.txt   the build, each bundled library and its Debian package, the newest
 #                  GLIBC / GLIBCXX symbol versions the bundle needs from the target.
+#   gpu-suite.sh   every GPU figure in one call, within 9 minutes (scripts/gpu-suite.sh),
+#                  with its helpers in scripts/ (gpu_suite_summary.py, cnn_torch_check.py)
 # Binaries and tests get the RUNPATH $ORIGIN/../lib:/usr/local/cuda/lib64, libraries
 # $ORIGIN (patchelf, Debian package patchelf: scripts/setup.sh). A CUDA 13 elsewhere than
 # /usr/local/cuda is found through LD_LIBRARY_PATH, which the loader searches first.
@@ -46,7 +48,7 @@ while [ $# -gt 0 ]; do
     --build) build="${2:?--build needs a directory}"; shift 2 ;;
     --build=*) build="${1#--build=}"; shift ;;
     --check) check_only=1; shift ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
     -*) echo "bundle: unknown option $1" >&2; exit 2 ;;
     *) out="$1"; shift ;;
   esac
@@ -199,35 +201,70 @@ cat > "$out/tests/run-gpu-tests.sh" <<'EOF'
 #   1. cuDNN 9's run-time libraries (CudnnLibraries.*): cuDNN dlopens its sub-libraries,
 #      cuBLASLt and NVRTC through LD_LIBRARY_PATH and its own directory, not the bundle's
 #      RUNPATH; this says which it will not find and the LD_LIBRARY_PATH to set.
-#   2. The CUDA, pinned-memory, NVML and CUDA-event region-timer tests (what
-#      `ctest -R 'Cuda|Pinned|Nvml|RegionTimer.CudaEventClock'` runs in a build tree).
-#      --sanitizer: each test binary under compute-sanitizer --tool memcheck as well.
+#   2. The CUDA, pinned-memory, NVML, CUDA-event region-timer and device batch-operator
+#      tests (what `ctest -R 'Cuda|Pinned|Nvml|RegionTimer.CudaEventClock'` runs in a
+#      build tree).
 #   3. Where a GPU is visible (nvidia-smi -L): BM_TrainStep of both real baselines, each
 #      named with --baseline (on a GPU the default is the ~1-2 ms MLP, which a run must not
 #      be mistaken for), on a tiny synthetic dataset in a temporary folder.
+# Options (gpu-suite.sh uses them to run the tests and their sanitizer pass apart):
+#   --sanitizer       each test binary of step 2 also under compute-sanitizer --tool memcheck
+#   --sanitizer-only  step 2 under compute-sanitizer only (no plain pass, no step 1)
+#   --tests-only      no step 3
+#   --timeout S       bound each test binary's run (each pass) by S seconds (`timeout`); one
+#                     that runs out is reported ("timed out after S s") and fails the run
+# Exit status: 0 every check passed (or skipped without a device), 1 one failed, 2 usage or
+# compute-sanitizer missing.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bin="$here/../bin"
 filter='*Cuda*:*Pinned*:Nvml.*:RegionTimer.CudaEventClock'
 sanitizer=""
-if [ "${1:-}" = "--sanitizer" ]; then
+plain=1
+bench=1
+limit=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --sanitizer) sanitizer=1; shift ;;
+    --sanitizer-only) sanitizer=1; plain=0; shift ;;
+    --tests-only) bench=0; shift ;;
+    --timeout) limit="${2:?--timeout needs seconds}"; shift 2 ;;
+    --timeout=*) limit="${1#--timeout=}"; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "run-gpu-tests: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+if [ -n "$sanitizer" ]; then
   sanitizer="$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")"
   [ -x "$sanitizer" ] || { echo "run-gpu-tests: compute-sanitizer not found (PATH or \$CUDA_HOME/bin)" >&2; exit 2; }
 fi
+bounded() {  # bounded NAME CMD...: CMD under `timeout $limit` when --timeout was given
+  local name="$1" rc=0
+  shift
+  if [ -n "$limit" ]; then timeout -k 5 "$limit" "$@" || rc=$?; else "$@" || rc=$?; fi
+  if [ -n "$limit" ] && { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; }; then
+    echo "run-gpu-tests: $name timed out after $limit s"
+  fi
+  return "$rc"
+}
 rc=0
-if [ -x "$here/train_step_cnn_test" ]; then
+if [ "$plain" -eq 1 ] && [ -x "$here/train_step_cnn_test" ]; then
   echo "== cuDNN 9 run-time libraries"
-  "$here/train_step_cnn_test" --gtest_filter='CudnnLibraries.*' --gtest_brief=1 || rc=1
+  bounded train_step_cnn_test "$here/train_step_cnn_test" --gtest_filter='CudnnLibraries.*' --gtest_brief=1 || rc=1
 fi
 for t in "$here"/*_test; do
-  echo "== $(basename "$t")"
-  "$t" --gtest_filter="$filter" || rc=1
+  if [ "$plain" -eq 1 ]; then
+    echo "== $(basename "$t")"
+    bounded "$(basename "$t")" "$t" --gtest_filter="$filter" || rc=1
+  fi
   if [ -n "$sanitizer" ]; then
     echo "== $(basename "$t") under compute-sanitizer memcheck"
-    "$sanitizer" --tool memcheck --error-exitcode 1 "$t" --gtest_filter="$filter" || rc=1
+    bounded "$(basename "$t") under compute-sanitizer" "$sanitizer" --tool memcheck --error-exitcode 1 "$t" --gtest_filter="$filter" || rc=1
   fi
 done
-if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && [ -x "$bin/pipebench" ]; then
+if [ "$bench" -eq 0 ]; then
+  :
+elif command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && [ -x "$bin/pipebench" ]; then
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
   "$bin/pipebench-data" synthetic "$tmp/data" --count 64 --classes 4 --width 500 --height 375 >/dev/null || rc=1
@@ -242,6 +279,14 @@ fi
 exit $rc
 EOF
 chmod +x "$out/tests/run-gpu-tests.sh"
+# The GPU suite (scripts/gpu-suite.sh) at the root, its helpers in scripts/ (not patched:
+# they are not ELF files).
+cp "$repo/scripts/gpu-suite.sh" "$out/gpu-suite.sh"
+mkdir -p "$out/scripts"
+for s in gpu_suite_summary.py cnn_torch_check.py; do
+  if [ -f "$repo/scripts/$s" ]; then cp "$repo/scripts/$s" "$out/scripts/"; fi
+done
+chmod +x "$out/gpu-suite.sh"
 
 echo "bundle: $out ($(du -sh "$out" | cut -f1)): ${#binaries[@]} binaries, ${#tests[@]} test binaries, ${#copied[@]} libraries"
 check_bundle "$out" || exit 1
