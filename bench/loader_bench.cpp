@@ -16,13 +16,16 @@
 // BM_StageTimers/<pipeline>/workers:1: what the stage timers cost. Each iteration runs the
 // loader with timers on and off, in alternating order (a fresh, warmed-up loader each),
 // --steps batches each; on_ms and off_ms are the loader's time per batch, overhead_pct =
-// 100 * (on - off) / off. A ratio within one run: on a shared machine noise of a percent
-// or two shows, negative overheads included.
+// 100 * (on - off) / off, overhead_ci_pct its 95 % t half width over the iterations' pairs
+// (model/paired.h), pairs. A ratio within one run: on a shared machine noise of a percent
+// or two shows, negative overheads included. --steps batches per loader, or what
+// --budget allows (bench/case_budget.h); batches = all loaders' batches.
 #include <benchmark/benchmark.h>
 
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "model/paired.h"
 #include "bench/loader_util.h"
 #include "bench/packed_copy.h"
 #include "pipeline/stage_timers.h"
@@ -77,12 +80,17 @@ void BM_StageTimers(benchmark::State& state, BenchContext& ctx,
   const int steps = ctx.budget().steps(1, 4, 4, 1);
   double on_ms = 0, off_ms = 0;
   int64_t images = 0;
+  std::vector<double> pair_pct;  // per iteration: on / off - 1, %
   bool on_first = true;
   for (auto _ : state) {
     try {
       // Alternate which goes first, so drift in the machine's speed cancels out.
+      double on = 0, off = 0;
       for (bool timers : {on_first, !on_first})
-        (timers ? on_ms : off_ms) += loader_ms_per_batch(ctx, pipeline, 1, timers, steps, &images);
+        (timers ? on : off) = loader_ms_per_batch(ctx, pipeline, 1, timers, steps, &images);
+      on_ms += on;
+      off_ms += off;
+      if (off > 0) pair_pct.push_back(100.0 * (on / off - 1));
       on_first = !on_first;
     } catch (const std::exception& e) {
       ctx.fail_case(state, e.what());
@@ -95,6 +103,9 @@ void BM_StageTimers(benchmark::State& state, BenchContext& ctx,
   state.counters["on_ms"] = on_ms / n;
   state.counters["off_ms"] = off_ms / n;
   state.counters["overhead_pct"] = 100.0 * (on_ms - off_ms) / off_ms;
+  // The pairs' 95 % t interval (model/paired.h): with two pairs, wide (t = 12.7).
+  if (pair_pct.size() >= 2) state.counters["overhead_ci_pct"] = model::mean_interval(pair_pct).half;
+  state.counters["pairs"] = static_cast<double>(pair_pct.size());
 }
 
 }  // namespace

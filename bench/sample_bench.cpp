@@ -13,6 +13,7 @@
 // samples of a last, unfilled batch have not paid their share in items_per_second.
 // BM_Sample/<pipeline>/<change>: the what-if candidates of the run's pipeline (below);
 // presized:<N> adds presize_shorter_side_px and presize_jpeg_quality.
+// BM_Sample/casestudy/pair:casestudy_shifts: the case study's two recipes paired.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -280,6 +281,15 @@ void register_sample_benchmarks(BenchContext& ctx) {
   register_case(ctx, key(mine->name(), "control", "aa"), BM_SamplePaired, mine,
                 std::shared_ptr<const Pipeline>(Pipeline::build(mine->spec(), mine->decode_options())))
       ->Unit(benchmark::kMicrosecond);
+  // The case study (report: "Case study"), paired as a candidate is: the casestudy recipe
+  // (RandomMask dilated by convolution) against casestudy_shifts (by boolean shifts), A B B A
+  // over the same images with the same draws: BM_Sample/casestudy/pair:casestudy_shifts.
+  const auto names = recipe_names();
+  if (std::find(names.begin(), names.end(), "casestudy") != names.end() &&
+      std::find(names.begin(), names.end(), "casestudy_shifts") != names.end())
+    register_case(ctx, key("casestudy", "pair", "casestudy_shifts"), BM_SamplePaired,
+                  build_recipe("casestudy", ctx.config().size), build_recipe("casestudy_shifts", ctx.config().size))
+        ->Unit(benchmark::kMicrosecond);
   // Presizing rewrites an ImageFolder tree; shards (--data of tar files) have none.
   if (const auto& copy = ctx.presized_copy())
     register_case(ctx, key(mine->name(), "presized", std::to_string(copy->shorter_side())),

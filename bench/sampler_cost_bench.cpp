@@ -8,7 +8,8 @@
 // and neither side always comes first.
 // Counters: on_ms, off_ms (the loader's ms per batch produced, means over the pairs),
 // overhead_pct = 100 x (on - off) / off (a ratio inside one run; on a shared machine noise
-// of a percent or two shows, negative values included); sampler_cores = the sampler
+// of a percent or two shows, negative values included), overhead_ci_pct (the 95 % t half
+// width over the pairs' on / off - 1, model/paired.h) and pairs; sampler_cores = the sampler
 // thread's own CPU time / wall time while on (measured directly, CLOCK_THREAD_CPUTIME_ID),
 // and sampler_cost_pct = 100 x sampler_cores / cpu_cores_used: the share of the loader's
 // CPU the sampler takes, the overhead to expect when the cores are the bottleneck, without
@@ -19,6 +20,7 @@
 #include <algorithm>
 
 #include "bench/benchmarks.h"
+#include "model/paired.h"
 #include "bench/loader_util.h"
 #include "bench/machine.h"
 
@@ -41,6 +43,7 @@ void BM_SystemSampler(benchmark::State& state, BenchContext& ctx,
   double on_ms = 0, off_ms = 0, sampler_cpu_ms = 0, on_wall_ms = 0, on_cpu_ms = 0;
   const int steps = ctx.budget().steps(workers, 2 * kPairs, 1, 1);  // 8 windows, one warm-up
   int64_t i = 0, images = 0;
+  std::vector<double> on_each, off_each;  // per window, ms per batch, in pair order
   for (auto _ : state) {
     const bool on = i % 4 == 0 || i % 4 == 3;  // A B B A
     ++i;
@@ -53,6 +56,7 @@ void BM_SystemSampler(benchmark::State& state, BenchContext& ctx,
     w.finish(*loader);
     images += w.produced;
     const double ms = w.wall_ms / std::max(1e-9, w.produced_batches(c.batch));
+    (on ? on_each : off_each).push_back(ms);
     if (on) {
       on_ms += ms;
       sampler_cpu_ms += w.sampler_cpu_ms;
@@ -69,6 +73,12 @@ void BM_SystemSampler(benchmark::State& state, BenchContext& ctx,
   state.counters["on_ms"] = on_ms / pairs;
   state.counters["off_ms"] = off_ms / pairs;
   state.counters["overhead_pct"] = 100.0 * (on_ms - off_ms) / std::max(1e-9, off_ms);
+  // Per pair (A B, then B A, ...): on / off - 1, %, and its 95 % t interval (model/paired.h).
+  std::vector<double> pair_pct;
+  for (size_t k = 0; k < std::min(on_each.size(), off_each.size()); ++k)
+    if (off_each[k] > 0) pair_pct.push_back(100.0 * (on_each[k] / off_each[k] - 1));
+  if (pair_pct.size() >= 2) state.counters["overhead_ci_pct"] = model::mean_interval(pair_pct).half;
+  state.counters["pairs"] = static_cast<double>(pair_pct.size());
   const double sampler_cores = sampler_cpu_ms / std::max(1e-9, on_wall_ms);
   state.counters["sampler_cores"] = sampler_cores;
   state.counters["sampler_cost_pct"] = 100.0 * sampler_cpu_ms / std::max(1e-9, on_cpu_ms);

@@ -124,24 +124,35 @@ std::optional<SamplerCost> sampler_cost(const BenchRun& run, const std::string& 
     const auto get = [&](const char* f) { return run.value(name, f); };
     const auto cost = get("sampler_cost_pct"), over = get("overhead_pct"), cores = get("sampler_cores");
     if (!cost || !over || !cores) continue;
-    return SamplerCost{name,
-                       static_cast<int>(std::lround(get("workers").value_or(0))), *cores, *cost, *over};
+    SamplerCost c{name, static_cast<int>(std::lround(get("workers").value_or(0))), *cores, *cost, *over};
+    c.overhead_ci_pct = get("overhead_ci_pct");
+    c.pairs = static_cast<int>(std::lround(get("pairs").value_or(0)));
+    return c;
   }
   return std::nullopt;
 }
 
 void append_sampler_cost_text(std::string& out, const std::optional<SamplerCost>& c) {
   if (!c) return;
+  std::string ab;
+  if (c->overhead_ci_pct && std::abs(c->overhead_pct) <= *c->overhead_ci_pct)
+    appendf(ab, "within noise (%+.1f +-%.1f %% ms per batch, 95 %%, %d pairs)", c->overhead_pct,
+            *c->overhead_ci_pct, c->pairs);
+  else if (c->overhead_ci_pct)
+    appendf(ab, "%+.1f +-%.1f %% ms per batch (95 %%, %d pairs)", c->overhead_pct, *c->overhead_ci_pct, c->pairs);
+  else
+    appendf(ab, "%+.1f %% ms per batch (no interval: fewer than 2 pairs)", c->overhead_pct);
   appendf(out, "\nSystem sampler's cost (%s): its thread used %.4f cores, %.2f %% of the loader's CPU "
-          "at %d workers (measured directly; target < 1 %%); the loader with it on vs off, A B B A: "
-          "%+.1f %% ms per batch (a ratio inside one run, noisy on a shared machine).\n",
-          c->name.c_str(), c->sampler_cores, c->cost_pct, c->workers, c->overhead_pct);
+          "at %d workers (measured directly; target < 1 %%); the loader with it on vs off, paired A B "
+          "B A: %s.\n", c->name.c_str(), c->sampler_cores, c->cost_pct, c->workers, ab.c_str());
 }
 
 nlohmann::json sampler_cost_json(const std::optional<SamplerCost>& c) {
   if (!c) return nullptr;
   return {{"case", c->name}, {"workers", c->workers}, {"sampler_cores", c->sampler_cores},
-          {"sampler_cost_pct", c->cost_pct}, {"overhead_pct", c->overhead_pct}};
+          {"sampler_cost_pct", c->cost_pct}, {"overhead_pct", c->overhead_pct},
+          {"overhead_ci95_pct", c->overhead_ci_pct ? nlohmann::json(*c->overhead_ci_pct) : nlohmann::json()},
+          {"pairs", c->pairs}};
 }
 
 }  // namespace pipebench::report

@@ -62,6 +62,8 @@ struct SamplerCost {
   std::string name;
   int workers = 0;
   double sampler_cores = 0, cost_pct = 0, overhead_pct = 0;
+  std::optional<double> overhead_ci_pct;  ///< the on/off pairs' 95 % half width, %
+  int pairs = 0;
 };
 std::optional<SamplerCost> sampler_cost(const BenchRun& run, const std::string& pipeline);
 /// One line (nothing without the case).

@@ -119,11 +119,24 @@ void findings(std::string& out, const Report& r) {
     appendf(out, "Case study (PyTorch profiler): RandomMask with dilation by convolution %.3f ms, "
             "by boolean shifts %.3f ms (%.1fx faster)", *r.mask_conv_ms, *r.mask_shifts_ms,
             *r.mask_conv_ms / *r.mask_shifts_ms);
-    if (r.casestudy_ms && r.casestudy_shifts_ms) {
-      appendf(out, "; the casestudy sample %.3f -> %.3f ms (%.0f %% less); the convolution mask "
-              "is %.0f %% of the original sample", *r.casestudy_ms, *r.casestudy_shifts_ms,
-              100 * (1 - *r.casestudy_shifts_ms / *r.casestudy_ms),
+    if (r.casestudy_ms && r.casestudy_saving_ms && r.casestudy_saving_ci_ms) {
+      // Paired (BM_Sample/casestudy/pair:casestudy_shifts): the saving with its interval.
+      const double s = *r.casestudy_saving_ms, ci = *r.casestudy_saving_ci_ms;
+      if (std::abs(s) <= ci)
+        appendf(out, "; the casestudy sample with shifts: within noise (%+.3f +-%.3f ms per sample, "
+                "95 %%, paired)", s, ci);
+      else
+        appendf(out, "; the casestudy sample with shifts %s %.3f +-%.3f ms per sample (95 %%, paired; "
+                "%.0f %% of %.3f ms)", s > 0 ? "saves" : "costs", std::abs(s), ci,
+                100 * std::abs(s) / *r.casestudy_ms, *r.casestudy_ms);
+      appendf(out, "; the convolution mask is %.0f %% of the original sample",
               100 * *r.mask_conv_ms / *r.casestudy_ms);
+    } else if (r.casestudy_ms && r.casestudy_shifts_ms) {
+      // Two unpaired cases (a run from before the pair): no interval, so no sign is claimed.
+      appendf(out, "; the casestudy sample %.3f and with shifts %.3f ms (two cases one after the "
+              "other, unpaired: a difference this run cannot size against its noise); the "
+              "convolution mask is %.0f %% of the original sample", *r.casestudy_ms,
+              *r.casestudy_shifts_ms, 100 * *r.mask_conv_ms / *r.casestudy_ms);
     }
     appendf(out, ".\n");
   }
@@ -226,7 +239,9 @@ json to_json(const Report& r) {
     j["casestudy_dilation"] = {{"mask_conv_ms", *r.mask_conv_ms},
                                {"mask_shifts_ms", *r.mask_shifts_ms},
                                {"sample_ms", opt(r.casestudy_ms)},
-                               {"sample_shifts_ms", opt(r.casestudy_shifts_ms)}};
+                               {"sample_shifts_ms", opt(r.casestudy_shifts_ms)},
+                               {"paired_saving_ms", opt(r.casestudy_saving_ms)},
+                               {"paired_saving_ci95_ms", opt(r.casestudy_saving_ci_ms)}};
   add_what_if_json(j, r);
   j["training_extras"] = extras_json(r.extras);
   j["storage"] = storage_json(r.storage);

@@ -204,6 +204,11 @@ Report build_report(const BenchRun& run) {
   r.mask_shifts_ms = run.ms_per_item(model::transform_case("random_mask", "dilation:shifts"));
   r.casestudy_ms = run.ms_per_item(model::sample_case("casestudy"));
   r.casestudy_shifts_ms = run.ms_per_item(model::sample_case("casestudy_shifts"));
+  model::CaseKey pair = model::sample_case("casestudy");
+  pair.variant = "pair";
+  pair.variant_param = "casestudy_shifts";
+  r.casestudy_saving_ms = run.value(pair.name(), "paired_saving_ms");
+  r.casestudy_saving_ci_ms = run.value(pair.name(), "paired_saving_ci_ms");
   return r;
 }
 

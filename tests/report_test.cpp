@@ -374,6 +374,30 @@ TEST(Verdict, TheSweepSaysWhatItRestsOn) {
   EXPECT_EQ(to_json(r)["sweep"][0]["batches"], 4);
 }
 
+// The case study's line (issue 26 item 4): from the paired case, with its interval; a
+// saving inside it is noise; without the pair, no sign is claimed.
+TEST(CaseStudy, ThePairedSavingWithItsIntervalOrNoise) {
+  std::vector<json> rows = data_bound_rows();
+  rows.push_back(row("BM_Transform/random_mask/dilation:conv", {{"items_per_second", 1000 / 0.172}}));
+  rows.push_back(row("BM_Transform/random_mask/dilation:shifts", {{"items_per_second", 1000 / 0.061}}));
+  rows.push_back(sample("casestudy", 1000 / 0.737));
+  rows.push_back(sample("casestudy_shifts", 1000 / 0.604));
+  std::string text = format_text(report_of(run_doc(rows)));
+  EXPECT_NE(text.find("the casestudy sample 0.737 and with shifts 0.604 ms (two cases one after the "
+                      "other, unpaired"), std::string::npos) << text;
+  EXPECT_EQ(text.find("less"), std::string::npos) << text;
+  rows.push_back(row("BM_Sample/casestudy/pair:casestudy_shifts",
+                     {{"paired_saving_ms", 0.133}, {"paired_saving_ci_ms", 0.012}, {"paired_blocks", 16}}));
+  text = format_text(report_of(run_doc(rows)));
+  EXPECT_NE(text.find("the casestudy sample with shifts saves 0.133 +-0.012 ms per sample (95 %, "
+                      "paired; 18 % of 0.737 ms)"), std::string::npos) << text;
+  rows.back() = row("BM_Sample/casestudy/pair:casestudy_shifts",
+                    {{"paired_saving_ms", -0.005}, {"paired_saving_ci_ms", 0.012}, {"paired_blocks", 16}});
+  text = format_text(report_of(run_doc(rows)));
+  EXPECT_NE(text.find("the casestudy sample with shifts: within noise (-0.005 +-0.012 ms per sample"),
+            std::string::npos) << text;
+}
+
 TEST(FixFirst, NotNamedWithoutASweep) {
   const Report r = report_of(run_doc({loader(1, 64), loader(2, 32)}));
   EXPECT_FALSE(r.data_bound());

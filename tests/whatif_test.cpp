@@ -590,6 +590,14 @@ TEST(TrainingExtras, SystemSamplerCostIsReportedFromItsCase) {
   EXPECT_DOUBLE_EQ(to_json(r)["system_sampler"]["sampler_cost_pct"].get<double>(), 0.35);
   EXPECT_EQ(r.verdict.sweep.size(), 2u);
   EXPECT_FALSE(report_of(run_doc(sweep_rows(25))).sampler.has_value());
+  // With the pairs' interval: +1.0 +-2.0 % holds 0, so it is noise.
+  rows.back()["overhead_ci_pct"] = 2.0;
+  rows.back()["pairs"] = 4;
+  EXPECT_NE(format_text(report_of(run_doc(rows))).find("paired A B B A: within noise (+1.0 +-2.0 % ms "
+                                                       "per batch, 95 %, 4 pairs)"), std::string::npos);
+  rows.back()["overhead_ci_pct"] = 0.5;
+  EXPECT_NE(format_text(report_of(run_doc(rows))).find("paired A B B A: +1.0 +-0.5 % ms per batch"),
+            std::string::npos);
 }
 
 // --- trust ----------------------------------------------------------------------------------
