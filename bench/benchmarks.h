@@ -39,6 +39,7 @@ void register_transform_benchmarks(BenchContext& ctx);
 void register_sample_benchmarks(BenchContext& ctx);
 void register_collate_benchmarks(BenchContext& ctx);
 void register_h2d_benchmarks(BenchContext& ctx);
+void register_device_op_benchmarks(BenchContext& ctx);  // device batch operators (CUDA)
 void register_loader_benchmarks(BenchContext& ctx);
 void register_sampler_cost_benchmarks(BenchContext& ctx);  // BM_SystemSampler
 void register_end_to_end_benchmarks(BenchContext& ctx);
@@ -51,6 +52,7 @@ inline void register_all_benchmarks(BenchContext& ctx) {
   register_sample_benchmarks(ctx);
   register_collate_benchmarks(ctx);
   register_h2d_benchmarks(ctx);
+  register_device_op_benchmarks(ctx);
   register_loader_benchmarks(ctx);
   register_sampler_cost_benchmarks(ctx);
   register_end_to_end_benchmarks(ctx);

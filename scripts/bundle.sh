@@ -8,7 +8,7 @@
 # OUT (default build/pipebench-bundle) gets:
 #   bin/      pipebench, pipebench-report, pipebench-data
 #   tests/    the test binaries with CUDA tests (cuda_test, train_step_test,
-#             train_step_cnn_test, loader_test, region_timer_test, nvml_test)
+#             train_step_cnn_test, loader_test, region_timer_test, nvml_test, device_ops_test)
 #             and run-gpu-tests.sh: first the cuDNN library check (which of cuDNN 9's
 #             run-time libraries cuDNN will not find, and the LD_LIBRARY_PATH to set), then
 #             their CUDA, pinned-memory, NVML and CUDA-event region-timer tests (optionally
@@ -135,7 +135,7 @@ for b in bench/pipebench bench/pipebench-report datasets/pipebench-data; do
   binaries+=("$build/$b")
 done
 tests=()
-for t in cuda_test train_step_test train_step_cnn_test loader_test region_timer_test nvml_test; do
+for t in cuda_test train_step_test train_step_cnn_test loader_test region_timer_test nvml_test device_ops_test; do
   if [ -x "$build/tests/$t" ]; then tests+=("$build/tests/$t"); else echo "bundle: note: $build/tests/$t not built, left out"; fi
 done
 

@@ -268,7 +268,7 @@ def log_sections(log_path, lines):
     lines.append("")
     lines.append("| binary | passed | skipped | failed |")
     lines.append("|---|---:|---:|---:|")
-    for name, body in re.findall(r"^== (\S+_test)\n(.*?)(?=^== |\Z)", plain, re.S | re.M):
+    for name, body in re.findall(r"^== (.+?)\n(.*?)(?=^== |\Z)", plain, re.S | re.M):
         passed = re.search(r"\[  PASSED  \] (\d+) test", body)
         skipped = re.search(r"\[  SKIPPED \] (\d+) test", body)
         failed = re.findall(r"^\[  FAILED  \] (\S+)(?: \(| *$)", body, re.M)

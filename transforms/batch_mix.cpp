@@ -29,13 +29,86 @@ void mix_pair(float* a, float* b, size_t n, float lam) {
   }
 }
 
-void mix_labels(BatchData& b, float lam) {
-  const auto k = static_cast<size_t>(b.num_classes);
-  for (int i = 0, j = b.size - 1; i < j; ++i, --j)
-    mix_pair(b.soft_labels + i * k, b.soft_labels + j * k, k, lam);
+void mix_labels(BatchData& b, float lam) { mix_soft_labels(b.soft_labels, b.size, b.num_classes, lam); }
+
+void check_box(const CropWindow& box, int height, int width, const char* what) {
+  if (box.x < 0 || box.y < 0 || box.width < 0 || box.height < 0 || box.x + box.width > width ||
+      box.y + box.height > height)
+    throw std::invalid_argument(std::string(what) + ": the box lies outside the " + std::to_string(height) +
+                                " x " + std::to_string(width) + " image");
+}
+
+void check_u8(const uint8_t* data, int n, const char* what) {
+  if (n < 0) throw std::invalid_argument(std::string(what) + ": batch size < 0");
+  if (data == nullptr && n > 0) throw std::invalid_argument(std::string(what) + ": null batch");
 }
 
 }  // namespace
+
+void mix_soft_labels(float* soft_labels, int n, int num_classes, float lam) {
+  check_lam(lam, "mixup");
+  const auto k = static_cast<size_t>(num_classes);
+  for (int i = 0, j = n - 1; i < j; ++i, --j) mix_pair(soft_labels + i * k, soft_labels + j * k, k, lam);
+}
+
+float cut_lam(int height, int width, const CropWindow& box) {
+  return 1.0f - static_cast<float>(box.width) * box.height / (static_cast<float>(width) * height);
+}
+
+void mix_batch_u8(uint8_t* data, int n, size_t sample_bytes, float lam) {
+  check_lam(lam, "mixup");
+  check_u8(data, n, "mixup");
+  const float mu = 1.0f - lam;
+  // Each product and the sum rounded on their own (no fused multiply-add: the x86-64
+  // baseline has none, and the device kernel uses __fmul_rn / __fadd_rn to match).
+  const auto mix = [&](uint8_t x, uint8_t y) {
+    const float v = std::nearbyint(lam * static_cast<float>(x) + mu * static_cast<float>(y));
+    return static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f));
+  };
+  for (int i = 0, j = n - 1; i < j; ++i, --j) {
+    uint8_t* a = data + i * sample_bytes;
+    uint8_t* b = data + j * sample_bytes;
+    for (size_t k = 0; k < sample_bytes; ++k) {
+      const uint8_t x = a[k], y = b[k];
+      a[k] = mix(x, y);
+      b[k] = mix(y, x);
+    }
+  }
+}
+
+void cut_batch_u8_nhwc(uint8_t* data, int n, int height, int width, int channels, const CropWindow& box) {
+  check_u8(data, n, "cutmix");
+  check_box(box, height, width, "cutmix");
+  const size_t row = static_cast<size_t>(width) * channels, sample = row * height;
+  for (int i = 0, j = n - 1; i < j; ++i, --j) {
+    for (int y = box.y; y < box.y + box.height; ++y) {
+      const size_t off = y * row + static_cast<size_t>(box.x) * channels;
+      std::swap_ranges(data + i * sample + off, data + i * sample + off + static_cast<size_t>(box.width) * channels,
+                       data + j * sample + off);
+    }
+  }
+}
+
+MixDraw draw_mix(const MixParams& p, int height, int width, Rng& rng) {
+  MixDraw d;
+  if (!rng.bernoulli(p.prob)) return d;
+  d.apply = true;
+  d.cut = p.cutmix_alpha > 0.0;
+  if (p.mixup_alpha > 0.0 && p.cutmix_alpha > 0.0) d.cut = rng.bernoulli(p.switch_prob);
+  const double alpha = d.cut ? p.cutmix_alpha : p.mixup_alpha;
+  d.lam = rng.beta(alpha, alpha);
+  if (d.cut) d.box = cutmix_box(height, width, d.lam, rng);
+  return d;
+}
+
+void apply_mix(BatchData& b, const MixDraw& d) {
+  if (!d.apply) return;
+  if (d.cut) {
+    cut_batch(b, d.box);
+  } else {
+    mix_batch(b, static_cast<float>(d.lam));
+  }
+}
 
 void one_hot_labels(BatchData& b) {
   need_soft_labels(b, "one_hot_labels");
@@ -71,10 +144,7 @@ CropWindow cutmix_box(int height, int width, double lam, Rng& rng) {
 
 float cut_batch(BatchData& b, const CropWindow& box) {
   need_soft_labels(b, "cutmix");
-  if (box.x < 0 || box.y < 0 || box.width < 0 || box.height < 0 || box.x + box.width > b.width ||
-      box.y + box.height > b.height)
-    throw std::invalid_argument("cutmix: the box lies outside the " + std::to_string(b.height) + " x " +
-                                std::to_string(b.width) + " image");
+  check_box(box, b.height, b.width, "cutmix");
   const size_t n = b.sample_floats(), plane = static_cast<size_t>(b.height) * b.width;
   for (int i = 0, j = b.size - 1; i < j; ++i, --j) {
     for (int c = 0; c < b.channels; ++c) {
@@ -86,7 +156,7 @@ float cut_batch(BatchData& b, const CropWindow& box) {
       }
     }
   }
-  const float lam = 1.0f - static_cast<float>(box.width) * box.height / (static_cast<float>(b.width) * b.height);
+  const float lam = cut_lam(b.height, b.width, box);
   mix_labels(b, lam);
   return lam;
 }

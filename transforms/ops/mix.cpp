@@ -9,8 +9,8 @@
 //                    alphas are > 0) or mixup
 //   label_smoothing  soft labels smoothed (timm Mixup's label_smoothing; torch's
 //                    CrossEntropyLoss(label_smoothing) computes the same targets)
-// Pairing and in-place work: batch_mix.h. Draw order per batch: the prob coin, the switch
-// coin (mixup_cutmix only), lam, then the cutmix box's centre.
+// Pairing and in-place work: batch_mix.h. Draw order per batch (draw_mix, batch_mix.h): the
+// prob coin, the switch coin (mixup_cutmix only), lam, then the cutmix box's centre.
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -25,25 +25,14 @@ class MixOp final : public BatchOperator {
  public:
   // mixup_alpha / cutmix_alpha == 0 disables that kind; switch_prob picks between them.
   MixOp(std::string name, double mixup_alpha, double cutmix_alpha, double prob, double switch_prob)
-      : name_(std::move(name)), mixup_alpha_(mixup_alpha), cutmix_alpha_(cutmix_alpha), prob_(prob),
-        switch_prob_(switch_prob) {}
+      : name_(std::move(name)), params_{mixup_alpha, cutmix_alpha, prob, switch_prob} {}
   const std::string& name() const override { return name_; }
-  void apply(BatchData& b, Rng& rng) const override {
-    if (!rng.bernoulli(prob_)) return;
-    bool cut = cutmix_alpha_ > 0.0;
-    if (mixup_alpha_ > 0.0 && cutmix_alpha_ > 0.0) cut = rng.bernoulli(switch_prob_);
-    const double alpha = cut ? cutmix_alpha_ : mixup_alpha_;
-    const double lam = rng.beta(alpha, alpha);
-    if (cut) {
-      cut_batch(b, cutmix_box(b.height, b.width, lam, rng));
-    } else {
-      mix_batch(b, static_cast<float>(lam));
-    }
-  }
+  // The draws in draw_mix (batch_mix.h), shared with the device version (batch_ops_device.h).
+  void apply(BatchData& b, Rng& rng) const override { apply_mix(b, draw_mix(params_, b.height, b.width, rng)); }
 
  private:
   std::string name_;
-  double mixup_alpha_, cutmix_alpha_, prob_, switch_prob_;
+  MixParams params_;
 };
 
 class LabelSmoothingOp final : public BatchOperator {

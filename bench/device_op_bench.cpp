@@ -1,0 +1,123 @@
+// BM_Transform/<op>/device/<format>/batch:<n>: a device batch operator
+// (transforms/batch_ops_device.h) on a batch already in device memory, one batch per
+// iteration, timed with CUDA events on its stream (manual time):
+//   horizontal_flip  each sample flagged by the horizontal_flip operator's own draw (p 0.5)
+//                    on its per-sample stream (draw_horizontal_flips)
+//   mixup            lam from draw_mix with mixup_alpha 0.8 (timm's DeiT setting)
+//   cutmix           the box from draw_mix with cutmix_alpha 1.0
+// for uint8 NHWC and float32 NCHW batches of 3 x --size x --size, n = 64 and 256. The draws
+// are made on the host before each iteration, outside the timed span; the soft labels (host
+// work, N x classes floats) are not in it. Counters: batch_bytes (the batch's bytes),
+// GB_per_second (those bytes / the time, 1e9 bytes/s), us_per_image.
+// Named in the Transform family with the detail "device/<format>/batch:<n>" (a family of its
+// own, BM_DeviceOp/<op>/batch:<n>, needs one in model/case_key.h); the what-if pricing reads
+// only BM_Transform/<op>/pipeline:<name> rows, so these do not enter it.
+// Registered only where a CUDA device exists (main says once why the CUDA cases are not run).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/benchmarks.h"
+#include "pipeline/cuda.h"
+#include "transforms/batch_ops_device.h"
+
+namespace pipebench::bench {
+namespace {
+
+constexpr double kFlipP = 0.5;
+const MixParams kMixup{0.8, 0.0, 1.0, 0.5};
+const MixParams kCutmix{0.0, 1.0, 1.0, 0.5};
+
+void BM_DeviceOp(benchmark::State& state, BenchContext& ctx, const std::string& op, DeviceBatchFormat format,
+                 int n) {
+  if (!cuda_available()) {
+    ctx.fail_case(state, ("no CUDA device: " + cuda_info().reason).c_str());
+    return;
+  }
+  const auto& c = ctx.config();
+  DeviceBatch b;
+  b.n = n, b.c = 3, b.h = c.size, b.w = c.size, b.format = format;
+  try {
+    DeviceBuffer device(b.bytes());
+    b.data = device.data();
+    {  // distinct values, so the kernels move real data
+      HostBuffer host(b.bytes(), MemoryKind::kPageable);
+      if (format == DeviceBatchFormat::kUint8Nhwc) {
+        auto* p = host.as<uint8_t>();
+        for (size_t i = 0; i < b.bytes(); ++i) p[i] = static_cast<uint8_t>((i * 37) >> 3);
+      } else {
+        auto* p = host.as<float>();
+        for (size_t i = 0; i < b.bytes() / 4; ++i) p[i] = static_cast<float>((i * 37) % 1001) / 7.0f;
+      }
+      copy_to_device(device.data(), host.data(), b.bytes(), nullptr);
+    }
+    CudaStream stream;
+    CudaEvent start, stop;
+    Rng batch_rng = Rng::for_batch(c.seed, 0, 0);
+    const uint64_t flip_salt = Rng::stream_salt("horizontal_flip", 1);
+    uint64_t sample = 0;
+    std::vector<Rng> rngs;
+    std::vector<uint8_t> flips;
+    MixDraw draw;
+    const auto draw_next = [&] {  // the host's draws for the next batch
+      if (op == "horizontal_flip") {
+        rngs.clear();
+        for (int i = 0; i < n; ++i) rngs.push_back(Rng::for_sample(c.seed, 0, sample++).stream(flip_salt));
+        flips = draw_horizontal_flips(kFlipP, rngs);
+      } else {
+        draw = draw_mix(op == "mixup" ? kMixup : kCutmix, b.h, b.w, batch_rng);
+      }
+    };
+    const auto run = [&] {
+      if (op == "horizontal_flip") {
+        device_horizontal_flip(b, flips, stream.handle());
+      } else {
+        device_apply_mix(b, draw, stream.handle());
+      }
+    };
+    draw_next();
+    run();  // warm-up: the module's first launch
+    stream.synchronize();
+    for (auto _ : state) {
+      draw_next();
+      start.record(stream);
+      run();
+      stop.record(stream);
+      stop.synchronize();
+      state.SetIterationTime(CudaEvent::elapsed_ms(start, stop) / 1e3);
+    }
+  } catch (const std::exception& e) {
+    ctx.fail_case(state, e.what());
+    return;
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(b.bytes()));
+  state.counters["batch_bytes"] = static_cast<double>(b.bytes());
+  state.counters["GB_per_second"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * b.bytes() / 1e9, benchmark::Counter::kIsRate);
+  state.counters["us_per_image"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * n / 1e6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+}  // namespace
+
+void register_device_op_benchmarks(BenchContext& ctx) {
+  if (!cuda_available()) return;  // main() says once why the CUDA cases are not run
+  for (const char* op : {"horizontal_flip", "mixup", "cutmix"}) {
+    for (auto format : {DeviceBatchFormat::kUint8Nhwc, DeviceBatchFormat::kFloat32Nchw}) {
+      for (int n : {64, 256}) {
+        model::CaseKey key;
+        key.family = model::Family::kTransform;
+        key.op = op;
+        key.detail = std::string("device/") + device_batch_format_name(format) + "/batch:" + std::to_string(n);
+        register_case(ctx, key, BM_DeviceOp, std::string(op), format, n)
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
+      }
+    }
+  }
+}
+
+}  // namespace pipebench::bench
