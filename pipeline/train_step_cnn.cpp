@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -62,6 +64,24 @@ CnnShapes cnn_shapes(int c, int h, int w) {
   }
   s.step_flop_per_sample = 3.0 * s.forward_flop - s.convs.front().forward_flop();
   return s;
+}
+
+std::vector<float> cnn_initial_weights(const CnnConv& conv, int layer) {
+  // cuda_kernels::fill_uniform (train_step_cuda.cu) with the step's seed and scale; 2u is
+  // exact, so the host's float arithmetic gives the device's bits.
+  const size_t count = static_cast<size_t>(conv.cout) * conv.cin * conv.k * conv.k;
+  const uint64_t seed = 101 + static_cast<uint64_t>(layer);
+  const auto scale = static_cast<float>(std::sqrt(6.0 / (static_cast<double>(conv.cin) * conv.k * conv.k)));
+  std::vector<float> x(count);
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+    x[i] = (2.0f * u - 1.0f) * scale;
+  }
+  return x;
 }
 
 // --- cuDNN 9's run-time libraries (train_step_cnn.h) ---------------------------------------
@@ -375,6 +395,7 @@ class CnnStep final : public CnnTrainStep {
   }
   double compute_gflop(int n, int c, int h, int w) const override { return impl_.compute_gflop(n, c, h, w); }
   double last_loss() override { return impl_.last_loss(); }
+  CnnTensors tensors() override { return impl_.tensors(); }
 
  private:
   class Impl final : public detail::CudaStepBase {
@@ -410,6 +431,31 @@ class CnnStep final : public CnnTrainStep {
       double sum = 0;
       for (float v : host) sum += v;
       return sum / n_;
+    }
+
+    CnnTensors tensors() {
+      synchronize();
+      CnnTensors t;
+      if (steps_run_ == 0) return t;
+      std::vector<float> params(param_floats_), grads(param_floats_);
+      PIPEBENCH_CUDA_CHECK(cudaMemcpy(params.data(), params_.data(), param_floats_ * sizeof(float),
+                                      cudaMemcpyDeviceToHost));
+      PIPEBENCH_CUDA_CHECK(cudaMemcpy(grads.data(), grads_.data(), param_floats_ * sizeof(float),
+                                      cudaMemcpyDeviceToHost));
+      for (const auto& l : layers_) {
+        const CnnConv& v = l->shape;
+        const size_t nw = static_cast<size_t>(v.cout) * v.cin * v.k * v.k, nb = static_cast<size_t>(v.cout);
+        const auto slice = [](const std::vector<float>& all, size_t off, size_t n) {
+          return std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(off),
+                                    all.begin() + static_cast<std::ptrdiff_t>(off + n));
+        };
+        t.convs.push_back(v);
+        t.weight.push_back(slice(params, l->w_off, nw));
+        t.bias.push_back(slice(params, l->b_off, nb));
+        t.weight_grad.push_back(slice(grads, l->w_off, nw));
+        t.bias_grad.push_back(slice(grads, l->b_off, nb));
+      }
+      return t;
     }
 
    private:

@@ -89,12 +89,33 @@ struct CnnShapes {
 /// Pure arithmetic, no device: std::invalid_argument for c, h or w <= 0.
 CnnShapes cnn_shapes(int c, int h, int w);
 
+/// The model's parameters and the last step's gradients read back from the device, per
+/// convolution in layer order (conv_in, the blocks', conv_out), for checks against another
+/// framework (tests/cnn_dump.cpp writes them, scripts/cnn_torch_check.py compares them with
+/// PyTorch): weights Cout x Cin x k x k float32 (cuDNN's NCHW filter order, which is
+/// PyTorch's Conv2d.weight layout), biases Cout. weight/bias are the parameters as they are
+/// now (after the last step's update), weight_grad/bias_grad the gradients that step
+/// computed (of the batch-mean loss, before the update). All empty before the first step.
+struct CnnTensors {
+  std::vector<CnnConv> convs;
+  std::vector<std::vector<float>> weight, bias, weight_grad, bias_grad;
+};
+
 /// A `cuda:cnn` step, with the loss the tests watch.
 class CnnTrainStep : public TrainStep {
  public:
   /// Waits for the submitted steps and returns the last step's mean loss (NaN before any).
   virtual double last_loss() = 0;
+  /// Waits for the submitted steps and copies the tensors back (see CnnTensors).
+  virtual CnnTensors tensors() = 0;
 };
+
+/// Layer `layer`'s initial weights (0 = conv_in), computed on the host bit for bit as the
+/// step fills them on the device: Cout x Cin x k x k values (2u - 1) sqrt(6 / fan_in), u the
+/// top 24 bits of SplitMix64(101 + layer + (i + 1) x 0x9E3779B97F4A7C15) / 2^24
+/// (cuda_kernels::fill_uniform); the biases start at 0. No device needed; never throws
+/// beyond std::bad_alloc.
+std::vector<float> cnn_initial_weights(const CnnConv& conv, int layer);
 
 /// True when built with CUDA and cuDNN (the `cuda:cnn` step exists).
 bool cnn_step_built();

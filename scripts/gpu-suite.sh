@@ -120,10 +120,10 @@ bound_gpu=20
 bound_data=30
 bound_tests=45
 bound_sanitizer=90    # each binary at most --sanitizer-timeout; the slow ones (cuDNN) run out first
-bound_torch=30
+bound_torch=40         # cnn_dump (cuDNN's start) and PyTorch's import and CUDA start
 bound_stage=40
 bound_e2e=$((n_workers * case_s + 15))  # the sweep, BM_TrainStep, start-up: 55 s by default
-bound_report=5         # 20+30+45+90+30+40+4*(55+5) = 495 s by default
+bound_report=5         # 20+30+45+90+40+40+4*(55+5) = 505 s by default
 
 # pipebench's flags shared by every run: --presize=off and --shards=0 keep --data's folder
 # untouched (no .pipebench-cache beside it).

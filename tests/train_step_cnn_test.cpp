@@ -19,6 +19,7 @@
 #include "pipeline/cuda.h"
 #include "pipeline/train_step.h"
 #include "tests/test_data.h"
+#include "transforms/rng.h"
 
 #ifdef PIPEBENCH_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -240,6 +241,23 @@ std::vector<double> hash_uniform(size_t count, uint64_t seed, float scale) {
   return x;
 }
 
+TEST(CnnStep, InitialWeightsAreTheDeviceHash) {
+  // cnn_initial_weights (what cnn_dump writes for scripts/cnn_torch_check.py) against the
+  // hash above, the float the device computes, for every layer of a 32 px model.
+  const CnnShapes s = cnn_shapes(3, 32, 32);
+  ASSERT_EQ(s.convs.size(), 7u);  // conv_in, 5 blocks, conv_out
+  for (size_t l = 0; l < s.convs.size(); ++l) {
+    const CnnConv& v = s.convs[l];
+    const auto w = cnn_initial_weights(v, static_cast<int>(l));
+    const auto ref = hash_uniform(static_cast<size_t>(v.cout) * v.cin * v.k * v.k, 101 + l,
+                                  static_cast<float>(std::sqrt(6.0 / (double(v.cin) * v.k * v.k))));
+    ASSERT_EQ(w.size(), ref.size());
+    for (size_t i = 0; i < w.size(); ++i) ASSERT_EQ(w[i], static_cast<float>(ref[i])) << l << " " << i;
+  }
+  EXPECT_EQ(cnn_initial_weights(s.convs[0], 0).front(), cnn_initial_weights(s.convs[0], 0).front());
+  EXPECT_NE(cnn_initial_weights(s.convs[1], 1), cnn_initial_weights(s.convs[2], 2));  // seeds per layer
+}
+
 // The model of train_step_cnn.h forward on the CPU in double, from the step's initial
 // weights (layer l's filter, Cout x Cin x k x k, from fill_uniform with seed 101 + l and
 // scale sqrt(6 / fan_in); biases 0), and the mean softmax cross-entropy on labels i % 10.
@@ -352,6 +370,38 @@ TEST(CudaCnnStep, FirstLossMatchesTheCpuForwardAndIsAboutLn10) {
 // full batch's activations, ~80 MB here, and allocate the short batch's), and training goes
 // on (the loss stays finite, the parameters are not re-initialised: the full batch's loss
 // after the short one is not the fresh model's).
+TEST(CudaCnnStep, TensorsAfterOneStepAreTheInitialWeightsLessTheUpdate) {
+  // What cnn_dump reads for the PyTorch check: after one step the parameters are the
+  // initial ones (cnn_initial_weights, biases 0) less lr x the gradient (the momentum
+  // buffer starts at 0, so v = g), and the gradients are finite and not all zero.
+  if (const std::string why = no_cnn_device(); !why.empty()) GTEST_SKIP() << why;
+  auto step = make_cnn_step();
+  EXPECT_TRUE(step->tensors().convs.empty());
+  const int n = 4, c = 3, h = 16, w = 16;
+  std::vector<float> batch(static_cast<size_t>(n) * c * h * w);
+  Rng rng(9);
+  for (float& x : batch) x = static_cast<float>(rng.uniform(-2, 2));
+  step->step(batch.data(), n, c, h, w);
+  const CnnTensors t = step->tensors();
+  const CnnShapes s = cnn_shapes(c, h, w);
+  ASSERT_EQ(t.convs.size(), s.convs.size());
+  for (size_t l = 0; l < t.convs.size(); ++l) {
+    const auto w0 = cnn_initial_weights(t.convs[l], static_cast<int>(l));
+    ASSERT_EQ(t.weight[l].size(), w0.size());
+    double grad_scale = 0;
+    for (float g : t.weight_grad[l]) {
+      ASSERT_TRUE(std::isfinite(g));
+      grad_scale = std::max(grad_scale, std::fabs(double(g)));
+    }
+    EXPECT_GT(grad_scale, 0) << "layer " << l;
+    for (size_t i = 0; i < w0.size(); ++i)
+      ASSERT_NEAR(t.weight[l][i], w0[i] - kCnnLearningRate * t.weight_grad[l][i], 1e-6 * (1 + std::fabs(w0[i])))
+          << "layer " << l << " weight " << i;
+    for (size_t i = 0; i < t.bias[l].size(); ++i)
+      ASSERT_NEAR(t.bias[l][i], -kCnnLearningRate * t.bias_grad[l][i], 1e-9) << "layer " << l << " bias " << i;
+  }
+}
+
 TEST(CudaCnnStep, AShortBatchKeepsTheBuffers) {
   if (const std::string why = no_cnn_device(); !why.empty()) GTEST_SKIP() << why;
   auto step = make_cnn_step();

@@ -10,6 +10,9 @@ real runs:
   both recipes with both baselines, the sanitizer pass, the reports, the H2D peak, and the
   steps' time bounds sum to at most the 540 s limit;
 - bad arguments and a missing bundle: exit 2;
+- scripts/cnn_torch_check.py from the bundle: --init-only (its own hash of the initial
+  weights against cnn_dump's, bit for bit, no device) passes and catches a weight one unit in
+  the last place off and a wrong layer; without PyTorch or a device it exits 77 with one line;
 - the figures: H2D pinned against the peak and against pageable, TFLOP/s, the device
   operators, the verdict from pipebench-report of a real (emulated) run that is
   compute-bound at one worker, the tests and the sanitizer from a hand-made tests.log.
@@ -84,6 +87,7 @@ class GpuSuite(unittest.TestCase):
         self.assertEqual(self.made.returncode, 0, self.made.stdout + self.made.stderr)
         self.assertTrue(os.access(self.suite, os.X_OK))
         self.assertTrue(os.path.isfile(os.path.join(self.bundle, "scripts", "gpu_suite_summary.py")))
+        self.assertTrue(os.path.isfile(os.path.join(self.bundle, "scripts", "cnn_torch_check.py")))
         r = subprocess.run([os.path.join(self.bundle, "tests", "run-gpu-tests.sh"), "--help"],
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -150,6 +154,7 @@ class GpuSuite(unittest.TestCase):
         self.assertIn("--baseline=cuda ", stage)
         self.assertTrue(any("run-gpu-tests.sh --tests-only" in c for c in cmds))
         self.assertTrue(any("run-gpu-tests.sh --sanitizer-only" in c for c in cmds))
+        self.assertTrue(any("cnn_torch_check.py --bundle" in c for c in cmds))
         self.assertTrue(any("pipebench-data synthetic" in c and "--width 500 --height 375" in c
                             and "--quality 90" in c for c in cmds))
         bounds = [int(m.group(1)) for c in cmds for m in [re.match(r"timeout (\d+) ", c)] if m]
@@ -157,6 +162,53 @@ class GpuSuite(unittest.TestCase):
         # The JSONs, reports.md, tests.log and summary.md: at most 8 files.
         outputs = set(re.findall(r"--benchmark_out=(\S+)", r.stdout)) | set(re.findall(r">> (\S+)", r.stdout))
         self.assertLessEqual(len(outputs) + 1, 8, outputs)
+
+    def torch_check(self, *args):
+        script = os.path.join(self.bundle, "scripts", "cnn_torch_check.py")
+        if not os.access(os.path.join(self.bundle, "tests", "cnn_dump"), os.X_OK):
+            self.skipTest("cnn_dump not built in " + ARGS.build)
+        return subprocess.run([sys.executable, script, "--bundle", self.bundle, *args], capture_output=True,
+                              text=True, timeout=120, env=dict(os.environ, LD_LIBRARY_PATH=""))
+
+    def test_torch_check_initial_weights_and_its_skip(self):
+        r = self.torch_check("--init-only")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("cnn_torch_check: model: 7 layers as the seed's, initial weights the documented hash", r.stdout)
+        self.assertIn("cnn_torch_check: PASS (initial weights only)", r.stdout)
+        r = self.torch_check("--init-only", "--size", "224", "--n", "1")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("9 layers", r.stdout)
+        # Here: no PyTorch, or no device for it, or none for cnn_dump: one line, 77.
+        r = self.torch_check()
+        self.assertEqual(r.returncode, 77, r.stdout + r.stderr)
+        lines = r.stdout.strip().splitlines()
+        self.assertEqual(len(lines), 1, r.stdout)
+        self.assertTrue(lines[0].startswith("cnn_torch_check: skipped: "), lines[0])
+
+    def test_torch_check_catches_a_wrong_model(self):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("cnn_torch_check",
+                                                      os.path.join(self.bundle, "scripts", "cnn_torch_check.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        dump = os.path.join(self.bundle, "tests", "cnn_dump")
+        if not os.access(dump, os.X_OK):
+            self.skipTest("cnn_dump not built in " + ARGS.build)
+        folder = self.fresh("dump")
+        r = subprocess.run([dump, folder, "--init-only"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        manifest = json.loads(read(os.path.join(folder, "manifest.json")))
+        self.assertEqual(mod.check_model(folder, manifest), [])
+        path = os.path.join(folder, "w0_3.f32")
+        with open(path, "r+b") as f:  # one weight off by one unit in the last place
+            f.seek(4 * 5)
+            v = f.read(4)
+            f.seek(4 * 5)
+            f.write((int.from_bytes(v, "little") ^ 1).to_bytes(4, "little"))
+        self.assertEqual(mod.check_model(folder, manifest),
+                         ["layer 3: 1 of 8100 initial weights differ from the hash"])
+        manifest["layers"][0]["relu"] = False
+        self.assertIn("layers differ from the seed's model", mod.check_model(folder, manifest)[0])
 
     def test_bad_arguments(self):
         for args in (["--count", "many"], ["--workers", "1;2"], ["--frobnicate"], ["--data", "/nonexistent/x"]):
