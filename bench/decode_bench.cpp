@@ -6,6 +6,13 @@
 //   roi_scaled/target:S      the same window, DCT scaled to >= S x S
 //   opencv                   cv::imdecode (not registered where OpenCV imgcodecs is not
 //                            installed: transforms/opencv_codecs.h)
+//   nvjpeg                   nvJPEG on the GPU (pipeline/nvjpeg_decode.h), RGB into device
+//                            memory, the round's images queued on one stream and waited for
+//                            at the round's end: real time (UseRealTime), so images/s is the
+//                            GPU's rate; us_per_image is still the thread's CPU (nvJPEG's
+//                            Huffman stage runs on the host). Registered only where a CUDA
+//                            device exists (main says why not) and nvJPEG loads (else one
+//                            line: "BM_Decode/nvjpeg not run: ...")
 // Counters: items_per_second (images/s), us_per_image (thread CPU time per image, µs),
 // images_per_round, bytes_per_second (JPEG bytes),
 // source_megapixels_per_second (pixels of the source images, whatever was decoded).
@@ -18,6 +25,8 @@
 
 #include "bench/benchmarks.h"
 #include "bench/image_round.h"
+#include "pipeline/cuda.h"
+#include "pipeline/nvjpeg_decode.h"
 #include "transforms/crop.h"
 #include "transforms/jpeg_decode.h"
 
@@ -74,6 +83,52 @@ void BM_Decode(benchmark::State& state, BenchContext& ctx, Backend backend) {
       benchmark::Counter(pixels / 1e6, benchmark::Counter::kIsRate);
 }
 
+void BM_DecodeNvjpeg(benchmark::State& state, BenchContext& ctx) {
+  const auto& ds = ctx.memory();
+  std::vector<uint8_t> scratch;  // unused: the memory copy hands out views
+  const auto& round = ctx.round();
+  int64_t bytes = 0, images = 0, cpu_ns = 0;
+  double pixels = 0;
+  try {
+    NvjpegDecoder dec;
+    if (!dec.available()) {
+      ctx.fail_case(state, dec.note().c_str());
+      return;
+    }
+    CudaStream stream;
+    DeviceBuffer out;
+    for (size_t i : round) {  // warm-up: nvJPEG's first decode allocates its buffers
+      if (ctx.bad_files().known_bad(i)) continue;
+      try {
+        dec.decode(ds.bytes(i, scratch), ds.name(i), out, stream.handle());
+        break;
+      } catch (const DecodeError&) {
+        continue;  // the timed loop says which files are bad
+      }
+    }
+    stream.synchronize();
+    for (auto _ : state) {
+      const int64_t t0 = thread_cpu_ns();
+      const bool go_on = run_round(ctx, state, round, images, [&](size_t i) {
+        const auto jpeg = ds.bytes(i, scratch);
+        const NvjpegDecoder::Size s = dec.decode(jpeg, ds.name(i), out, stream.handle());
+        bytes += static_cast<int64_t>(jpeg.size());
+        pixels += static_cast<double>(s.width) * s.height;
+      }, CostClock::kWall);
+      stream.synchronize();  // the round's last image is decoded
+      cpu_ns += thread_cpu_ns() - t0;
+      if (!go_on) break;
+    }
+  } catch (const std::exception& e) {
+    ctx.fail_case(state, e.what());
+    return;
+  }
+  state.SetBytesProcessed(bytes);
+  set_round_counters(state, images, round.size(), cpu_ns);
+  state.counters["source_megapixels_per_second"] =
+      benchmark::Counter(pixels / 1e6, benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 void register_decode_benchmarks(BenchContext& ctx) {
@@ -96,6 +151,17 @@ void register_decode_benchmarks(BenchContext& ctx) {
     key.op = op;
     key.detail = detail;
     register_case(ctx, key, BM_Decode, backend)->Unit(benchmark::kMicrosecond);
+  }
+  if (cuda_available()) {  // without a device main() says once why the CUDA cases are not run
+    const NvjpegDecoder probe;
+    if (!probe.available()) {
+      std::fprintf(stderr, "pipebench: BM_Decode/nvjpeg not run: %s\n", probe.note().c_str());
+      return;
+    }
+    model::CaseKey key;
+    key.family = model::Family::kDecode;
+    key.op = "nvjpeg";
+    register_case(ctx, key, BM_DecodeNvjpeg)->UseRealTime()->Unit(benchmark::kMicrosecond);
   }
 }
 

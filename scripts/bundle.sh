@@ -8,7 +8,8 @@
 # OUT (default build/pipebench-bundle) gets:
 #   bin/      pipebench, pipebench-report, pipebench-data
 #   tests/    the test binaries with CUDA tests (cuda_test, train_step_test,
-#             train_step_cnn_test, loader_test, region_timer_test, nvml_test, device_ops_test),
+#             train_step_cnn_test, loader_test, region_timer_test, nvml_test, device_ops_test,
+#             nvjpeg_test),
 #             cnn_dump (the cuda:cnn step's numbers for scripts/cnn_torch_check.py)
 #             and run-gpu-tests.sh: first the cuDNN library check (which of cuDNN 9's
 #             run-time libraries cuDNN will not find, and the LD_LIBRARY_PATH to set), then
@@ -136,7 +137,7 @@ for b in bench/pipebench bench/pipebench-report datasets/pipebench-data; do
   binaries+=("$build/$b")
 done
 tests=()
-for t in cuda_test train_step_test train_step_cnn_test loader_test region_timer_test nvml_test device_ops_test cnn_dump; do
+for t in cuda_test train_step_test train_step_cnn_test loader_test region_timer_test nvml_test device_ops_test nvjpeg_test cnn_dump; do
   if [ -x "$build/tests/$t" ]; then tests+=("$build/tests/$t"); else echo "bundle: note: $build/tests/$t not built, left out"; fi
 done
 

@@ -18,7 +18,8 @@
 #             PyTorch (skipped, with its one line, without torch)
 #   stage     one run, --recipe=imagenet_train --baseline=cuda: BM_H2D (pageable and pinned,
 #             sync and async, batch 32..256, and the peak pinned copy of 256 MiB in the same
-#             run), BM_TrainStep/cuda, the device batch operators (BM_Transform/<op>/device/...)
+#             run), BM_TrainStep/cuda, the device batch operators (BM_Transform/<op>/device/...),
+#             BM_Decode/nvjpeg against BM_Decode/turbo_full on the same round of files
 #   e2e       for each recipe (imagenet_train, deit_train) and baseline (cuda, cuda:cnn), --baseline
 #             always named: BM_TrainStep and the BM_EndToEnd sweep at --workers, then
 #             bin/pipebench-report of the run
@@ -29,7 +30,7 @@
 #                     H2D pinned against the peak (%), pageable against pinned, the training
 #                     steps' ms and TFLOP/s, each recipe x baseline's verdict with its smallest
 #                     compute-bound worker count and AU, the sanitizer's result, the device
-#                     operators' times, the PyTorch check
+#                     operators' times, nvJPEG's images/s against TurboJPEG's, the PyTorch check
 #   tests.log         the tests' output, the sanitizer's (its ERROR SUMMARY lines), the PyTorch check
 #   reports.md        pipebench-report of each end-to-end run
 #   stage.json, e2e-<recipe>-<baseline>.json (4)   the runs (Google Benchmark JSON + pipebench's keys)
@@ -360,9 +361,9 @@ fi
 t0=$SECONDS
 bounded "$bound_stage" "" "$bin/pipebench" --data="$data_dir" --recipe=imagenet_train --baseline=cuda \
   --steps=3 "${common[@]}" --benchmark_min_time=0.1 \
-  --benchmark_filter='^BM_H2D/|^BM_TrainStep/|^BM_Transform/[a-z_]+/device/' \
+  --benchmark_filter='^BM_H2D/|^BM_TrainStep/|^BM_Transform/[a-z_]+/device/|^BM_Decode/(turbo_full|nvjpeg)(/|$)' \
   --benchmark_out="$out/stage.json" --benchmark_out_format=json
-note_step stage "$(result_of "$step_rc")" $((SECONDS - t0)) "BM_H2D, BM_TrainStep/cuda, device operators: stage.json"
+note_step stage "$(result_of "$step_rc")" $((SECONDS - t0)) "BM_H2D, BM_TrainStep/cuda, device operators, nvJPEG against TurboJPEG: stage.json"
 [ "$step_rc" -eq 0 ] || failed=1
 
 # --- end-to-end sweeps and their reports ------------------------------------------------------------

@@ -6,7 +6,7 @@ summary.md), from the files of its output folder:
                      pinned as % of BM_H2D/pinned/async/peak:256MiB of the same run, pinned /
                      pageable; BM_TrainStep: compute_ms, compute_gflop, TFLOP/s = GFLOP / ms;
                      the device batch operators (BM_Transform/<op>/device/<dtype>/batch:<n>):
-                     us per batch and per image
+                     us per batch and per image; BM_Decode/nvjpeg against turbo_full: images/s
   e2e-*.json         per recipe x baseline (pipebench-report --json): the verdict, the
                      smallest compute-bound worker count and its AU, each worker count's AU;
                      BM_TrainStep of its baseline
@@ -247,6 +247,32 @@ def device_ops_section(run, lines):
     lines.append("")
 
 
+def decode_section(run, lines):
+    found = {}
+    for r in rows(run):
+        k = key(r)
+        if k.get("family") == "Decode" and k.get("op") in ("turbo_full", "nvjpeg"):
+            found[k["op"]] = (r.get("items_per_second"), r.get("us_per_image"), r.get("images_per_round"))
+    lines.append("## GPU JPEG decode (BM_Decode/nvjpeg against BM_Decode/turbo_full)")
+    lines.append("")
+    if "nvjpeg" not in found:
+        lines.append("No BM_Decode/nvjpeg row in stage.json (no nvJPEG library, or no device: "
+                     "pipebench's stderr says which).")
+        lines.append("")
+        return
+    lines.append("| decoder | images/s | host CPU us per image | images per round |")
+    lines.append("|---|---:|---:|---:|")
+    for op, label in (("nvjpeg", "nvJPEG (GPU, one stream)"), ("turbo_full", "TurboJPEG (one core)")):
+        if op in found:
+            ips, us, n = found[op]
+            lines.append(f"| {label} | {fmt(ips, 0)} | {fmt(us, 0)} | {fmt(n, 0)} |")
+    if found.get("turbo_full", (None,))[0] and found["nvjpeg"][0]:
+        lines.append("")
+        lines.append(f"nvJPEG decodes {found['nvjpeg'][0] / found['turbo_full'][0]:.1f}x the images per second of "
+                     "one TurboJPEG core, on the same files.")
+    lines.append("")
+
+
 def log_sections(log_path, lines):
     try:
         text = open(log_path, encoding="utf-8", errors="replace").read()
@@ -322,6 +348,7 @@ def main():
     e2e_runs = verdict_section(a.out, a.report, lines)
     steps_section(train_steps([stage] + e2e_runs), lines)
     device_ops_section(stage, lines)
+    decode_section(stage, lines)
     for case, msg in errored(stage):
         lines.append(f"- stage.json: {case} errored: {msg}")
     log_sections(os.path.join(a.out, "tests.log"), lines)

@@ -151,6 +151,7 @@ class GpuSuite(unittest.TestCase):
                                     for c in cmds))
         stage = [c for c in runs if "stage.json" in c][0]
         self.assertIn("^BM_H2D/", stage)
+        self.assertIn("^BM_Decode/(turbo_full|nvjpeg)", stage)
         self.assertIn("--baseline=cuda ", stage)
         self.assertTrue(any("run-gpu-tests.sh --tests-only" in c for c in cmds))
         self.assertTrue(any("run-gpu-tests.sh --sanitizer-only" in c for c in cmds))
@@ -265,6 +266,10 @@ class Figures(unittest.TestCase):
                 compute_gflop=24.0),
             row("BM_Transform/mixup/device/float32_nchw/batch:64", "Transform", 128.0, op="mixup",
                 detail="device/float32_nchw/batch:64"),
+            row("BM_Decode/turbo_full", "Decode", 1e6, op="turbo_full", items_per_second=250.0,
+                us_per_image=3990.0, images_per_round=256),
+            row("BM_Decode/nvjpeg/real_time", "Decode", 1e5, op="nvjpeg", items_per_second=2000.0,
+                us_per_image=310.0, images_per_round=256),
         ]
         cnn = [row("BM_TrainStep/cuda:cnn", "TrainStep", 5.0, unit="ms", baseline="cuda:cnn", compute_ms=5.0,
                    compute_gflop=218.47)]
@@ -279,6 +284,9 @@ class Figures(unittest.TestCase):
         self.assertIn("| cuda:cnn | 5.00 | 5.00 | 218.5 | 43.7 |", s)
         self.assertIn("| mixup | device/float32_nchw/batch:64 | 128.0 | 2.000 |", s)
         self.assertIn("| imagenet_train | cuda:cnn | no sweep |", s)
+        self.assertIn("| nvJPEG (GPU, one stream) | 2000 | 310 | 256 |", s)
+        self.assertIn("| TurboJPEG (one core) | 250 | 3990 | 256 |", s)
+        self.assertIn("nvJPEG decodes 8.0x the images per second of one TurboJPEG core", s)
 
     def test_tests_and_sanitizer_from_the_log(self):
         out = os.path.join(self.tmp, "log")
