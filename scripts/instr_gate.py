@@ -54,11 +54,12 @@ instructions each case executed per benchmark iteration:
      1 - PCT/100, else "no change". The counts are deterministic (the same binary on the
      same data executes the same instructions: ratio 1.000000 in calibration), so there is
      no interval and no noise guard: the JSON's ci_low and ci_high equal the ratio and the
-     table says "exact". Two DIFFERENT builds can still differ by a few hundredths of a
-     percent in cases their diff does not touch (code and stack alignment change which
-     path memcpy takes, a thread pool's spinning): hence a threshold (default 0.5 %), not
-     0. A case that errored in NEW and not in BASE FAILS (ERRORED); one that errored in
-     BASE is skipped, listed.
+     table says "exact". Two different binaries, or one started differently, can still
+     differ by a few instructions in cases their code does not touch (the environment's
+     size moves the stack and heap, and with them the path memcpy or malloc takes: a
+     wrapper script setting one variable moved every BM_Transform case by 16
+     instructions): hence a threshold (default 0.5 %), not 0. A case that errored in NEW
+     and not in BASE FAILS (ERRORED); one that errored in BASE is skipped, listed.
 
 Valgrind does not execute AVX-512, and the CPUID it shows the program hides it: under
 Valgrind pipebench's resize / normalize kernels take their scalar code and the
