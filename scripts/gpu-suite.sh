@@ -168,7 +168,9 @@ bounded() {
   local left=$((limit - (SECONDS - start)))
   [ "$bound" -le "$left" ] || bound="$left"
   if [ "$dry" -eq 1 ]; then
-    echo "+ timeout $bound $(quote "$@")${log:+ >> ${log/#$out/\$OUT}}"
+    local shown="$log"
+    [[ "$shown" != "$tmp"/* ]] || shown=""  # the runs' console output, kept for summary.md only
+    echo "+ timeout $bound $(quote "$@")${shown:+ >> ${shown/#$out/\$OUT}}"
     step_rc=0
     return 0
   fi
@@ -221,6 +223,18 @@ write_summary() {  # summary.md: the steps table, then the figures (python3) whe
       echo "| $step | $result | $secs | ${note//|//} |"
     done
   } >"$s"
+  # What pipebench said about each run (cases not run, warnings, errors), from its console output.
+  local f said
+  for f in "$tmp"/*.out; do
+    [ -f "$f" ] || continue
+    said="$(grep -h '^pipebench: ' "$f" | grep -v '^pipebench: CUDA cases not run' | sort -u | head -n 12)"
+    [ -n "$said" ] || continue
+    if [ -z "${said_header:-}" ]; then
+      printf '\n## What pipebench said\n' >>"$s"
+      said_header=1
+    fi
+    { printf '\n%s:\n\n' "$(basename "$f" .out)"; sed 's/^/- /' <<<"$said"; } >>"$s"
+  done
   if ls "$out"/*.json >/dev/null 2>&1 || [ -s "$out/tests.log" ]; then
     if command -v python3 >/dev/null && [ -f "$bundle/scripts/gpu_suite_summary.py" ]; then
       python3 "$bundle/scripts/gpu_suite_summary.py" --out "$out" --report "$bin/pipebench-report" >>"$s" ||
@@ -359,7 +373,7 @@ fi
 
 # --- stage cases: H2D with its peak, the MLP step, the device operators -----------------------------
 t0=$SECONDS
-bounded "$bound_stage" "" "$bin/pipebench" --data="$data_dir" --recipe=imagenet_train --baseline=cuda \
+bounded "$bound_stage" "$tmp/stage.out" "$bin/pipebench" --data="$data_dir" --recipe=imagenet_train --baseline=cuda \
   --steps=3 "${common[@]}" --benchmark_min_time=0.1 \
   --benchmark_filter='^BM_H2D/|^BM_TrainStep/|^BM_Transform/[a-z_]+/device/|^BM_Decode/(turbo_full|nvjpeg)(/|$)' \
   --benchmark_out="$out/stage.json" --benchmark_out_format=json
@@ -371,7 +385,7 @@ for r in "${recipes[@]}"; do
   for b in "${baselines[@]}"; do
     t0=$SECONDS
     json="$out/e2e-$r-${b//:/_}.json"
-    bounded "$bound_e2e" "" "$bin/pipebench" --data="$data_dir" --recipe="$r" --baseline="$b" \
+    bounded "$bound_e2e" "$tmp/e2e-$r-${b//:/_}.out" "$bin/pipebench" --data="$data_dir" --recipe="$r" --baseline="$b" \
       --workers="$workers" "${run_sizing[@]}" "${common[@]}" \
       --benchmark_filter="^BM_TrainStep/|^BM_EndToEnd/$r/$b/workers:[0-9]+/iterations" \
       --benchmark_out="$json" --benchmark_out_format=json

@@ -38,7 +38,7 @@ BASELINES = ("cuda", "cuda:cnn")
 
 
 def read(path):
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", errors="replace") as f:
         return f.read()
 
 
@@ -211,6 +211,83 @@ class GpuSuite(unittest.TestCase):
         manifest["layers"][0]["relu"] = False
         self.assertIn("layers differ from the seed's model", mod.check_model(folder, manifest)[0])
 
+    def stand_in_bundle(self):
+        root = self.fresh("standin")
+        b = os.path.join(root, "bundle")
+        for d in ("bin", "tests", "scripts"):
+            os.makedirs(os.path.join(b, d))
+        files = {"bin/pipebench": STAND_IN_PIPEBENCH, "bin/pipebench-report": STAND_IN_REPORT,
+                 "bin/pipebench-data": STAND_IN_DATA, "tests/run-gpu-tests.sh": STAND_IN_TESTS,
+                 "scripts/cnn_torch_check.py": STAND_IN_TORCH}
+        for rel, text in files.items():
+            write(os.path.join(b, rel), text)
+            os.chmod(os.path.join(b, rel), 0o755)
+        shutil.copy(os.path.join(ARGS.repo, "scripts", "gpu_suite_summary.py"), os.path.join(b, "scripts"))
+        cuda = os.path.join(root, "cuda")
+        os.makedirs(os.path.join(cuda, "bin"))
+        write(os.path.join(cuda, "bin", "compute-sanitizer"), "#!/bin/sh\n")
+        os.chmod(os.path.join(cuda, "bin", "compute-sanitizer"), 0o755)
+        fake = os.path.join(root, "fakebin")
+        os.makedirs(fake)
+        write(os.path.join(fake, "nvidia-smi"), "#!/bin/sh\necho 'GPU 0: NVIDIA Stand-in (UUID: GPU-0)'\n")
+        os.chmod(os.path.join(fake, "nvidia-smi"), 0o755)
+        return root, b, cuda, fake
+
+    def run_stand_in(self, fail=""):
+        root, b, cuda, fake = self.stand_in_bundle()
+        log = os.path.join(root, "calls.log")
+        out = os.path.join(root, "out")
+        env = dict(os.environ, PATH=fake + os.pathsep + self.path, CUDA_HOME=cuda, STAND_IN_LOG=log,
+                   STAND_IN_FAIL=fail, TMPDIR=self.fresh("standin-tmp"))
+        r = subprocess.run([self.suite, "--bundle", b, "--out", out, "--count", "4"], capture_output=True,
+                           text=True, env=env, cwd=root, timeout=300)
+        calls = read(log).splitlines() if os.path.exists(log) else []
+        return r, out, calls, env["TMPDIR"]
+
+    def test_the_gpu_path_with_stand_ins(self):
+        r, out, calls, tmp = self.run_stand_in()
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(files_under(out), sorted(
+            ["summary.md", "tests.log", "reports.md", "stage.json"] +
+            [f"e2e-{rc}-{b.replace(':', '_')}.json" for rc in RECIPES for b in BASELINES]))
+        self.assertEqual(os.listdir(tmp), [], "its temporary folder (the dataset) is removed")
+        runs = [c for c in calls if c.startswith("pipebench ") and "--benchmark_out=" in c]
+        self.assertEqual(len(runs), 5, calls)
+        for c in runs:
+            self.assertRegex(c, r" --baseline=cuda(:cnn)? ")
+            self.assertIn("--presize=off", c)
+        self.assertTrue(any(c.startswith("run-gpu-tests.sh --tests-only") for c in calls))
+        self.assertTrue(any(c.startswith("run-gpu-tests.sh --sanitizer-only") for c in calls))
+        self.assertIn("cnn_torch_check", calls)
+        self.assertEqual(sum(1 for c in calls if c.startswith("pipebench-report ") and "--json" not in c), 4)
+        for step in ("stage", "tests", "sanitizer", "torch"):
+            self.assertRegex(r.stdout, rf"gpu-suite: {step}: passed \(\d+ s; elapsed \d+ s of 540\)")
+        s = read(os.path.join(out, "summary.md"))
+        self.assertNotIn("Nothing ran on a GPU", s)
+        for rc in RECIPES:
+            for b in BASELINES:
+                self.assertIn(f"| e2e {rc} --baseline={b} | passed |", s)
+                # The stand-in report finds no sweep: the figures come from the JSON, said so.
+                self.assertIn(f"| {rc} | {b} | compute-bound from 8 workers | 8 | 100.0 |", s)
+        self.assertIn("pipebench-report found no sweep although the run holds 5 BM_EndToEnd rows", s)
+        self.assertIn("**50.0 GB/s**", s)
+        self.assertIn("| 64 | 20.0 | 20.0 | 46.0 | 46.0 | 92.0 | 2.30 | 2.30 |", s)
+        self.assertIn("| cuda:cnn | 5.00 | 5.00 | 100.0 | 20.0 |", s)
+        self.assertIn("- cuda_test: 0 errors", s)
+        self.assertIn("Clean: **yes**", s)
+        self.assertIn("- cnn_torch_check: PASS: stand-in", s)
+        self.assertIn("## deit_train, --baseline=cuda:cnn", read(os.path.join(out, "reports.md")))
+
+    def test_a_failed_run_fails_the_suite_and_the_rest_still_runs(self):
+        r, out, calls, _ = self.run_stand_in(fail="imagenet_train/cuda:cnn")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        s = read(os.path.join(out, "summary.md"))
+        self.assertIn("| e2e imagenet_train --baseline=cuda:cnn | failed (exit 3) |", s)
+        self.assertIn("| e2e deit_train --baseline=cuda:cnn | passed |", s)
+        self.assertIn("## What pipebench said", s)
+        self.assertIn("e2e-imagenet_train-cuda_cnn:\n\n- pipebench: 1 case(s) reported an error", s)
+        self.assertLessEqual(len(files_under(out)), 8)
+
     def test_bad_arguments(self):
         for args in (["--count", "many"], ["--workers", "1;2"], ["--frobnicate"], ["--data", "/nonexistent/x"]):
             r = self.run_suite(*args, "--out", os.path.join(self.tmp, "bad"))
@@ -219,6 +296,68 @@ class GpuSuite(unittest.TestCase):
                            text=True, cwd=self.tmp)
         self.assertEqual(r.returncode, 2)
         self.assertIn("no bundle", r.stderr)
+
+
+# Stand-ins for a bundle on a GPU node: the suite's whole path runs against them (what each
+# is called with is logged), with the real gpu_suite_summary.py.
+STAND_IN_PIPEBENCH = r"""#!/usr/bin/env python3
+import json, os, re, sys
+args = sys.argv[1:]
+with open(os.environ["STAND_IN_LOG"], "a") as log:
+    log.write("pipebench " + " ".join(args) + "\n")
+opt = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
+if "benchmark_list_tests" in opt:
+    print("BM_H2D/pageable/sync/batch:32")
+    sys.exit(0)
+baseline, recipe = opt["baseline"], opt.get("recipe", "imagenet_train")
+fail = os.environ.get("STAND_IN_FAIL", "")
+if fail and fail == recipe + "/" + baseline:
+    print("pipebench: 1 case(s) reported an error", file=sys.stderr)
+    sys.exit(3)
+def row(name, family, t, unit="us", **kw):
+    key = {"family": family, "name": name, "baseline": kw.pop("baseline", ""), "op": kw.pop("op", ""),
+           "detail": kw.pop("detail", ""), "workers": kw.get("workers", 0), "variant": "", "callbacks": ""}
+    return dict({"name": name, "run_type": "iteration", "real_time": t, "time_unit": unit, "key": key}, **kw)
+rows = [row("BM_TrainStep/" + baseline, "TrainStep", 5.0, "ms", baseline=baseline, compute_ms=5.0,
+            compute_gflop=100.0)]
+if "H2D" in opt["benchmark_filter"]:
+    rows.append(row("BM_H2D/pinned/async/peak:256MiB", "H2D", 268435456 / 50e9 * 1e6, op="pinned",
+                    detail="async/peak:256MiB", batch_bytes=268435456))
+    for mem, rate in (("pinned", 46e9), ("pageable", 20e9)):
+        for mode in ("sync", "async"):
+            rows.append(row(f"BM_H2D/{mem}/{mode}/batch:64", "H2D", 38535168 / rate * 1e6, op=mem,
+                            detail=f"{mode}/batch:64", batch_bytes=38535168))
+else:
+    for w in map(int, opt["workers"].split(",")):
+        data = 40.0 / w
+        rows.append(row(f"BM_EndToEnd/{recipe}/{baseline}/workers:{w}", "EndToEnd", max(data, 5.0), "ms",
+                        baseline=baseline, workers=w, data_ms=data, compute_ms=5.0,
+                        au_pct=100 * 5.0 / max(data, 5.0)))
+with open(opt["benchmark_out"], "w") as f:
+    json.dump({"context": {"recipe": recipe}, "benchmarks": rows}, f)
+"""
+STAND_IN_REPORT = r"""#!/bin/sh
+echo "pipebench-report $*" >> "$STAND_IN_LOG"
+[ "$1" = --json ] && { echo '{"sweep": []}'; exit 0; }
+echo "pipebench verdict of $1"
+"""
+STAND_IN_DATA = r"""#!/bin/sh
+echo "pipebench-data $*" >> "$STAND_IN_LOG"
+mkdir -p "$2/class_000" && touch "$2/class_000/img_000000.jpg"
+"""
+STAND_IN_TESTS = r"""#!/bin/sh
+echo "run-gpu-tests.sh $*" >> "$STAND_IN_LOG"
+case "$*" in
+  *--sanitizer-only*) printf '== cuda_test under compute-sanitizer memcheck\n========= ERROR SUMMARY: 0 errors\n' ;;
+  *) printf '== cuda_test\n[  PASSED  ] 9 tests.\n' ;;
+esac
+"""
+STAND_IN_TORCH = r"""#!/usr/bin/env python3
+import os
+with open(os.environ["STAND_IN_LOG"], "a") as log:
+    log.write("cnn_torch_check\n")
+print("cnn_torch_check: PASS: stand-in")
+"""
 
 
 def row(name, family, real_time, unit="us", **fields):
@@ -351,7 +490,7 @@ if __name__ == "__main__":
     settings = {}
     cache = os.path.join(ARGS.build, "CMakeCache.txt")
     if os.path.exists(cache):
-        for line in open(cache, encoding="utf-8", errors="replace"):
+        for line in read(cache).splitlines():
             if ":" in line and "=" in line and not line.startswith(("#", "//")):
                 k, v = line.split("=", 1)
                 settings[k.split(":", 1)[0]] = v.strip()
