@@ -102,7 +102,9 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 
 // BM_Sample/<pipeline>/<kind>:<param> (a what-if candidate, and control:aa, today against
 // itself): the candidate B paired with today's pipeline A (issue 26), A B B A over each
-// block of kPairBlock images of the round (B A A B on every second block: counterbalanced), the same bytes (read once per block, before the
+// block of kPairBlock images of the round (B A A B on every second block: counterbalanced;
+// smaller blocks on a round of fewer than 128 images; the round repeated for at least
+// kPairedSeconds), the same bytes (read once per block, before the
 // four runs: a pure CPU comparison) and the same random draws (one stream per operator,
 // transforms/rng.h). presized:<N> pairs today's pipeline on the originals (A) with the same
 // pipeline on the presized copy of the same images (B: the copy's file of the same name,
@@ -113,6 +115,10 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 // interval's half width), paired_ratio, paired_ratio_lo, paired_ratio_hi, paired_blocks.
 // Per-sample operators only: batch operators are priced per batch (BM_Transform).
 constexpr size_t kPairBlock = 16;
+// Rounds are repeated within one iteration until this much wall time has passed: on
+// photos-in one round of 256 images (16 blocks) gave intervals of +-4 % of the sample for
+// decode:auto, three rounds about +-2 %.
+constexpr double kPairedSeconds = 1.5;
 
 // One side of a paired case: a pipeline over a source, the source's index of each image of
 // the round (the same images on both sides, in the same order).
@@ -169,10 +175,17 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
   };
   bool failed = round.empty();
   if (failed) ctx.fail_case(state, "every file of the round is bad (see the skipped files)");
+  // Blocks of kPairBlock images, fewer on a small round (at least 8 blocks per round where
+  // the round allows, at least 4 images each): more blocks narrow the interval.
+  const size_t block = std::clamp<size_t>(round.size() / 8, 4, kPairBlock);
+  size_t block_index = 0;
   for (auto _ : state) {
     if (failed) break;
-    for (size_t first = 0; first < round.size() && !failed; first += kPairBlock) {
-      const size_t n = std::min(kPairBlock, round.size() - first);
+    // As many rounds as kPairedSeconds allows (at least one): the case's time budget.
+    const int64_t start = now_ns();
+    do {
+    for (size_t first = 0; first < round.size() && !failed; first += block) {
+      const size_t n = std::min(block, round.size() - first);
       try {
         for (size_t k = 0; k < n; ++k) {
           bytes_a[k] = a.source->bytes(a.index[first + k], buf_a[k]);
@@ -181,7 +194,7 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
         // A B B A on even blocks, B A A B on odd ones: the first run after the bytes were
         // read meets colder caches, and that penalty must not always fall on A (an A/A
         // control read +0.4 % in 5 of 20 runs on photos-in with A always first).
-        const bool a_first = (first / kPairBlock) % 2 == 0;
+        const bool a_first = block_index++ % 2 == 0;
         int64_t a1 = 0, a2 = 0, b1 = 0, b2 = 0;
         if (a_first) {
           a1 = run_block(a, wa, out_a, bytes_a, first, n);
@@ -204,6 +217,7 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
         if (!ctx.on_bad_file(state, round[first], e.what())) failed = true;
       }
     }
+    } while (!failed && now_ns() - start < static_cast<int64_t>(kPairedSeconds * 1e9));
   }
   set_round_counters(state, b_images / 2, round.size(), b_cpu_ns / 2);
   if (b_images == 0) return;
