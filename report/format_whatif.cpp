@@ -120,16 +120,22 @@ void table_text(std::string& out, const WhatIf& w) {
             "They are measured loaders, not the CPU model: they include the fetch stall, which "
             "today's row (CPU cost, warm) does not.)\n", storage_workers,
             packed.empty() ? "" : ": against the files, ", packed.c_str());
-  const auto paired = std::find_if(w.rows.begin(), w.rows.end(), [](const WhatIfRow& row) {
-    return row.saving_ci_ms.has_value();
-  });
-  if (paired != w.rows.end())
+  int fewest = 0, most = 0;  // the blocks the paired rows rest on
+  for (const auto& row : w.rows) {
+    if (!row.saving_ci_ms || row.per_batch) continue;
+    fewest = fewest == 0 ? row.paired_blocks : std::min(fewest, row.paired_blocks);
+    most = std::max(most, row.paired_blocks);
+  }
+  if (most > 0) {
+    std::string blocks = std::to_string(fewest);
+    if (most != fewest) blocks += " to " + std::to_string(most);
     appendf(out, "(saving: today minus the candidate, CPU ms per sample, measured paired: A B B A "
             "over the same blocks of images with the same random draws, in one case; +- is the "
-            "95 %% Student t interval over the blocks (%d here; model/paired.h). \"noise\": the "
-            "interval holds 0, so no effect can be told from the machine's noise: never "
-            "recommended. The A/A control is today against itself measured the same way: it "
-            "must read noise.)\n", paired->paired_blocks);
+            "95 %% Student t interval over the blocks (%s blocks per row here; model/paired.h). "
+            "\"noise\": the interval holds 0, so no effect can be told from the machine's noise: "
+            "never recommended. The A/A control is today against itself measured the same way: "
+            "it must read noise.)\n", blocks.c_str());
+  }
   for (const auto& row : w.rows) {
     if (!row.per_batch) continue;
     appendf(out, "(%s: a batch operator, priced on the batch: %s, its thread CPU per batch / %d "
