@@ -145,10 +145,11 @@ void table_text(std::string& out, const WhatIf& w) {
   }
   if (w.parts) {
     const auto& p = *w.parts;
-    appendf(out, "(the parts: operator prices %.3f + decode %.3f + read %.3f = %.3f ms per sample "
-            "against today's %.3f ms: %+.1f %% off (decode and read are BM_Sample's wall times, the rest thread CPU); the gap is what operators cost together "
-            "beyond their prices apart (fused kernels, caches, the decode's own ROI))\n",
-            p.prices_ms, p.decode_ms, p.read_ms, p.sum_ms(), p.today_ms, p.off_pct());
+    appendf(out, "(the parts: the %d operator prices add up to %.3f ms per sample against the %.3f "
+            "ms today's sample spends in its operators (its CPU times the transform stage's share "
+            "of BM_Sample's wall time): %+.1f %% off; an operator that sets the size or the dtype "
+            "has no price, and operators cost more or less together than apart (fused kernels, "
+            "caches))\n", p.priced, p.prices_ms, p.stage_ms, p.off_pct());
   }
   if (!w.control_note.empty()) appendf(out, "Warning: %s.\n", w.control_note.c_str());
   const bool negative = std::any_of(w.rows.begin(), w.rows.end(), [](const WhatIfRow& row) {
@@ -232,7 +233,10 @@ void check_text(std::string& out, const PredictionCheck& c) {
           "%.1f %%, measured %.1f %%.\n", c.predicted_step_ms, measured_text(c).c_str(), c.error_pct,
           c.within_noise() ? ", within the measured step's interval: noise" : "",
           c.predicted_au_pct, c.measured_au_pct);
-  if (c.over_tolerance())
+  if (c.over_tolerance() && c.within_noise())
+    appendf(out, "The measured step's interval (+-%.2f ms) is wider than the prediction's error: "
+            "this run cannot check the model; a larger --budget times more steps.\n", *c.measured_ci_ms);
+  else if (c.over_tolerance())
     appendf(out, "Warning: the prediction is off by more than %.0f %%: the model misses something "
             "here (a busy machine, contention, the loader's own overhead, a per-sample cost measured on other "
             "images); trust the measured sweep over the table.\n", kCheckTolerancePct);
@@ -328,9 +332,9 @@ void add_what_if_json(json& j, const Report& r) {
     table["rows"].push_back(std::move(o));
   }
   if (w.parts)
-    table["parts"] = {{"prices_ms_per_sample", w.parts->prices_ms}, {"decode_ms", w.parts->decode_ms},
-                      {"read_ms", w.parts->read_ms}, {"today_ms", w.parts->today_ms},
-                      {"off_pct", w.parts->off_pct()}};
+    table["parts"] = {{"prices_ms_per_sample", w.parts->prices_ms},
+                      {"operator_stage_ms_per_sample", w.parts->stage_ms},
+                      {"operators_priced", w.parts->priced}, {"off_pct", w.parts->off_pct()}};
   if (w.peer) {
     const PeerSummary& p = *w.peer;
     table["peer_loader"] = {{"file", p.file}, {"versions", p.versions}, {"num_workers", p.workers},

@@ -126,8 +126,9 @@ void read_today(const BenchRun& run, const std::string& pipeline,
   for (const bool us : {true, false}) {
     if (auto ms = sample_cpu_ms(run, base, us)) {
       in.today = SampleCost{"today", base, *ms};
-      in.today_decode_ms = run.value(base, "decode_ms");
       in.today_read_ms = run.value(base, "read_ms");
+      in.today_decode_ms = run.value(base, "decode_ms");
+      in.today_transform_ms = run.value(base, "transform_ms");
       in.cost_source = us ? base + " us_per_image (one thread's CPU time per image)"
                           : base + " items_per_second (one thread's wall time per image: "
                                    "the run predates us_per_image)";
@@ -459,13 +460,15 @@ WhatIf build_what_if(const WhatIfInputs& in) {
   w.rows.push_back(workers_row(in));
   for (const auto& f : in.fixes) w.rows.push_back(price(CandidateKind::kFix, f, w.eval_workers, in.cores, in));
   for (const auto& p : in.prices) w.rows.push_back(price(CandidateKind::kPrice, p, w.eval_workers, in.cores, in));
-  if (!in.prices.empty() && in.today_decode_ms && in.today_read_ms) {
-    WhatIf::Parts parts;
-    for (const auto& p : in.prices) parts.prices_ms += p.paired_saving_ms.value_or(in.today->cpu_ms - p.cpu_ms);
-    parts.decode_ms = *in.today_decode_ms;
-    parts.read_ms = *in.today_read_ms;
-    parts.today_ms = in.today->cpu_ms;
-    w.parts = parts;
+  if (!in.prices.empty() && in.today_read_ms && in.today_decode_ms && in.today_transform_ms) {
+    const double wall = *in.today_read_ms + *in.today_decode_ms + *in.today_transform_ms;
+    if (wall > 0) {
+      WhatIf::Parts parts;
+      for (const auto& p : in.prices) parts.prices_ms += p.paired_saving_ms.value_or(in.today->cpu_ms - p.cpu_ms);
+      parts.priced = static_cast<int>(in.prices.size());
+      parts.stage_ms = in.today->cpu_ms * *in.today_transform_ms / wall;
+      w.parts = parts;
+    }
   }
   if (in.control) {  // the A/A control, priced as a candidate is; it must read zero
     w.rows.push_back(price(CandidateKind::kControl, *in.control, w.eval_workers, in.cores, in));

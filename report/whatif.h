@@ -43,8 +43,8 @@
 //                the spec (mixup, cutmix, label smoothing) priced on the batch, its thread
 //                CPU per batch / images per batch (batch_ms, batch_ms_ci, batch_images).
 //                It changes what the model sees: what the operator costs, never a fix.
-//                The prices, decode and read together against today's sample: how far
-//                off they add up (WhatIf::parts).
+//                The prices together against today's operator stage (WhatIf::parts): how
+//                far off they add up.
 // The check: the workers fix is the sweep itself (measured AU against the model at that
 // count); a fix that also ran end to end (BM_EndToEnd/<pipeline>/decode:auto/...) is
 // checked the same way with its own per-sample cost (WhatIf::fix_checks).
@@ -108,9 +108,9 @@ struct WhatIfInputs {
   std::vector<SampleCost> fixes;   ///< decode:<mode> and presized:<N> candidates
   std::vector<SampleCost> prices;  ///< without:<op> candidates
   std::optional<SampleCost> control;  ///< control:aa, today against itself (the A/A test)
-  /// Today's BM_Sample decode_ms and read_ms (wall ms per sample): with the prices, the
-  /// parts of today's sample (WhatIf::parts).
-  std::optional<double> today_decode_ms, today_read_ms;
+  /// Today's BM_Sample read_ms, decode_ms and transform_ms (wall ms per sample): the
+  /// stages' shares of today's sample (WhatIf::parts).
+  std::optional<double> today_read_ms, today_decode_ms, today_transform_ms;
   /// Fixes run end to end, BM_EndToEnd/<pipeline>/<label>/<baseline>/workers:<w>, by
   /// label, then by workers: the points' counters (workers, data_ms, compute_ms, step_ms,
   /// au_pct).
@@ -239,13 +239,16 @@ struct WhatIf {
   /// Non-empty when the A/A control's interval excludes 0: the run cannot rank candidates
   /// (the machine's speed moved within the case), and by how much it moved.
   std::string control_note;
-  /// Do the parts add up to the whole sample? The operators' prices (every per-sample
-  /// operator's without: saving and every batch operator's price) plus today's decode and
-  /// read, against today's CPU per sample. Set when the run priced every operator.
+  /// Do the operators' prices add up to what today's sample spends in its operators? The
+  /// prices (each per-sample operator's without: saving, each batch operator's price), CPU
+  /// ms per sample, against today's operator stage: today's CPU per sample times the
+  /// transform stage's share of BM_Sample's wall time (read + decode + transform), so both
+  /// sides are CPU. Off when operators interact (a fused kernel, caches) or when some
+  /// operator has no price (one that sets the size or the dtype cannot be removed).
   struct Parts {
-    double prices_ms = 0, decode_ms = 0, read_ms = 0, today_ms = 0;
-    double sum_ms() const { return prices_ms + decode_ms + read_ms; }
-    double off_pct() const { return today_ms > 0 ? 100.0 * (sum_ms() - today_ms) / today_ms : 0; }
+    double prices_ms = 0, stage_ms = 0;
+    int priced = 0;  ///< operators priced
+    double off_pct() const { return stage_ms > 0 ? 100.0 * (prices_ms - stage_ms) / stage_ms : 0; }
   };
   std::optional<Parts> parts;
 
