@@ -104,7 +104,7 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 // itself): the candidate B paired with today's pipeline A (issue 26), A B B A over each
 // block of kPairBlock images of the round (B A A B on every second block: counterbalanced;
 // smaller blocks on a round of fewer than 128 images; the round repeated for at least
-// kPairedSeconds), the same bytes (read once per block, before the
+// kPairedBudgetShare of --budget), the same bytes (read once per block, before the
 // four runs: a pure CPU comparison) and the same random draws (one stream per operator,
 // transforms/rng.h). presized:<N> pairs today's pipeline on the originals (A) with the same
 // pipeline on the presized copy of the same images (B: the copy's file of the same name,
@@ -115,10 +115,10 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 // interval's half width), paired_ratio, paired_ratio_lo, paired_ratio_hi, paired_blocks.
 // Per-sample operators only: batch operators are priced per batch (BM_Transform).
 constexpr size_t kPairBlock = 16;
-// Rounds are repeated within one iteration until this much wall time has passed: on
-// photos-in one round of 256 images (16 blocks) gave intervals of +-4 % of the sample for
-// decode:auto, three rounds about +-2 %.
-constexpr double kPairedSeconds = 1.5;
+// Rounds are repeated within one iteration until this share of --budget (seconds per
+// case) has passed, 1.6 s by default: on photos-in one round of 256 images (16 blocks)
+// gave intervals of +-4 % of the sample for decode:auto, three rounds about +-2 %.
+constexpr double kPairedBudgetShare = 0.2;
 
 // One side of a paired case: a pipeline over a source, the source's index of each image of
 // the round (the same images on both sides, in the same order).
@@ -179,6 +179,7 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
   // the round allows, at least 4 images each): more blocks narrow the interval.
   const size_t block = std::clamp<size_t>(round.size() / 8, 4, kPairBlock);
   size_t block_index = 0;
+  const double paired_seconds = kPairedBudgetShare * c.budget_s;
   for (auto _ : state) {
     if (failed) break;
     // As many rounds as kPairedSeconds allows (at least one): the case's time budget.
@@ -217,7 +218,7 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
         if (!ctx.on_bad_file(state, round[first], e.what())) failed = true;
       }
     }
-    } while (!failed && now_ns() - start < static_cast<int64_t>(kPairedSeconds * 1e9));
+    } while (!failed && now_ns() - start < static_cast<int64_t>(paired_seconds * 1e9));
   }
   set_round_counters(state, b_images / 2, round.size(), b_cpu_ns / 2);
   if (b_images == 0) return;
