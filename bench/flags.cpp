@@ -125,7 +125,8 @@ std::vector<FlagSpec> make_table() {
   t.push_back({"budget", "S", "8",
                "seconds per loader / end-to-end case: each times the batches that fit (at least 3, "
                "at most --steps), planned from a short probe of the pipeline (bench/case_budget.h); "
-               "more buys precision with time",
+               "a paired BM_Sample case repeats its round for a fifth of it; more buys precision "
+               "with time",
                with_check(bind_config(&BenchConfig::budget_s), CLI::Range(0.1, 86400.0))});
   t.push_back({"prefetch", "N", "2", "loader prefetch depth, batches in flight",
                with_check(bind_config(&BenchConfig::prefetch), CLI::Range(1, 1024))});
