@@ -114,17 +114,20 @@ done
 # Bounds of each step, seconds (the sum stays within the default --time-limit of 540 s with
 # the default --budget; each is also cut to the time left).
 n_workers=$(tr ',' '\n' <<<"$workers" | wc -l)
-# Measured on 2 cores: a case takes its budget + about 1.5 s (loader start, the step's set-up).
-case_s=$(awk -v b="$budget" 'BEGIN { printf "%d", b + 5 }')
-[ -z "$steps" ] || case_s=$((steps / 2 + 5))                  # about 0.5 s per batch at 1 worker
+# Measured on 2 cores with the emulated step: a case takes its budget + about 1.5 s (loader
+# start); a CUDA step adds its set-up (cuDNN's handle and algorithms, the 0.5 s warm-up of
+# compute_ms). A run cut by its timeout writes no JSON (pipebench writes it at the end):
+# summary.md then says "timed out"; rerun with a smaller --budget or fewer --workers.
+case_s=$(awk -v b="$budget" 'BEGIN { printf "%d", b + 6 }')
+[ -z "$steps" ] || case_s=$((steps / 2 + 6))                  # about 0.5 s per batch at 1 worker
 bound_gpu=20
 bound_data=30
 bound_tests=45
 bound_sanitizer=90    # each binary at most --sanitizer-timeout; the slow ones (cuDNN) run out first
 bound_torch=40         # cnn_dump (cuDNN's start) and PyTorch's import and CUDA start
 bound_stage=40
-bound_e2e=$((n_workers * case_s + 15))  # the sweep, BM_TrainStep, start-up: 55 s by default
-bound_report=5         # 20+30+45+90+40+40+4*(55+5) = 505 s by default
+bound_e2e=$((n_workers * case_s + 15))  # the sweep, BM_TrainStep, start-up: 60 s by default
+bound_report=5         # 20+30+45+90+40+40+4*(60+5) = 525 s by default
 
 # pipebench's flags shared by every run: --presize=off and --shards=0 keep --data's folder
 # untouched (no .pipebench-cache beside it).
