@@ -310,6 +310,15 @@ void register_sample_benchmarks(BenchContext& ctx) {
   register_case(ctx, key(mine->name(), "control", "aa"), BM_SamplePaired, mine,
                 std::shared_ptr<const Pipeline>(Pipeline::build(mine->spec(), mine->decode_options())))
       ->Unit(benchmark::kMicrosecond);
+  // The spec's declared faster variants (variants: [{recipe: R, fixes: stage}]), each paired
+  // with today's pipeline: BM_Sample/<pipeline>/variant:<R> (the report's "faster variant").
+  for (const auto& v : mine->spec().variants) {
+    const auto all = recipe_names();
+    if (std::find(all.begin(), all.end(), v.recipe) == all.end()) continue;
+    register_case(ctx, key(mine->name(), "variant", v.recipe), BM_SamplePaired, mine,
+                  build_recipe(v.recipe, ctx.config().size))
+        ->Unit(benchmark::kMicrosecond);
+  }
   // The case study (report: "Case study"), paired as a candidate is: the casestudy recipe
   // (RandomMask dilated by convolution) against casestudy_shifts (by boolean shifts), A B B A
   // over the same images with the same draws: BM_Sample/casestudy/pair:casestudy_shifts.

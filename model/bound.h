@@ -63,6 +63,9 @@ struct Alternative {
   std::string variant;     ///< the faster one, e.g. "BM_Sample/imagenet_train_roi"
   double baseline_ms = 0;  ///< per sample
   double variant_ms = 0;   ///< per sample
+  /// Measured paired with the baseline (BM_Sample/<pipeline>/variant:<recipe>): the
+  /// saving's 95 % half width, ms per sample; absent when from two unpaired cases.
+  std::optional<double> saving_ci_ms;
   double saving_ms() const { return baseline_ms - variant_ms; }
 };
 

@@ -173,10 +173,17 @@ std::string format_text(const Report& r) {
   if (!v.stages.empty()) stage_shares(out, r);
   if (v.best_alternative) {
     const auto& a = *v.best_alternative;
-    appendf(out, "Faster variant measured in this run: %s at %.3f ms/sample vs %s at %.3f "
-            "ms/sample: saves %.3f ms per sample (%.0f %%), %.1f ms per batch of %d.\n",
-            a.variant.c_str(), a.variant_ms, a.baseline.c_str(), a.baseline_ms, a.saving_ms(),
-            100 * a.saving_ms() / a.baseline_ms, a.saving_ms() * r.batch, r.batch);
+    if (a.saving_ci_ms)
+      appendf(out, "Faster variant measured in this run, paired with today (%s): saves %.3f +-%.3f ms "
+              "per sample (95 %%; %.0f %% of %s's %.3f ms), %.1f ms per batch of %d.\n",
+              a.variant.c_str(), a.saving_ms(), *a.saving_ci_ms, 100 * a.saving_ms() / a.baseline_ms,
+              a.baseline.c_str(), a.baseline_ms, a.saving_ms() * r.batch, r.batch);
+    else
+      appendf(out, "Faster variant measured in this run: %s at %.3f ms/sample vs %s at %.3f "
+              "ms/sample: saves %.3f ms per sample (%.0f %%), %.1f ms per batch of %d (two cases, "
+              "unpaired: no interval).\n",
+              a.variant.c_str(), a.variant_ms, a.baseline.c_str(), a.baseline_ms, a.saving_ms(),
+              100 * a.saving_ms() / a.baseline_ms, a.saving_ms() * r.batch, r.batch);
   }
   if (!r.spec_note.empty())
     appendf(out, "Note: faster variants not compared: %s\n", r.spec_note.c_str());

@@ -133,6 +133,20 @@ std::vector<Alternative> measured_variants(const BenchRun& run, const std::strin
   const auto base_ms = run.ms_per_item(base);
   if (!base_ms) return alts;
   for (const auto& v : variants) {
+    // Paired with today (BM_Sample/<pipeline>/variant:<recipe>): its saving with its
+    // interval; one within noise is no faster variant.
+    model::CaseKey pair = model::sample_case(name);
+    pair.variant = "variant";
+    pair.variant_param = v.recipe;
+    const auto saving = run.value(pair.name(), "paired_saving_ms");
+    const auto ci = run.value(pair.name(), "paired_saving_ci_ms");
+    if (saving && ci) {
+      if (std::abs(*saving) <= *ci) continue;
+      Alternative a{v.fixes, base, pair.name(), *base_ms, *base_ms - *saving};
+      a.saving_ci_ms = *ci;
+      alts.push_back(a);
+      continue;
+    }
     const std::string variant = model::sample_case(v.recipe).name();
     if (auto ms = run.ms_per_item(variant)) alts.push_back({v.fixes, base, variant, *base_ms, *ms});
   }

@@ -278,6 +278,29 @@ TEST(Variants, ComeFromTheRunsPipelineVariants) {
             std::string::npos);
 }
 
+// A declared variant measured paired with today (BM_Sample/<pipeline>/variant:<recipe>):
+// its saving and interval; one within noise is no faster variant.
+TEST(Variants, PairedWithTodayCarryTheirIntervalAndNoiseIsNone) {
+  std::vector<json> rows = data_bound_rows();
+  rows.push_back(row("BM_Sample/imagenet_train/variant:imagenet_train_roi",
+                     {{"paired_saving_ms", 0.15}, {"paired_saving_ci_ms", 0.01}, {"paired_blocks", 32}}));
+  const json variants = {{{"recipe", "imagenet_train_roi"}, {"fixes", "decode"}}};
+  Report r = report_of(with_variants(run_doc(rows, {{"pipeline_spec", kImagenetTrainSpec}}), variants));
+  ASSERT_TRUE(r.verdict.best_alternative.has_value());
+  const Alternative& a = *r.verdict.best_alternative;
+  EXPECT_EQ(a.variant, "BM_Sample/imagenet_train/variant:imagenet_train_roi");
+  EXPECT_NEAR(a.saving_ms(), 0.15, 1e-12);  // the paired saving, not 1.0 - 0.8 unpaired
+  ASSERT_TRUE(a.saving_ci_ms.has_value());
+  EXPECT_NE(format_text(r).find("paired with today (BM_Sample/imagenet_train/variant:imagenet_train_roi): "
+                                "saves 0.150 +-0.010 ms per sample (95 %; 15 %"), std::string::npos)
+      << format_text(r);
+  rows.back() = row("BM_Sample/imagenet_train/variant:imagenet_train_roi",
+                    {{"paired_saving_ms", 0.005}, {"paired_saving_ci_ms", 0.01}, {"paired_blocks", 32}});
+  r = report_of(with_variants(run_doc(rows, {{"pipeline_spec", kImagenetTrainSpec}}), variants));
+  EXPECT_FALSE(r.verdict.best_alternative.has_value());
+  EXPECT_EQ(format_text(r).find("Faster variant"), std::string::npos);
+}
+
 TEST(Variants, NoneWithoutASpecEvenWhenBothSamplesWereMeasured) {
   // An older run: the same samples, no pipeline_spec. No table keyed by name fills in.
   const Report r = report_of(run_doc(data_bound_rows()));
