@@ -55,6 +55,10 @@ SKIP = [
                                  "runs bundle.sh on the build under test"),
     (r"^tar ", "packs or unpacks the bundle of the lines before it"),
     (r"^(bin/pipebench|tests/run-gpu-tests\.sh)", "runs inside the bundle on a GPU node"),
+    (r"^python3 scripts/cnn_torch_check\.py", "needs PyTorch and a GPU (a GPU node's python3); "
+                                              "it exits 77 without them, and gpu-suite.sh runs it"),
+    (r"^\./gpu-suite\.sh", "runs inside the bundle (on a GPU node); gpu_suite_test runs it "
+                            "from a bundle of the build under test, dry run and GPU-less"),
     (r"^\./scripts/build_ref\.sh ", "builds a git ref from scratch (minutes): ab_gate_test runs "
                                     "build_ref.sh and the workflow's commands on the build under test"),
     (r"^\./scripts/compare\.sh --ab base/", "compares the builds of the build_ref.sh lines: "
