@@ -388,7 +388,8 @@ int main(int argc, char** argv) {
   }
   add_job_context(*ctx, world);
   if (!pipebench::cuda_available() && rank == 0)
-    std::fprintf(stderr, "pipebench: CUDA cases not run (BM_H2D, pinned collate, the cuda and cuda:cnn "
+    std::fprintf(stderr, "pipebench: CUDA cases not run (BM_H2D, pinned collate, the device batch "
+                 "operators, BM_Decode/nvjpeg, the cuda and cuda:cnn "
                  "baselines): %s\n", pipebench::cuda_info().reason.c_str());
   pb::register_all_benchmarks(*ctx);
   if (ctx->config().quick) {
