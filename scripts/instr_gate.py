@@ -3,8 +3,8 @@
 `scripts/compare.sh --ab BASE_BIN NEW_BIN --metric=instructions` (issue 27 item 2).
 
   scripts/compare.sh --ab BASE_BIN NEW_BIN --metric=instructions [--threshold PCT]
-      [--filter REGEX] [--out FILE.json] [--data DIR] [--images N] [--jobs 1|2] [--force]
-      [--keep DIR] [--timeout S] [-- pipebench flags...]
+      [--filter REGEX] [--out FILE.json] [--data DIR] [--images N] [--jobs 1|2]
+      [--max-iterations N] [--force] [--keep DIR] [--timeout S] [-- pipebench flags...]
 
 Time on a shared CI runner moves with the machine; the number of instructions a case
 executes does not. This gate runs every selected case of both builds ONCE under Valgrind's
@@ -17,7 +17,11 @@ instructions each case executed per benchmark iteration:
   2. the cases: each binary lists the cases its --filter selects (default
      `BM_(Read/files/warm|Decode|Transform|Sample|Collate)/`: the single-threaded stage
      cases, reading from memory included); the two lists must be equal (exit 2 naming the
-     cases only in one). Both builds also run the first case once natively (a second): their
+     cases only in one). A case that fixes its own iteration count above --max-iterations
+     (default 100; Google Benchmark names it .../iterations:N) is left out and listed: the
+     sizing operators' BM_Transform cases fix up to 2000 (1 GiB of input copies), about a
+     minute and a half each under Callgrind. Both builds also run the first case once
+     natively (a second): their
      contexts must agree on the pipebench version, the record version and what makes runs
      incomparable (scripts/ab_gate.py check_contexts; --force: a warning), and that run
      gives the SIMD path each build takes natively on this host;
@@ -124,6 +128,26 @@ LOOP_END = "benchmark::State::FinishKeepRunning*"
 RUN_START = "pipebench::bench::PerImageCosts::begin_case*"
 OWN_FLAGS = ab_gate.OWN_FLAGS
 RATE_COUNTERS = ("items_per_second", "bytes_per_second")
+DEFAULT_MAX_ITERATIONS = "100"
+# Google Benchmark names a case that fixes its own iteration count ".../iterations:N".
+FIXED_ITERATIONS = re.compile(r"/iterations:(\d+)(?=/|$)")
+# The characters escaped in a --benchmark_filter (Google Benchmark 1.7.1: std::regex,
+# POSIX extended grammar): the special ones, less "]" and "}", which are literal outside
+# a bracket or interval and which libstdc++ refuses escaped (the whole filter then
+# matches nothing).
+ERE_SPECIAL = frozenset(".[()*+?{|^$\\")
+
+
+def fixed_iterations(name):
+    """The iteration count a case fixes itself (its name's /iterations:N), or None."""
+    m = FIXED_ITERATIONS.search(name)
+    return int(m.group(1)) if m else None
+
+
+def exact_filter(names):
+    """A --benchmark_filter selecting exactly `names`: ^(a|b|...)$, each escaped."""
+    return "^(" + "|".join("".join("\\" + c if c in ERE_SPECIAL else c for c in n)
+                           for n in names) + ")$"
 
 
 # --- Callgrind's dumps ---------------------------------------------------------------------
@@ -446,7 +470,8 @@ def summary_doc(args, results, errored_new, skipped, lost, docs, simd, vg, elaps
         "cases": list(results.values()),
         "regressions": regressions,
         "improvements": [n for n, r in results.items() if r["verdict"] == "improvement"],
-        "noisy": [], "max_noise_pct": None,
+        "noisy": [], "max_noise_pct": None, "max_iterations": args.max_iterations,
+        "excluded": args.excluded,
         "errored": errored_new, "lost": lost, "skipped": skipped, "busy_blocks": 0,
         "context": ctx, "benchmarks": rows,
     }
@@ -470,6 +495,10 @@ def report(args, results, errored_new, skipped, lost, docs, simd, vg, elapsed):
         print(f"LOST {name}: counted in BASE, missing from NEW")
     for name, why in skipped.items():
         print(f"ab: skipped {name}: {' '.join(why.split())[:200]}")
+    if args.excluded:
+        print(f"ab: not counted: {len(args.excluded)} case(s) fixing more than "
+              f"--max-iterations {args.max_iterations} iterations of their own: "
+              f"{', '.join(args.excluded)}")
     regressions = [n for n, r in results.items() if r["verdict"] == "regression"]
     improved = sum(1 for r in results.values() if r["verdict"] == "improvement")
     same = sum(1 for r in results.values() if r["verdict"] == "ok")
@@ -479,6 +508,8 @@ def report(args, results, errored_new, skipped, lost, docs, simd, vg, elapsed):
     tail = f", {len(skipped)} skipped" if skipped else ""
     if unjudged:
         tail += f", {unjudged} not judged (0 instructions in BASE)"
+    if args.excluded:
+        tail += f", {len(args.excluded)} not counted (--max-iterations)"
     if errored_new or lost:
         tail += f"; {len(errored_new)} errored and {len(lost)} lost in NEW"
     biggest = f"; largest change {max(moved):.3f} %" if moved else ""
@@ -533,6 +564,10 @@ def parse_args(argv):
                              "(a warning)")
     parser.add_argument("--keep", metavar="DIR",
                         help="keep both runs' JSON, stderr and Callgrind dumps in DIR")
+    parser.add_argument("--max-iterations", metavar="N", default=DEFAULT_MAX_ITERATIONS,
+                        help="leave out cases that fix more than N iterations of their own "
+                             f"(default {DEFAULT_MAX_ITERATIONS}: the sizing operators' "
+                             "BM_Transform cases fix up to 2000, minutes under Valgrind)")
     parser.add_argument("--timeout", metavar="S", default="1200",
                         help="seconds the Valgrind runs may take (default 1200)")
     args = parser.parse_args(argv)
@@ -547,6 +582,12 @@ def parse_args(argv):
         assert 1 <= args.images <= 10000
     except (ValueError, AssertionError):
         raise BadInput(f"--images must be an integer in [1, 10000], got {args.images!r}") from None
+    try:
+        args.max_iterations = int(args.max_iterations)
+        assert args.max_iterations >= 1
+    except (ValueError, AssertionError):
+        raise BadInput(f"--max-iterations must be an integer >= 1, got "
+                       f"{args.max_iterations!r}") from None
     if args.jobs not in ("1", "2"):
         raise BadInput(f"--jobs must be 1 or 2, got {args.jobs!r}")
     args.jobs = int(args.jobs)
@@ -610,19 +651,40 @@ def run(args, work):
     base_cases = list_cases(args.base, args.data, args.filter, args.extra)
     new_cases = list_cases(args.new, args.data, args.filter, args.extra)
     check_case_sets(base_cases, new_cases, args.filter)
-    probes = [native_probe(b, s, args.data, base_cases[0], args.extra,
+    # A case that fixes its own iteration count runs all of them under Valgrind too: the
+    # sizing operators' BM_Transform cases fix up to 2000 (1 GiB of input copies), about
+    # a minute and a half each under Callgrind. Those above --max-iterations are left out.
+    args.excluded = {n: fixed_iterations(n) for n in base_cases
+                     if (fixed_iterations(n) or 0) > args.max_iterations}
+    cases = [n for n in base_cases if n not in args.excluded]
+    if not cases:
+        raise BadInput(f"every case --filter {args.filter!r} selects fixes more than "
+                       f"--max-iterations {args.max_iterations} iterations of its own; "
+                       "raise --max-iterations to count them (minutes under Valgrind)")
+    filt = args.filter
+    if args.excluded:
+        filt = exact_filter(cases)
+        if list_cases(args.base, args.data, filt, args.extra) != cases:
+            raise BadInput("cannot write the cases left after --max-iterations as a "
+                           "--benchmark_filter; narrow --filter to leave those cases out")
+        log(f"left out: {len(args.excluded)} case(s) that fix more than --max-iterations "
+            f"{args.max_iterations} iterations of their own (minutes under Valgrind; "
+            f"--max-iterations {max(args.excluded.values())} counts them): "
+            f"{', '.join(args.excluded)}")
+    probes = [native_probe(b, s, args.data, cases[0], args.extra,
                            os.path.join(work, f"native-{s}.json"),
                            os.path.join(work, f"native-{s}.log"))
               for b, s in ((args.base, "A"), (args.new, "B"))]
     check_contexts(probes[0], probes[1], args.force)
-    log(f"{len(base_cases)} case(s), one iteration each, under {vg} (Callgrind), "
+    log(f"{len(cases)} case(s), one iteration each (a case that fixes its count: that "
+        f"count), under {vg} (Callgrind), "
         f"{'both builds at once' if args.jobs == 2 else 'one build after the other'}")
     folders, datas = [], []
     for s in ("A", "B"):
         folders.append(os.path.join(work, f"callgrind-{s}"))
         os.makedirs(folders[-1])
         datas.append(side_copy(args.data, os.path.join(work, f"side-{s}")))
-    cmds = [valgrind_command(valgrind, b, d, args.filter, args.extra, f)
+    cmds = [valgrind_command(valgrind, b, d, filt, args.extra, f)
             for b, d, f in ((args.base, datas[0], folders[0]), (args.new, datas[1], folders[1]))]
     logs = [os.path.join(work, f"valgrind-{s}.log") for s in ("A", "B")]
     deadline = time.monotonic() + args.timeout

@@ -203,6 +203,16 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(lost, ["BM_C"])
         self.assertEqual(skipped, {"BM_D": "errored in BASE: no GPU"})
 
+    def test_fixed_iteration_counts_and_exact_filters(self):
+        f = self.g.fixed_iterations
+        self.assertEqual(f("BM_Transform/center_crop/iterations:1908"), 1908)
+        self.assertEqual(f("BM_Loader/imagenet_train/workers:1/iterations:30/real_time"), 30)
+        self.assertIsNone(f("BM_Transform/normalize"))
+        self.assertIsNone(f("BM_X/iterations:3x"))
+        # "]" stays as it is: libstdc++'s POSIX grammar refuses it escaped.
+        self.assertEqual(self.g.exact_filter(["BM_A/t:[0.1/0.1]", "BM_B(c)|d*"]),
+                         r"^(BM_A/t:\[0\.1/0\.1]|BM_B\(c\)\|d\*)$")
+
     def test_metric_is_split_off_before_the_pipebench_flags(self):
         split = self.ab.split_metric
         self.assertEqual(split(["B", "N", "--metric=instructions", "--", "--metric=x"]),
@@ -221,6 +231,7 @@ class VerdictTest(unittest.TestCase):
 class GateRunTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        _, cls.g = import_gates()
         cls.tmp = tempfile.TemporaryDirectory(prefix="pipebench-instr-test-")
         cls.dir = cls.tmp.name
         cls.bin = os.path.abspath(ARGS.pipebench)
@@ -293,6 +304,56 @@ class GateRunTest(unittest.TestCase):
         # instructions at most.
         self.assertLess(abs(ratio["BM_Transform/vertical_flip/p:1.0"] - 1), 1e-3)
 
+    def test_exact_filter_selects_every_listed_case_alone(self):
+        # Google Benchmark's own regex on every case name this build lists (random_affine's
+        # hold "[0.1/0.1]"): the filter the gate writes after leaving cases out.
+        def listing(filt):
+            p = run([self.bin, f"--data={self.data}", "--benchmark_list_tests=true",
+                     f"--benchmark_filter={filt}"])
+            return [ln.strip() for ln in p.stdout.splitlines() if ln.strip()]
+        names = listing("BM_")
+        self.assertGreater(len(names), 40)
+        self.assertEqual(listing(self.g.exact_filter(names)), names)
+        affine = [n for n in names if "[" in n]
+        for n in affine:
+            self.assertEqual(listing(self.g.exact_filter([n])), [n])
+
+    def test_cases_fixing_many_iterations_are_left_out_or_counted_per_iteration(self):
+        filt = "BM_Transform/(normalize|center_crop)"
+        p = run([self.bin, f"--data={self.data}", "--benchmark_list_tests=true",
+                 f"--benchmark_filter={filt}"])
+        fixed = [n for n in p.stdout.split() if self.g.fixed_iterations(n)]
+        if not fixed:
+            self.skipTest("this pipebench's center_crop case does not fix its iterations")
+        (crop,) = fixed
+        n = self.g.fixed_iterations(crop)
+        self.assertGreater(n, 100)  # 1 GiB of input copies over the images' size
+        out = os.path.join(self.dir, "left-out.json")
+        p = self.gate(self.bin, self.bin, "--data", self.data, "--filter", filt, "--out", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(f"ab: left out: 1 case(s) that fix more than --max-iterations 100 "
+                      f"iterations of their own", p.stderr)
+        self.assertIn(f"ab: not counted: 1 case(s) fixing more than --max-iterations 100 "
+                      f"iterations of their own: {crop}", p.stdout)
+        with open(out) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["excluded"], {crop: n})
+        self.assertEqual([c["name"] for c in doc["cases"]], ["BM_Transform/normalize"])
+        # Counted when allowed: all n iterations run, the count is per iteration.
+        out = os.path.join(self.dir, "counted.json")
+        p = self.gate(self.bin, self.bin, "--data", self.data, "--filter",
+                      "BM_Transform/center_crop", "--max-iterations", str(n), "--out", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        (c,) = doc["cases"]
+        self.assertEqual((c["name"], c["ratio"]), (crop, 1.0))
+        (row,) = doc["benchmarks"]
+        self.assertEqual(row["iterations"], n)
+        # A crop's iteration (the input restored, a 224 x 224 crop): under 10 M instructions.
+        self.assertLess(c["base_instructions"], 10e6)
+        self.assertAlmostEqual(row["instructions"], c["new_instructions"])
+
     def test_bad_input_exits_2(self):
         missing = os.path.join(self.dir, "nope", "pipebench")
         p = self.gate(missing, self.bin, "--data", self.data)
@@ -301,6 +362,7 @@ class GateRunTest(unittest.TestCase):
         for extra, words in ((["--threshold", "x"], "--threshold"),
                              (["--images", "0"], "--images"),
                              (["--jobs", "3"], "--jobs"),
+                             (["--max-iterations", "0"], "--max-iterations"),
                              (["--blocks", "3"], "unrecognized arguments: --blocks"),
                              (["--", "--benchmark_min_time=1"], "set by the gate"),
                              (["--data", os.path.join(self.dir, "none")], "not a directory")):
