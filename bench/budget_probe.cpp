@@ -19,7 +19,7 @@ double probe_sample_ms(BenchContext& ctx, int* images) {
   PipelineWorkspace ws(pipeline);
   std::vector<float> out(pipeline.output_floats());
   std::vector<uint8_t> buffer;
-  int64_t cpu_ns = 0;
+  int64_t wall_ns = 0;
   size_t done = 0;
   const int64_t start = now_ns();
   const std::vector<size_t>& round = ctx.round();
@@ -29,18 +29,18 @@ double probe_sample_ms(BenchContext& ctx, int* images) {
     const size_t i = round[k];
     if (done >= kMaxImages || (done >= kMinImages && now_ns() - start > kMaxNs)) break;
     try {
-      const int64_t t0 = thread_cpu_ns();
+      const int64_t t0 = now_ns();
       const auto bytes = ds.bytes(i, buffer);
       Rng rng = Rng::for_sample(c.seed, 0, i);
       pipeline.run(bytes, ds.name(i), rng, ws, out.data());
-      cpu_ns += thread_cpu_ns() - t0;
+      wall_ns += now_ns() - t0;
       ++done;
     } catch (const std::exception&) {
       // a bad file: the cases that meet it report it; the probe plans from the others
     }
   }
   if (images) *images = static_cast<int>(done);
-  return done == 0 ? 0 : cpu_ns / 1e6 / static_cast<double>(done);
+  return done == 0 ? 0 : wall_ns / 1e6 / static_cast<double>(done);
 }
 
 }  // namespace pipebench::bench

@@ -19,7 +19,8 @@ void check_budget(const CaseBudget& b) {
 }
 
 double CaseBudget::batch_ms(int workers) const {
-  const double parallel = std::max(1.0, std::min(static_cast<double>(std::max(1, workers)), cores));
+  const double parallel = workers <= 1 ? 1.0
+      : std::max(1.0, kParallelEfficiency * std::min(static_cast<double>(workers), cores));
   return std::max(sample_ms * images_per_batch / parallel, compute_ms);
 }
 

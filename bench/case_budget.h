@@ -5,7 +5,8 @@
 // batches that fit its time budget (--budget, seconds per case), at most --steps and at
 // least kMinSteps (the overhead cases, BM_StageTimers and BM_SystemSampler, at least 1):
 //
-//   batch_ms(w) = max(sample_ms x images per batch / min(w, cores), compute_ms)
+//   batch_ms(w) = max(sample_ms x images per batch / parallel(w), compute_ms)
+//   parallel(w) = 1 at one worker, else kParallelEfficiency x min(w, cores)
 //   steps       = floor((budget / batch_ms(w) - warm-up batches) / timed windows)
 //
 // where a case loads `timed windows` windows of `steps` batches (a loader case 1; an
@@ -29,14 +30,20 @@ namespace pipebench::bench {
 
 class BenchContext;
 
-/// The fewest batches a budgeted case times per window.
-inline constexpr int kMinSteps = 3;
+/// The fewest batches a budgeted case times per window: 2, so that even on large photos an
+/// end-to-end case (3 windows and its warm-ups) stays near its budget; the report then
+/// says its figures rest on few batches.
+inline constexpr int kMinSteps = 2;
+/// The plan's speed-up per added worker: on photos-full (5120x2880 originals) 2 workers
+/// on 2 cores loaded 1.46x as fast as one (memory bandwidth, a busy host); a plan that
+/// assumed 2x gave cases three times their budget.
+inline constexpr double kParallelEfficiency = 0.75;
 /// The default --budget, seconds per loader / end-to-end case: with kMinSteps it keeps the
 /// default run within 4 minutes on photos-full (large originals, docs/budget.md).
 inline constexpr double kDefaultBudgetSeconds = 8;
 
 struct CaseBudget {
-  double sample_ms = 0;       ///< the probe: one thread's CPU ms per sample
+  double sample_ms = 0;       ///< the probe: one thread's wall ms per sample
   int probe_images = 0;       ///< images the probe ran
   int images_per_batch = 1;   ///< min(--batch, dataset images)
   double compute_ms = 0;      ///< the step per batch when known before the run (emulated), else 0
@@ -58,8 +65,9 @@ struct CaseBudget {
 void check_budget(const CaseBudget& b);
 
 /// The probe: the run's pipeline on up to 8 images spread evenly over the round (at least
-/// 2, stopping after 1 s), one thread, thread CPU ms per sample; files that fail are
-/// skipped (the cases report them). 0 when no image could be run.
+/// 2, stopping after 1 s), one thread, wall ms per sample (read included: on a busy host
+/// the cases' batches take wall time too); files that fail are skipped (the cases report
+/// them). 0 when no image could be run.
 double probe_sample_ms(BenchContext& ctx, int* images = nullptr);
 
 }  // namespace pipebench::bench

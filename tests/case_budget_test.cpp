@@ -26,8 +26,8 @@ CaseBudget large_photos() {
 TEST(CaseBudget, BatchTimeIsTheLargerOfDataOnTheCoresAndCompute) {
   const CaseBudget b = large_photos();
   EXPECT_DOUBLE_EQ(b.batch_ms(1), 1320);  // 30 x 44
-  EXPECT_DOUBLE_EQ(b.batch_ms(2), 660);
-  EXPECT_DOUBLE_EQ(b.batch_ms(4), 660);   // 2 cores
+  EXPECT_DOUBLE_EQ(b.batch_ms(2), 880);   // 1320 / (0.75 x 2)
+  EXPECT_DOUBLE_EQ(b.batch_ms(4), 880);   // 2 cores
   CaseBudget tiny = b;
   tiny.sample_ms = 0.1;                   // 4.4 ms of data: the 25 ms step paces it
   EXPECT_DOUBLE_EQ(tiny.batch_ms(1), 25);
@@ -35,8 +35,8 @@ TEST(CaseBudget, BatchTimeIsTheLargerOfDataOnTheCoresAndCompute) {
 
 TEST(CaseBudget, StepsFitTheBudgetWithinTheBounds) {
   const CaseBudget b = large_photos();
-  // A loader at 2 workers: 8000 / 660 = 12.12 batches, less one warm-up of 3: 9.
-  EXPECT_EQ(b.steps(2, 1, 1), 9);
+  // A loader at 2 workers: 8000 / 880 = 9.09 batches, less one warm-up of 3: 6.
+  EXPECT_EQ(b.steps(2, 1, 1), 6);
   // At 1 worker: 6.06 - 3 = 3.06 -> 3.
   EXPECT_EQ(b.steps(1, 1, 1), 3);
   // End to end at 1 worker: (6.06 - 6) / 3 < kMinSteps: kMinSteps.
