@@ -45,6 +45,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -141,5 +142,12 @@ std::unique_ptr<TrainStep> make_train_step(const std::string& baseline, double m
 const std::vector<std::string>& train_step_baselines();
 /// A baseline that runs on the GPU (its name starts with "cuda").
 bool is_cuda_baseline(const std::string& baseline);
+
+/// The initial weights the CUDA steps draw on the device (cuda_kernels::fill_uniform,
+/// train_step_cuda.cu), computed on the host bit for bit: element i is
+/// (2u - 1) x scale with u = SplitMix64(seed + (i + 1) x golden gamma) >> 40 over 2^24
+/// (2u is exact, so a fused multiply-add on the device rounds the same). For the CPU
+/// references of the device tests and tests/cnn_dump.
+std::vector<float> host_fill_uniform(size_t count, uint64_t seed, float scale);
 
 }  // namespace pipebench

@@ -72,16 +72,7 @@ std::vector<float> cnn_initial_weights(const CnnConv& conv, int layer) {
   const size_t count = static_cast<size_t>(conv.cout) * conv.cin * conv.k * conv.k;
   const uint64_t seed = 101 + static_cast<uint64_t>(layer);
   const auto scale = static_cast<float>(std::sqrt(6.0 / (static_cast<double>(conv.cin) * conv.k * conv.k)));
-  std::vector<float> x(count);
-  for (size_t i = 0; i < count; ++i) {
-    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
-    x[i] = (2.0f * u - 1.0f) * scale;
-  }
-  return x;
+  return host_fill_uniform(count, seed, scale);
 }
 
 // --- cuDNN 9's run-time libraries (train_step_cnn.h) ---------------------------------------

@@ -229,16 +229,8 @@ TEST(CudaCnnStep, LossDecreasesOnAFixedBatch) {
 
 // cuda_kernels::fill_uniform (train_step_cuda.cu) on the host, bit for bit (2u is exact).
 std::vector<double> hash_uniform(size_t count, uint64_t seed, float scale) {
-  std::vector<double> x(count);
-  for (size_t i = 0; i < count; ++i) {
-    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
-    x[i] = (2.0f * u - 1.0f) * scale;
-  }
-  return x;
+  const std::vector<float> f = host_fill_uniform(count, seed, scale);
+  return std::vector<double>(f.begin(), f.end());
 }
 
 TEST(CnnStep, InitialWeightsAreTheDeviceHash) {

@@ -166,16 +166,7 @@ TEST(CudaStep, RunsAndReportsFlops) {
 // float expression, so the initial weights are the device's bit for bit (2u is exact, so a
 // fused multiply-add there rounds the same).
 std::vector<float> mlp_init(size_t count, uint64_t seed, float scale) {
-  std::vector<float> x(count);
-  for (size_t i = 0; i < count; ++i) {
-    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
-    x[i] = (2.0f * u - 1.0f) * scale;
-  }
-  return x;
+  return host_fill_uniform(count, seed, scale);
 }
 
 // C (m x n) = op(A) op(B), column-major as cuBLAS, in double: A is m x k (lda m) or, with
