@@ -220,9 +220,8 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
     }
     } while (!failed && now_ns() - start < static_cast<int64_t>(paired_seconds * 1e9));
   }
-  set_round_counters(state, b_images / 2, round.size(), b_cpu_ns / 2);
+  set_round_counters(state, b_images / 2, round.size(), b_cpu_ns / 2);  // us_per_image: B's
   if (b_images == 0) return;
-  state.counters["us_per_image"] = b_cpu_ns / 1e3 / static_cast<double>(b_images);
   state.counters["paired_today_us"] = a_cpu_ns / 1e3 / static_cast<double>(b_images);
   const model::PairedEstimate e = model::paired_estimate(a_ms, b_ms);
   state.counters["paired_blocks"] = e.blocks;
