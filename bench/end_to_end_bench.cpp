@@ -424,15 +424,7 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
   // BM_EndToEnd/<pipeline>[/<kind>:<param>]/<baseline>/workers:<w>[/callbacks:<set>]
   const auto key = [&](int w, const std::string& kind = "", const std::string& param = "",
                        const std::string& callbacks = "") {
-    model::CaseKey k;
-    k.family = model::Family::kEndToEnd;
-    k.pipeline = c.pipeline->name();
-    k.variant = kind;
-    k.variant_param = param;
-    k.baseline = c.baseline;
-    k.workers = w;
-    k.callbacks = callbacks;
-    return k;
+    return model::end_to_end_case(c.pipeline->name(), c.baseline, w, kind, param, callbacks);
   };
   const auto add = [&](const model::CaseKey& k, const std::shared_ptr<const Pipeline>& p,
                        const std::vector<CallbackSpec>& callbacks = {},

@@ -118,6 +118,20 @@ CaseKey loader_case(const std::string& pipeline, int workers, const std::string&
   return k;
 }
 
+CaseKey end_to_end_case(const std::string& pipeline, const std::string& baseline, int workers,
+                        const std::string& variant, const std::string& param, const std::string& callbacks) {
+  CaseKey k;
+  k.family = Family::kEndToEnd;
+  k.pipeline = pipeline;
+  k.baseline = baseline;
+  k.workers = workers;
+  k.variant = variant;
+  k.variant_param = param;
+  k.callbacks = callbacks;
+  k.timed_by = "real_time";
+  return k;
+}
+
 CaseKey read_case(const std::string& layout, const std::string& cache, int shards) {
   CaseKey k;
   k.family = Family::kRead;

@@ -81,6 +81,10 @@ CaseKey transform_case(const std::string& op, const std::string& detail = "");
 /// BM_Loader/<pipeline>[/<layout | shards-N>/<cache>]/workers:W (layout "" = the sweep).
 CaseKey loader_case(const std::string& pipeline, int workers, const std::string& layout = "",
                     const std::string& cache = "", int shards = 0);
+/// BM_EndToEnd/<pipeline>[/<variant>:<param>]/<baseline>/workers:W[/callbacks:<set>].
+CaseKey end_to_end_case(const std::string& pipeline, const std::string& baseline, int workers,
+                        const std::string& variant = "", const std::string& param = "",
+                        const std::string& callbacks = "");
 /// BM_Read/<layout | shards-N>/<cache>.
 CaseKey read_case(const std::string& layout, const std::string& cache, int shards = 0);
 

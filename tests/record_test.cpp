@@ -33,16 +33,7 @@ using model::Family;
 
 CaseKey e2e(const std::string& baseline, int workers, const std::string& variant = "",
             const std::string& param = "", const std::string& callbacks = "") {
-  CaseKey k;
-  k.family = Family::kEndToEnd;
-  k.pipeline = "imagenet_train";
-  k.baseline = baseline;
-  k.workers = workers;
-  k.variant = variant;
-  k.variant_param = param;
-  k.callbacks = callbacks;
-  k.timed_by = "real_time";
-  return k;
+  return model::end_to_end_case("imagenet_train", baseline, workers, variant, param, callbacks);
 }
 
 CaseKey loader(int workers, const std::string& layout = "", const std::string& cache = "", int shards = 0) {
