@@ -145,11 +145,12 @@ void table_text(std::string& out, const WhatIf& w) {
   }
   if (w.parts) {
     const auto& p = *w.parts;
-    appendf(out, "(the parts: the %d operator prices add up to %.3f ms per sample against the %.3f "
-            "ms today's sample spends in its operators (its CPU times the transform stage's share "
-            "of BM_Sample's wall time): %+.1f %% off; an operator that sets the size or the dtype "
-            "has no price, and operators cost more or less together than apart (fused kernels, "
-            "caches))\n", p.priced, p.prices_ms, p.stage_ms, p.off_pct());
+    appendf(out, "(the parts: the %d priced operator%s account for %.3f of the %.3f ms per sample "
+            "today's sample spends in its operators (its CPU times the transform stage's share of "
+            "BM_Sample's wall time), %.0f %%; the rest is in operators that cannot be removed (they "
+            "set the size or the dtype) and in what operators cost together beyond their prices "
+            "apart (fused kernels, caches))\n", p.priced, p.priced == 1 ? "" : "s", p.prices_ms,
+            p.stage_ms, p.stage_ms > 0 ? 100 * p.prices_ms / p.stage_ms : 0.0);
   }
   if (!w.control_note.empty()) appendf(out, "Warning: %s.\n", w.control_note.c_str());
   const bool negative = std::any_of(w.rows.begin(), w.rows.end(), [](const WhatIfRow& row) {
