@@ -43,6 +43,11 @@ instructions each case executed per benchmark iteration:
      parts, PauseTiming / ResumeTiming, are in it). A dump at each case's start
      (pipebench's begin_case, called once per run of a case) ties the loop dumps to the
      run's JSON rows in order, so a case that ended before its loop (an error) has none;
+     pipebench's --budget is set to its least (0.1 s) in every build that has it: a paired
+     BM_Sample case repeats its round for a fifth of the budget, so its one iteration
+     would hold as many rounds as the time allowed (under Valgrind one build ran the round
+     once, the other twice); with 0.1 s, one round. A case whose rows still say the builds
+     did different work (paired_blocks) is skipped, named;
   4. per case: I = the loop's instructions (Callgrind's Ir: user-space instructions) on
      the main thread / the row's iterations, for BASE and NEW; the ratio NEW/BASE. The
      main thread only: the stage cases run on it, and work of other threads (the presized
@@ -126,7 +131,14 @@ DEFAULT_IMAGES = 8
 ZERO_AT = "benchmark::State::StartKeepRunning*"
 LOOP_END = "benchmark::State::FinishKeepRunning*"
 RUN_START = "pipebench::bench::PerImageCosts::begin_case*"
-OWN_FLAGS = ab_gate.OWN_FLAGS
+OWN_FLAGS = ab_gate.OWN_FLAGS + ("--budget",)
+# pipebench's --budget: a paired BM_Sample case repeats its round for a fifth of it, so the
+# work in its one iteration depends on time (under Valgrind one build ran the round once,
+# the other twice: a ratio of 2). The smallest budget pipebench takes: one round, always.
+FIXED_WORK_FLAGS = ("--budget=0.1",)
+# A row counter that says how much work a case did; a case whose builds differ in it is not
+# compared (skipped, named).
+WORK_COUNTERS = ("paired_blocks",)
 RATE_COUNTERS = ("items_per_second", "bytes_per_second")
 DEFAULT_MAX_ITERATIONS = "100"
 # Google Benchmark names a case that fixes its own iteration count ".../iterations:N".
@@ -264,6 +276,28 @@ def case_counts(doc, seq):
     return counts, errored
 
 
+def work_differences(base_doc, new_doc):
+    """{case: why} for the cases whose rows say the two builds did different amounts of
+    work (WORK_COUNTERS: a paired case's blocks), so that their counts are not compared."""
+    def work(doc):
+        out = {}
+        for r in doc.get("benchmarks", []):
+            if r.get("run_type") == "aggregate" or r.get("error_occurred"):
+                continue
+            for k in WORK_COUNTERS:
+                if k in r:
+                    out.setdefault(r.get("name"), {})[k] = r[k]
+        return out
+    a, b = work(base_doc), work(new_doc)
+    why = {}
+    for name in set(a) & set(b):
+        diff = [f"{k} {a[name][k]:g} in BASE, {b[name][k]:g} in NEW" for k in a[name]
+                if k in b[name] and a[name][k] != b[name][k]]
+        if diff:
+            why[name] = "the builds did different amounts of work (" + "; ".join(diff) + ")"
+    return why
+
+
 # --- the verdict ---------------------------------------------------------------------------
 
 def verdict(ratio, threshold_pct):
@@ -296,15 +330,17 @@ def judge_case(name, base, new, threshold_pct):
             "ci_high": ratio, "blocks": 1, "confidence": None, "verdict_text": text}
 
 
-def analyse(base, new, threshold_pct):
-    """base, new: (counts, errored) of each build. Returns (results {case: judge_case},
-    errored_new {case: message}, skipped {case: why}, lost [cases BASE counted and NEW
-    has neither counted nor errored])."""
+def analyse(base, new, threshold_pct, different_work=None):
+    """base, new: (counts, errored) of each build; different_work: {case: why} (not
+    compared). Returns (results {case: judge_case}, errored_new {case: message}, skipped
+    {case: why}, lost [cases BASE counted and NEW has neither counted nor errored])."""
     (bc, be), (nc, ne) = base, new
     results, errored_new, skipped, lost = {}, {}, {}, []
     for name in list(bc) + [n for n in be if n not in bc]:
         if name in be:
             skipped[name] = f"errored in BASE: {be[name]}"
+        elif name in (different_work or {}) and name in nc:
+            skipped[name] = different_work[name]
         elif name in ne:
             errored_new[name] = ne[name]
         elif name not in nc:
@@ -315,6 +351,13 @@ def analyse(base, new, threshold_pct):
 
 
 # --- running the builds --------------------------------------------------------------------
+
+def fixed_work_flags(binary):
+    """FIXED_WORK_FLAGS this build knows (its --help lists them): a pipebench from before
+    --budget repeats no round and needs none."""
+    p = subprocess.run([binary, "--help"], capture_output=True, text=True, env=child_env())
+    return [f for f in FIXED_WORK_FLAGS if f.split("=", 1)[0] + "=" in p.stdout]
+
 
 def valgrind_version():
     exe = shutil.which("valgrind")
@@ -648,8 +691,9 @@ def run(args, work):
     valgrind, vg = valgrind_version()
     if args.data is None:
         args.data = make_dataset(args, os.path.join(work, "data"))
-    base_cases = list_cases(args.base, args.data, args.filter, args.extra)
-    new_cases = list_cases(args.new, args.data, args.filter, args.extra)
+    flags = {b: args.extra + fixed_work_flags(b) for b in (args.base, args.new)}
+    base_cases = list_cases(args.base, args.data, args.filter, flags[args.base])
+    new_cases = list_cases(args.new, args.data, args.filter, flags[args.new])
     check_case_sets(base_cases, new_cases, args.filter)
     # A case that fixes its own iteration count runs all of them under Valgrind too: the
     # sizing operators' BM_Transform cases fix up to 2000 (1 GiB of input copies), about
@@ -664,14 +708,14 @@ def run(args, work):
     filt = args.filter
     if args.excluded:
         filt = exact_filter(cases)
-        if list_cases(args.base, args.data, filt, args.extra) != cases:
+        if list_cases(args.base, args.data, filt, flags[args.base]) != cases:
             raise BadInput("cannot write the cases left after --max-iterations as a "
                            "--benchmark_filter; narrow --filter to leave those cases out")
         log(f"left out: {len(args.excluded)} case(s) that fix more than --max-iterations "
             f"{args.max_iterations} iterations of their own (minutes under Valgrind; "
             f"--max-iterations {max(args.excluded.values())} counts them): "
             f"{', '.join(args.excluded)}")
-    probes = [native_probe(b, s, args.data, cases[0], args.extra,
+    probes = [native_probe(b, s, args.data, cases[0], flags[b],
                            os.path.join(work, f"native-{s}.json"),
                            os.path.join(work, f"native-{s}.log"))
               for b, s in ((args.base, "A"), (args.new, "B"))]
@@ -684,7 +728,7 @@ def run(args, work):
         folders.append(os.path.join(work, f"callgrind-{s}"))
         os.makedirs(folders[-1])
         datas.append(side_copy(args.data, os.path.join(work, f"side-{s}")))
-    cmds = [valgrind_command(valgrind, b, d, filt, args.extra, f)
+    cmds = [valgrind_command(valgrind, b, d, filt, flags[b], f)
             for b, d, f in ((args.base, datas[0], folders[0]), (args.new, datas[1], folders[1]))]
     logs = [os.path.join(work, f"valgrind-{s}.log") for s in ("A", "B")]
     deadline = time.monotonic() + args.timeout
@@ -721,7 +765,8 @@ def run(args, work):
         if not args.force:
             raise BadInput(what + "; pass --force to compare them anyway")
         log(f"warning: {what} (--force)")
-    results, errored_new, skipped, lost = analyse(base, new, args.threshold)
+    results, errored_new, skipped, lost = analyse(base, new, args.threshold,
+                                                  work_differences(base_doc, new_doc))
     return (results, errored_new, skipped, lost, (base_doc, new_doc, new[0]), simd, vg,
             time.monotonic() - t_start)
 

@@ -213,6 +213,22 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(self.g.exact_filter(["BM_A/t:[0.1/0.1]", "BM_B(c)|d*"]),
                          r"^(BM_A/t:\[0\.1/0\.1]|BM_B\(c\)\|d\*)$")
 
+    def test_cases_that_did_different_work_are_skipped(self):
+        # A paired BM_Sample case repeats its round while its time budget lasts: two
+        # builds that ran different numbers of blocks did different work.
+        def doc(blocks):
+            return {"benchmarks": [dict(row("BM_P"), paired_blocks=blocks),
+                                   dict(row("BM_Q"), paired_blocks=2.0), row("BM_R")]}
+        why = self.g.work_differences(doc(2.0), doc(4.0))
+        self.assertEqual(why, {"BM_P": "the builds did different amounts of work "
+                                       "(paired_blocks 2 in BASE, 4 in NEW)"})
+        base = ({"BM_P": 100.0, "BM_Q": 100.0, "BM_R": 100.0}, {})
+        new = ({"BM_P": 200.0, "BM_Q": 100.0, "BM_R": 100.0}, {})
+        results, errored, skipped, lost = self.g.analyse(base, new, 0.5, why)
+        self.assertEqual(sorted(results), ["BM_Q", "BM_R"])
+        self.assertEqual(skipped, why)
+        self.assertEqual(self.g.work_differences(doc(2.0), doc(2.0)), {})
+
     def test_metric_is_split_off_before_the_pipebench_flags(self):
         split = self.ab.split_metric
         self.assertEqual(split(["B", "N", "--metric=instructions", "--", "--metric=x"]),
@@ -284,6 +300,26 @@ class GateRunTest(unittest.TestCase):
         for r in doc["benchmarks"]:
             self.assertGreater(r["instructions"], 0)
             self.assertNotIn("items_per_second", r)
+
+    def test_a_paired_sample_case_does_the_same_work_in_both_builds(self):
+        # control:aa repeats its round while a fifth of --budget lasts; the gate sets the
+        # least budget, so both builds run one round and read exactly the same count.
+        filt = "BM_Sample/imagenet_train/control:aa$"
+        p = run([self.bin, f"--data={self.data}", "--benchmark_list_tests=true",
+                 f"--benchmark_filter={filt}"])
+        if not p.stdout.strip():
+            self.skipTest("this pipebench has no BM_Sample/imagenet_train/control:aa")
+        out = os.path.join(self.dir, "paired.json")
+        p = self.gate(self.bin, self.bin, "--data", self.data, "--filter", filt, "--out", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        (c,) = doc["cases"]
+        self.assertEqual(c["ratio"], 1.0, c)
+        (r,) = doc["benchmarks"]
+        if "--budget=" in run([self.bin, "--help"]).stdout:
+            # One round of the 4 images: blocks of 4 images, A B B A over each.
+            self.assertEqual(r.get("paired_blocks"), 1.0, r)
 
     def test_injected_slowdown_is_caught(self):
         # The hook spins for 100 % of normalize's time; under Valgrind that is far more
@@ -365,6 +401,7 @@ class GateRunTest(unittest.TestCase):
                              (["--max-iterations", "0"], "--max-iterations"),
                              (["--blocks", "3"], "unrecognized arguments: --blocks"),
                              (["--", "--benchmark_min_time=1"], "set by the gate"),
+                             (["--", "--budget=8"], "set by the gate"),
                              (["--data", os.path.join(self.dir, "none")], "not a directory")):
             p = self.gate(self.bin, self.bin, *extra)
             self.assertEqual(p.returncode, 2, (extra, p.stderr))
