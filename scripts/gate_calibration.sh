@@ -19,14 +19,16 @@
 #         would see), and the cases involved.
 #   A/B   for each PCT of --inject (default 3,10; instructions: 1,10): N comparisons of
 #         the build against itself slowed by PCT percent in one operator (--op, default normalize) through
-#         the TEST-ONLY hook PIPEBENCH_TEST_SLOWDOWN=<op>:<pct>
+#         the TEST-ONLY hook PIPEBENCH_TEST_SLOWDOWN=<op>:<pct> (instructions:
+#         <op>:<pct>:work, pct % more of the operator's rows processed)
 #         (transforms/ops/test_slowdown.h). NEW is a small wrapper script in a temporary
 #         folder that sets the variable and execs --bin, so the gate still compares two
 #         "builds". Detected = the gate reports REGRESSION for BM_Transform/<op>. Also
 #         reported: the median measured ratio of that case, and the comparisons in which
-#         another case was flagged. The hook spins for PCT % of the operator's TIME: under
-#         Valgrind (instructions) that adds far fewer instructions than PCT % and not in
-#         proportion; the measured ratio is the injected amount (docs/ab-gate.md).
+#         another case was flagged. For time the hook spins for PCT % of the operator's
+#         time; for instructions it runs the operator again on PCT % of its rows (a
+#         busy-wait costs Valgrind few instructions); the measured ratio is the injected
+#         amount (docs/ab-gate.md).
 #   time  seconds per comparison (mean, min, max) over all of them.
 #
 # Defaults: --n 10, --inject 3,10, --bin build/release/bench/pipebench, --op normalize,
@@ -156,11 +158,15 @@ echo "gate_calibration: $bin, metric $metric, $n A/A comparison(s), $n A/B compa
 for i in $(seq 1 "$n"); do
   compare "aa-$i" "$bin"
 done
+# Instructions: the hook's work mode (pct % more rows processed, test_slowdown.h): a
+# busy-wait adds time, which Valgrind counts as few instructions.
+mode=""
+[ "$metric" = instructions ] && mode=":work"
 for p in "${pcts[@]}"; do
   mkdir -p "$tmp/slow-$p"
   wrapper="$tmp/slow-$p/pipebench"
-  printf '#!/bin/sh\n# TEST-ONLY: %s slowed by %s %%\nPIPEBENCH_TEST_SLOWDOWN=%s:%s exec %q "$@"\n' \
-    "$op" "$p" "$op" "$p" "$bin" >"$wrapper"
+  printf '#!/bin/sh\n# TEST-ONLY: %s slowed by %s %%\nPIPEBENCH_TEST_SLOWDOWN=%s:%s%s exec %q "$@"\n' \
+    "$op" "$p" "$op" "$p" "$mode" "$bin" >"$wrapper"
   chmod +x "$wrapper"
   for i in $(seq 1 "$n"); do
     compare "ab$p-$i" "$wrapper"

@@ -412,6 +412,12 @@ esac""")
         p = listing("")  # empty: off, silent
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("TEST-ONLY", p.stderr)
+        p = listing("normalize:1:work")  # the instruction-count mode: extra rows, not time
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("slowed by 1 % of its work (extra rows)", p.stderr)
+        p = listing("normalize:x:work")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("<pct> must be a number", p.stderr)
 
     def test_injected_slowdown_is_caught(self):
         probe = subprocess.run([self.bin, f"--data={self.data}", "--benchmark_list_tests=true",

@@ -322,9 +322,10 @@ class GateRunTest(unittest.TestCase):
             self.assertEqual(r.get("paired_blocks"), 1.0, r)
 
     def test_injected_slowdown_is_caught(self):
-        # The hook spins for 100 % of normalize's time; under Valgrind that is far more
-        # than the 0.5 % threshold in instructions (about +20 % measured), though not +100 %.
-        slow = self.wrapper("slow100", "PIPEBENCH_TEST_SLOWDOWN=normalize:100 exec "
+        # The hook's work mode runs normalize again on 10 % of its pixels: about +10 % of its
+        # instructions, exactly the same in every run (the time mode's busy-wait costs
+        # Valgrind few instructions, and a varying number: once +0.12 % for "+100 %").
+        slow = self.wrapper("slow100", "PIPEBENCH_TEST_SLOWDOWN=normalize:10:work exec "
                                        f"{shlex.quote(self.bin)} \"$@\"")
         out = os.path.join(self.dir, "slow.json")
         p = self.gate(self.bin, slow, "--data", self.data, "--filter", TWO, "--out", out)
@@ -335,7 +336,8 @@ class GateRunTest(unittest.TestCase):
             doc = json.load(f)
         self.assertEqual(doc["regressions"], ["BM_Transform/normalize"])
         ratio = {c["name"]: c["ratio"] for c in doc["cases"]}
-        self.assertGreater(ratio["BM_Transform/normalize"], 1.005)
+        self.assertGreater(ratio["BM_Transform/normalize"], 1.08)
+        self.assertLess(ratio["BM_Transform/normalize"], 1.15)
         # vertical_flip is not slowed: the wrapper's environment moves it by a few
         # instructions at most.
         self.assertLess(abs(ratio["BM_Transform/vertical_flip/p:1.0"] - 1), 1e-3)

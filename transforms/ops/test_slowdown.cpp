@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "transforms/ops/geometry.h"
 #include "transforms/registry.h"
@@ -35,10 +36,14 @@ TestSlowdown parse() {
   TestSlowdown t;
   const char* v = std::getenv(kVar);
   if (v == nullptr || *v == '\0') return t;
-  const std::string text(v);
+  std::string text(v);
+  if (text.size() > 5 && text.compare(text.size() - 5, 5, ":work") == 0) {
+    t.work = true;
+    text.resize(text.size() - 5);
+  }
   const size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
-    refuse("expected <op>:<pct>, e.g. normalize:10 (test-only)");
+    refuse("expected <op>:<pct>[:work], e.g. normalize:10 (test-only)");
   const std::string pct_text = text.substr(colon + 1);
   char* end = nullptr;
   const double pct = std::strtod(pct_text.c_str(), &end);
@@ -54,6 +59,8 @@ struct SlowedState final : OpState {
   std::unique_ptr<OpState> inner;
   std::array<int64_t, 9> recent{};
   size_t count = 0;
+  SampleData extra;            // ":work": the copied rows, reused (no allocation per call)
+  std::vector<float> tensor;   // ... and their output
 };
 
 // The operator with its apply() timed and stretched; everything else forwarded. The wait is
@@ -69,6 +76,10 @@ class SlowedOp final : public Operator {
   DataShape output_shape(const DataShape& in) const override { return inner_->output_shape(in); }
   void apply(SampleData& sample, Rng& rng, OpState* state) const override {
     auto* s = static_cast<SlowedState*>(state);
+    if (test_slowdown().work) {
+      apply_with_extra_rows(sample, rng, s);
+      return;
+    }
     const int64_t t0 = steady_ns();
     inner_->apply(sample, rng, s != nullptr ? s->inner.get() : nullptr);
     int64_t elapsed = steady_ns() - t0;
@@ -80,6 +91,33 @@ class SlowedOp final : public Operator {
       elapsed = sorted[n / 2];
     }
     apply_test_slowdown(inner_->name().c_str(), elapsed);
+  }
+  // ":work": the same operator again on a copy of the first pct % of the input's rows, into
+  // a scratch tensor, with a copy of the draws (the real output and stream are untouched).
+  void apply_with_extra_rows(SampleData& sample, Rng& rng, SlowedState* s) const {
+    OpState* inner_state = s != nullptr ? s->inner.get() : nullptr;
+    const bool image_in = !sample.shape.tensor && sample.image.height > 0;
+    SampleData local_extra;
+    std::vector<float> local_tensor;
+    SampleData& extra = s != nullptr ? s->extra : local_extra;
+    std::vector<float>& tensor = s != nullptr ? s->tensor : local_tensor;
+    if (image_in) {
+      const Image& in = sample.image;
+      // pct % of the pixels as one row (a per-pixel operator's work is per pixel; whole
+      // rows would round 1 % of 224 rows up to 3, 1.34 %).
+      const double all = static_cast<double>(in.height) * in.width;
+      const int pixels = static_cast<int>(std::clamp(std::llround(all * test_slowdown().pct / 100.0), 1LL,
+                                                     static_cast<long long>(all)));
+      extra.image.resize(1, pixels, in.channels);
+      std::copy(in.ptr(), in.ptr() + extra.image.size_bytes(), extra.image.ptr());
+      extra.shape = DataShape{false, in.channels, 1, pixels};
+      const size_t floats = static_cast<size_t>(in.channels) * pixels;
+      if (tensor.size() < floats) tensor.resize(floats);
+      extra.tensor = tensor.data();
+    }
+    Rng copy = rng;
+    inner_->apply(sample, rng, inner_state);
+    if (image_in) inner_->apply(extra, copy, inner_state);
   }
   std::unique_ptr<OpState> make_state() const override {
     auto s = std::make_unique<SlowedState>();
@@ -127,8 +165,8 @@ void register_test_slowdown_ops(OpRegistry& r) {
              "normalize or another operator the planner does not fuse");
     return std::make_unique<SlowedOp>(std::move(op));
   };
-  std::fprintf(stderr, "pipebench: TEST-ONLY %s: operator %s slowed by %g %% (never use in a real measurement)\n",
-               kVar, t.op.c_str(), t.pct);
+  std::fprintf(stderr, "pipebench: TEST-ONLY %s: operator %s slowed by %g %% of its %s (never use in a real measurement)\n",
+               kVar, t.op.c_str(), t.pct, t.work ? "work (extra rows)" : "time");
 }
 
 }  // namespace pipebench

@@ -2,7 +2,15 @@
 // regression gate (scripts/gate_calibration.sh, docs/ab-gate.md). Never set it in a real
 // measurement.
 //
-//   PIPEBENCH_TEST_SLOWDOWN=<op>:<pct>     e.g. PIPEBENCH_TEST_SLOWDOWN=normalize:10
+//   PIPEBENCH_TEST_SLOWDOWN=<op>:<pct>        e.g. PIPEBENCH_TEST_SLOWDOWN=normalize:10
+//   PIPEBENCH_TEST_SLOWDOWN=<op>:<pct>:work   e.g. PIPEBENCH_TEST_SLOWDOWN=normalize:1:work
+//
+// The first form adds time (a busy-wait; below). The second adds *work*, in instructions:
+// after each apply() the operator runs once more on a copy of pct % of its input's pixels
+// (the first ones, as an image of one row), so a per-pixel operator (normalize) executes
+// about pct % more instructions, plus the copy of those pixels (a memcpy) and the call: what the
+// instruction-count gate can be calibrated with (a busy-wait costs Valgrind few
+// instructions for its time: +1 % of time added 0.027 % of normalize's instructions).
 //
 // read once, when the operator registry is built. When it is set, every instance of
 // operator <op> that the registry makes (BM_Transform/<op>, and pipelines that run <op>
@@ -32,7 +40,8 @@ namespace pipebench {
 
 struct TestSlowdown {
   std::string op;    ///< the slowed operator's registry name; empty: hook off
-  double pct = 0.0;  ///< extra time, percent of the operator's own elapsed time
+  double pct = 0.0;  ///< extra time (or work), percent of the operator's own
+  bool work = false; ///< ":work": extra rows processed instead of a busy-wait
 };
 
 /// PIPEBENCH_TEST_SLOWDOWN, parsed on first call. Exits with status 2 (message on stderr)
