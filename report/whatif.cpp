@@ -477,10 +477,12 @@ WhatIf build_what_if(const WhatIfInputs& in) {
       char buf[400];
       std::snprintf(buf, sizeof buf,
                     "the A/A control (today against itself, paired as the candidates are) reads "
-                    "%+.3f ms per sample (+- %.3f, 95 %%, %d blocks), not zero: the machine's speed "
-                    "moved within the cases by about %.1f %%, so this run cannot rank candidates "
-                    "whose savings are that small; rerun on a quieter machine or with --benchmark_min_time "
-                    "raised", c.saving_ms_per_sample, *c.saving_ci_ms, c.paired_blocks, std::abs(c.saving_pct));
+                    "%+.3f ms per sample (+- %.3f, 95 %%, %d blocks), not zero: two identical "
+                    "pipelines measured %.1f %% apart (the machine's speed moving within the case, "
+                    "or where each side's buffers lie in memory), so this run cannot rank candidates "
+                    "whose savings are that small; rerun on a quieter machine, or read savings of "
+                    "that size as noise", c.saving_ms_per_sample, *c.saving_ci_ms, c.paired_blocks,
+                    std::abs(c.saving_pct));
       w.control_note = buf;
     }
   }
