@@ -22,8 +22,9 @@ COUNTERS = {
     "BM_Loader/": ["items_per_second", "workers", "data_ms", "read_ms", "decode_ms",
                    "transform_ms", "sample_cpu_ms", "process_cpu_ms", "cpu_cores_used"],
     "BM_TrainStep/": ["compute_ms"],
-    # The paired what-if candidates and the A/A control (bench/sample_bench.cpp): keyed by
-    # their record key (a Sample with a variant other than presized), not by the prefix.
+    # The paired cases (bench/sample_bench.cpp): the what-if candidates, presized:N, the
+    # declared variants, the case study's pair and the A/A control, keyed by their record
+    # key (a Sample with a variant), not by the prefix.
     "paired": ["items_per_second", "us_per_image", "paired_today_us", "paired_saving_ms",
                "paired_blocks"],
     "BM_EndToEnd/": ["items_per_second", "workers", "data_ms", "compute_ms", "step_ms",
@@ -35,7 +36,7 @@ COUNTERS = {
 def is_paired(row):
     """A paired what-if candidate or the A/A control (the run record's key)."""
     key = row.get("key", {})
-    return key.get("family") == "Sample" and key.get("variant", "") not in ("", "presized")
+    return key.get("family") == "Sample" and key.get("variant", "") != ""
 
 
 def check_per_image(run, ctx, rows):
