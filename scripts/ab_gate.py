@@ -642,6 +642,34 @@ def split_metric(argv):
     return metric, keep + rest
 
 
+def run_gate(args, run_fn, report_fn, prefix, keep_fn):
+    """Both gates' driver: run_fn(args, work) in a temporary folder, report_fn(args, *out);
+    bad input and a failed BASE block exit 2, a failed NEW block 1; with --keep,
+    keep_fn(args.keep, work) copies what is worth keeping before the folder goes."""
+    work = tempfile.mkdtemp(prefix=prefix)
+    try:
+        try:
+            out = run_fn(args, work)
+        except BadInput as e:
+            print(f"ab: error: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except BlockFailed as e:
+            print(f"ab: error: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT if e.side == "A" else EXIT_REGRESSION
+        return report_fn(args, *out)
+    finally:
+        if args.keep:
+            os.makedirs(args.keep, exist_ok=True)
+            keep_fn(args.keep, work)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def keep_blocks(keep, work):
+    for f in os.listdir(work):
+        if os.path.isfile(os.path.join(work, f)):  # the blocks' JSON and logs
+            shutil.copy2(os.path.join(work, f), keep)
+
+
 def main(argv):
     try:
         metric, argv = split_metric(argv)
@@ -652,24 +680,7 @@ def main(argv):
     except BadInput as e:
         print(f"ab: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    work = tempfile.mkdtemp(prefix="pipebench-ab-")
-    try:
-        try:
-            out = run(args, work)
-        except BadInput as e:
-            print(f"ab: error: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except BlockFailed as e:
-            print(f"ab: error: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT if e.side == "A" else EXIT_REGRESSION
-        return report(args, *out)
-    finally:
-        if args.keep:
-            os.makedirs(args.keep, exist_ok=True)
-            for f in os.listdir(work):
-                if os.path.isfile(os.path.join(work, f)):  # the blocks' JSON and logs
-                    shutil.copy2(os.path.join(work, f), args.keep)
-        shutil.rmtree(work, ignore_errors=True)
+    return run_gate(args, run, report, "pipebench-ab-", keep_blocks)
 
 
 if __name__ == "__main__":

@@ -110,7 +110,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -771,35 +770,25 @@ def run(args, work):
             time.monotonic() - t_start)
 
 
+def keep_runs(keep, work):
+    """Each side's Callgrind output and run JSON (not the dataset copies)."""
+    for root, _, files in os.walk(work):
+        top = os.path.relpath(root, work).split(os.sep)[0]
+        if top == "data" or top.startswith("side-"):
+            continue
+        dest = os.path.join(keep, os.path.relpath(root, work))
+        os.makedirs(dest, exist_ok=True)
+        for f in files:
+            shutil.copy2(os.path.join(root, f), dest)
+
+
 def main(argv):
     try:
         args = parse_args(argv)
     except BadInput as e:
         print(f"ab: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    work = tempfile.mkdtemp(prefix="pipebench-instr-")
-    try:
-        try:
-            out = run(args, work)
-        except BadInput as e:
-            print(f"ab: error: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except BlockFailed as e:
-            print(f"ab: error: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT if e.side == "A" else EXIT_REGRESSION
-        return report(args, *out)
-    finally:
-        if args.keep:
-            os.makedirs(args.keep, exist_ok=True)
-            for root, _, files in os.walk(work):
-                top = os.path.relpath(root, work).split(os.sep)[0]
-                if top == "data" or top.startswith("side-"):
-                    continue
-                dest = os.path.join(args.keep, os.path.relpath(root, work))
-                os.makedirs(dest, exist_ok=True)
-                for f in files:
-                    shutil.copy2(os.path.join(root, f), dest)
-        shutil.rmtree(work, ignore_errors=True)
+    return ab_gate.run_gate(args, run, report, "pipebench-instr-", keep_runs)
 
 
 if __name__ == "__main__":

@@ -322,8 +322,8 @@ class GateRunTest(unittest.TestCase):
             self.assertEqual(r.get("paired_blocks"), 1.0, r)
 
     def test_injected_slowdown_is_caught(self):
-        # The hook's work mode runs normalize again on 10 % of its pixels: about +10 % of its
-        # instructions, exactly the same in every run (the time mode's busy-wait costs
+        # The hook's work mode runs normalize again on 10 % of its pixels: +10 % of its
+        # per-pixel instructions and a little more, exactly the same in every run (the time mode's busy-wait costs
         # Valgrind few instructions, and a varying number: once +0.12 % for "+100 %").
         slow = self.wrapper("slow100", "PIPEBENCH_TEST_SLOWDOWN=normalize:10:work exec "
                                        f"{shlex.quote(self.bin)} \"$@\"")
@@ -336,8 +336,10 @@ class GateRunTest(unittest.TestCase):
             doc = json.load(f)
         self.assertEqual(doc["regressions"], ["BM_Transform/normalize"])
         ratio = {c["name"]: c["ratio"] for c in doc["cases"]}
+        # 10 % of the pixels again, plus their copy and the second call: measured +16.3 % on
+        # the test's images (+1.49 % for normalize:1:work on the calibration's).
         self.assertGreater(ratio["BM_Transform/normalize"], 1.08)
-        self.assertLess(ratio["BM_Transform/normalize"], 1.15)
+        self.assertLess(ratio["BM_Transform/normalize"], 1.25)
         # vertical_flip is not slowed: the wrapper's environment moves it by a few
         # instructions at most.
         self.assertLess(abs(ratio["BM_Transform/vertical_flip/p:1.0"] - 1), 1e-3)
