@@ -123,7 +123,7 @@ std::vector<FlagSpec> make_table() {
                "(no budget)",
                with_check(bind_config(&BenchConfig::steps), CLI::Range(1, 100000))});
   t.push_back({"budget", "S", "8",
-               "seconds per loader / end-to-end case: each times the batches that fit (at least 3, "
+               "seconds per loader / end-to-end case: each times the batches that fit (at least 2, "
                "at most --steps), planned from a short probe of the pipeline (bench/case_budget.h); "
                "a paired BM_Sample case repeats its round for a fifth of it; more buys precision "
                "with time",

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/case_budget.h"
 #include "pipeline/loader.h"
 #include "pipeline/callbacks.h"
 #include "pipeline/dist/sync_step.h"
@@ -48,7 +49,7 @@ struct BenchConfig {
   std::filesystem::path trace;                    ///< Chrome trace output, empty = none
   int steps = 30;                                 ///< timed batches per loader/end-to-end run (the most, with a budget)
   bool steps_given = false;                       ///< --steps given (or --quick): every case times exactly `steps`
-  double budget_s = 8;                            ///< --budget: seconds per loader / end-to-end case (bench/case_budget.h)
+  double budget_s = kDefaultBudgetSeconds;        ///< --budget: seconds per loader / end-to-end case (bench/case_budget.h)
   int prefetch = 2;                               ///< loader prefetch depth, batches
   int round = 256;                                ///< images per round of a per-image case (0 = all)
   OnError on_error = OnError::kStop;              ///< a bad file: end the case, or skip it

@@ -229,7 +229,7 @@ void BM_BatchTransform(benchmark::State& state, BenchContext& ctx, const std::st
   }
   BatchData b{data.data(), n, 3, size, size, labels.data(), soft.data(), classes};
   int64_t k = 0;
-  double sum = 0, sum_sq = 0;  // ms per batch, for the mean and its interval
+  std::vector<double> batch_ms;  // CPU ms per batch, for the mean and its interval
   for (auto _ : state) {
     state.PauseTiming();
     one_hot_labels(b);
@@ -240,19 +240,15 @@ void BM_BatchTransform(benchmark::State& state, BenchContext& ctx, const std::st
     const double ms = (thread_cpu_ns() - t0) / 1e6;
     benchmark::DoNotOptimize(data.data());
     benchmark::DoNotOptimize(soft.data());
-    sum += ms;
-    sum_sq += ms * ms;
+    batch_ms.push_back(ms);
   }
   state.SetItemsProcessed(state.iterations() * n);
   if (!given || k == 0) return;
-  const double mean = sum / static_cast<double>(k);
-  state.counters["batch_ms"] = mean;
+  const model::MeanEstimate e = model::mean_interval(batch_ms);
+  state.counters["batch_ms"] = e.mean;
   state.counters["batch_images"] = n;
-  state.counters["batch_iterations"] = static_cast<double>(k);
-  if (k >= 2) {
-    const double var = std::max(0.0, (sum_sq - static_cast<double>(k) * mean * mean) / static_cast<double>(k - 1));
-    state.counters["batch_ms_ci"] = model::t_quantile_975(static_cast<int>(k) - 1) * std::sqrt(var / static_cast<double>(k));
-  }
+  state.counters["batch_iterations"] = static_cast<double>(e.n);
+  if (e.n >= 2) state.counters["batch_ms_ci"] = e.half;
 }
 
 // "{dilation: conv, p: 1.0}" -> "dilation:conv/p:1.0" (the key's detail)
