@@ -53,6 +53,7 @@
 #include <utility>
 
 #include "pipeline/collate.h"
+#include "pipeline/thread_name.h"
 #include "pipeline/trace.h"
 
 namespace pipebench {
@@ -225,6 +226,7 @@ struct Loader::Impl {
         fail("", std::string("loader: the graph thread failed: ") + e.what());
       }
     });
+    name_thread(thread, "loader");
   }
 
   ~Impl() { shutdown(); }
