@@ -103,6 +103,7 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 // BM_Sample/<pipeline>/<kind>:<param> (a what-if candidate, and control:aa, today against
 // itself): the candidate B paired with today's pipeline A (issue 26), A B B A over each
 // block of kPairBlock images of the round (B A A B on every second block: counterbalanced;
+// the two sides' scratch memory exchanged every second block;
 // smaller blocks on a round of fewer than 128 images; the round repeated for at least
 // kPairedBudgetShare of --budget), the same bytes (read once per block, before the
 // four runs: a pure CPU comparison) and the same random draws (one stream per operator,
@@ -194,7 +195,11 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
         }
         // A B B A on even blocks, B A A B on odd ones: the first run after the bytes were
         // read meets colder caches, and that penalty must not always fall on A (an A/A
-        // control read +0.4 % in 5 of 20 runs on photos-in with A always first).
+        // control read +0.4 % in 5 of 20 runs on photos-in with A always first). Every
+        // second block the sides exchange the memory they work in, so each order meets
+        // each placement equally often (PipelineWorkspace::swap_scratch: with a fixed
+        // placement the A/A control still read 0.2-0.5 % outside its interval in 5 of 20).
+        if (block_index > 0 && block_index % 2 == 0) wa.swap_scratch(wb);
         const bool a_first = block_index++ % 2 == 0;
         int64_t a1 = 0, a2 = 0, b1 = 0, b2 = 0;
         if (a_first) {

@@ -109,6 +109,31 @@ TEST(Recipe, DeterministicPerSampleAndInRange) {
   }
 }
 
+// Paired cases exchange two workspaces' scratch between blocks (swap_scratch): each side
+// must still give the bits it gave before, whatever the other pipeline left in the memory
+// it now works in (a larger image, the ROI decoder's rows, RandAugment's state).
+TEST(Recipe, SwappedScratchGivesTheSameBits) {
+  const auto small = make_jpeg(320, 240, 3);
+  const auto large = make_jpeg(900, 700, 4);
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"imagenet_train", "imagenet_train_roi"}, {"imagenet_train", "deit_train"},
+      {"imagenet_val", "torchvision_v2_train"}};
+  for (const auto& [na, nb] : pairs) {
+    SCOPED_TRACE(na + " / " + nb);
+    auto a = build_recipe(na);
+    auto b = build_recipe(nb);
+    PipelineWorkspace wa(*a), wb(*b);
+    const auto a0 = run_recipe(*a, small, Rng::for_sample(1, 0, 5), wa);
+    const auto b0 = run_recipe(*b, large, Rng::for_sample(1, 0, 7), wb);
+    wa.swap_scratch(wb);
+    EXPECT_EQ(a0, run_recipe(*a, small, Rng::for_sample(1, 0, 5), wa));
+    EXPECT_EQ(b0, run_recipe(*b, large, Rng::for_sample(1, 0, 7), wb));
+    wb.swap_scratch(wa);
+    EXPECT_EQ(b0, run_recipe(*b, large, Rng::for_sample(1, 0, 7), wb));
+    EXPECT_EQ(a0, run_recipe(*a, small, Rng::for_sample(1, 0, 5), wa));
+  }
+}
+
 // The fused recipes write q * (1 / (255 std)) - mean / std for the uint8 value q the
 // operators produce (normalize_affine): exactly that, and within float rounding of
 // normalize's table (1e-6 of the larger term, 1 / std; normalize.h).

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "transforms/imgcodecs_decode.h"
 #include "transforms/jpeg_libjpeg.h"
@@ -341,6 +342,11 @@ TurboDecoder::TurboDecoder(DecodeOptions options) : options_(options) {
   if (!handle_)
     throw std::runtime_error(std::string("tjInitDecompress failed: ") +
                              tjGetErrorStr2(nullptr));
+}
+
+void TurboDecoder::swap_scratch(TurboDecoder& other) noexcept {
+  std::swap(handle_, other.handle_);
+  std::swap(out_trim_, other.out_trim_);
 }
 
 TurboDecoder::~TurboDecoder() {

@@ -107,6 +107,11 @@ class TurboDecoder {
   ScalingFactor decode_scaled(std::span<const uint8_t> jpeg, std::string_view file,
                               int min_width, int min_height, Image& out);
 
+  /// Exchanges the two decoders' working memory (the TurboJPEG handle with its buffers,
+  /// and the outlier-release history), each keeping its own options. For paired cases
+  /// (PipelineWorkspace::swap_scratch). Never throws.
+  void swap_scratch(TurboDecoder& other) noexcept;
+
  private:
   void fit_output(int width, int height, bool cmyk, Image& out);
 
@@ -136,6 +141,10 @@ class RoiDecoder {
   /// Bytes of storage the decoder itself holds between calls (its row scratch and, after
   /// a non-JPEG, the whole decoded image), for tests of the outlier release.
   size_t scratch_bytes() const;
+
+  /// Exchanges the two decoders' working memory (row scratch, a non-JPEG's full image),
+  /// each keeping its own options. Never throws.
+  void swap_scratch(RoiDecoder& other) noexcept { state_.swap(other.state_); }
 
  private:
   struct State;

@@ -63,6 +63,13 @@ PipelineWorkspace::PipelineWorkspace(const Pipeline& pipeline)
   for (size_t i = 0; i < pipeline.operator_count(); ++i) states_.push_back(pipeline.op(i).make_state());
 }
 
+void PipelineWorkspace::swap_scratch(PipelineWorkspace& other) noexcept {
+  turbo_.swap_scratch(other.turbo_);
+  roi_.swap_scratch(other.roi_);
+  std::swap(resampler_, other.resampler_);
+  std::swap(sample_, other.sample_);
+}
+
 std::shared_ptr<const Pipeline> Pipeline::build(const PipelineSpec& spec,
                                                 const DecodeOptions& decode,
                                                 const PlanOptions& plan) {
