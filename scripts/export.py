@@ -12,26 +12,32 @@ whether the accelerator is fed. Per case of RUN.json (errored cases left out and
   images/s     items_per_second   images/s  bigger   "<case> - images/s"      throughput
   AU           au_pct             %         bigger   "<case> - AU"            accelerator-utilisation
   step time    step_ms            ms        smaller  "<case> - step time"     step-time
+  instructions instructions       instructions  smaller  "<case> - instructions"  instructions
 
 (AU and step time exist on the BM_EndToEnd cases; images/s on every case that counts
-items.) Each value is the MEDIAN over the case's repetitions (the compare gate's
+items; instructions per iteration on the rows of an instruction-count gate's JSON,
+`compare.sh --ab ... --metric=instructions --out FILE` (scripts/instr_gate.py: Valgrind's
+Callgrind, exact counts, so no range), which leaves out the rates measured under Valgrind.) Each value is the MEDIAN over the case's repetitions (the compare gate's
 statistic; a run without repetitions gives its one value).
 
 --format github-action-benchmark writes DIR/customBiggerIsBetter.json (images/s, AU) and
-DIR/customSmallerIsBetter.json (step time; an empty list without BM_EndToEnd cases): JSON lists of {name, unit, value, range?,
+DIR/customSmallerIsBetter.json (step time, instructions; an empty list without either): JSON lists of {name, unit, value, range?,
 extra}, the format of the action's `customBiggerIsBetter` / `customSmallerIsBetter` tools
 (its README, "custom benchmarks"; one file per tool, one action step per file). range is
 "± <sample stddev over repetitions>" (with >= 2 repetitions); extra names the repetition
 count, min and max, and the run's recipe, batch and git commit where the context has them.
 
+Instructions go into customSmallerIsBetter.json beside step time.
+
 --format bencher writes DIR/bencher.json, Bencher Metric Format (bencher.dev/docs/
 reference/bencher-metric-format): {case: {measure: {value, lower_value, upper_value}}},
 lower/upper the min and max over repetitions (with >= 2). `throughput` is Bencher's
 built-in measure (operations/s: one operation = one image); Bencher creates the other two
-measures on first upload (set their units, % and ms, in its console).
+measures on first upload (set their units, % and ms, in its console); `instructions` is
+the measure Bencher's Iai adapters use for Callgrind counts.
 
 Default DIR: out/export. Exit status: 0 written, 2 bad input (missing or malformed run, no
-case with any of the three counters, bad option), one `export: error:` line on stderr.
+case with any of the four counters, bad option), one `export: error:` line on stderr.
 """
 
 import argparse
@@ -50,7 +56,8 @@ EXIT_BAD_INPUT = 2
 # (counter, name suffix, unit, bigger is better, Bencher measure)
 METRICS = (("items_per_second", "images/s", "images/s", True, "throughput"),
            ("au_pct", "AU", "%", True, "accelerator-utilisation"),
-           ("step_ms", "step time", "ms", False, "step-time"))
+           ("step_ms", "step time", "ms", False, "step-time"),
+           ("instructions", "instructions", "instructions", False, "instructions"))
 
 
 def summarise(values):
@@ -136,7 +143,7 @@ def main(argv):
         metrics = case_metrics(cases, args.regex)
         if not metrics:
             raise BadInput(f"{args.run}: no case matching --cases {args.cases!r} has "
-                           "items_per_second, au_pct or step_ms")
+                           "items_per_second, au_pct, step_ms or instructions")
         try:
             os.makedirs(args.out, exist_ok=True)
         except OSError as e:
@@ -148,8 +155,9 @@ def main(argv):
             written = [write_json(os.path.join(args.out, f"custom{kind}IsBetter.json"), doc)
                        for kind, doc in (("Bigger", bigger), ("Smaller", smaller))]
             if not smaller:
-                print("export: note: no case has step_ms (only BM_EndToEnd cases do): "
-                      "customSmallerIsBetter.json is an empty list", file=sys.stderr)
+                print("export: note: no case has step_ms (only BM_EndToEnd cases do) or "
+                      "instructions: customSmallerIsBetter.json is an empty list",
+                      file=sys.stderr)
     except BadInput as e:
         print(f"export: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -159,7 +167,8 @@ def main(argv):
               f"{' ...' if len(skipped) > 10 else ''}", file=sys.stderr)
     without = [n for n in cases if args.regex.search(n) and n not in {m[0] for m in metrics}]
     if without:
-        print(f"export: {len(without)} case(s) without images/s, AU or step time left out",
+        print(f"export: {len(without)} case(s) without images/s, AU, step time or "
+              "instructions left out",
               file=sys.stderr)
     print(f"export: {len(metrics)} value(s) of {len({m[0] for m in metrics})} case(s) -> "
           f"{', '.join(written)}")

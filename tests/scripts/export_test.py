@@ -47,7 +47,8 @@ console.log(list.length);
 # counter -> (name suffix, unit, bigger is better, Bencher measure): the documented table.
 EXPECTED = {"items_per_second": ("images/s", "images/s", True, "throughput"),
             "au_pct": ("AU", "%", True, "accelerator-utilisation"),
-            "step_ms": ("step time", "ms", False, "step-time")}
+            "step_ms": ("step time", "ms", False, "step-time"),
+            "instructions": ("instructions", "instructions", False, "instructions")}
 
 
 def strict_load(path):
@@ -136,7 +137,7 @@ class ExportTest(unittest.TestCase):
                                    capture_output=True, text=True, timeout=60)
                 self.assertEqual((p.returncode, p.stdout.strip()), (0, str(len(doc))), p.stderr)
         self.assertIn("left out 1 errored case(s): BM_H2D/pinned/async/batch:64", err)
-        self.assertIn("1 case(s) without images/s, AU or step time left out", err)
+        self.assertIn("1 case(s) without images/s, AU, step time or instructions left out", err)
 
     def test_bencher(self):
         rc, out, err = self.export("--format", "bencher")
@@ -182,6 +183,32 @@ class ExportTest(unittest.TestCase):
         self.assertEqual(strict_load(os.path.join(self.out, "customSmallerIsBetter.json")), [])
         self.assertIn("customSmallerIsBetter.json is an empty list", err)
 
+    def test_instruction_gate_json(self):
+        # The file `compare.sh --ab ... --metric=instructions --out` writes: NEW's rows with
+        # exact instructions per iteration and no rates (instr_gate.py drops them).
+        cases, ctx = pipeline_cases()
+        doc = make_run(cases, reps=1, context=ctx)
+        rows = [r for r in doc["benchmarks"] if r["run_type"] == "iteration"]
+        for i, r in enumerate(rows):
+            r.pop("items_per_second", None)
+            r["instructions"] = 1_000_000 + 1000 * i
+        gate = os.path.join(self.dir, "instr.json")
+        with open(gate, "w") as f:
+            json.dump(dict(doc, metric="instructions", paired=True), f)
+        rc, out, err = self.export("--format", "bencher", run=gate)
+        self.assertEqual(rc, 0, out + err)
+        got = strict_load(os.path.join(self.out, "bencher.json"))
+        for r in rows:
+            self.assertEqual(got[r["run_name"]]["instructions"], {"value": r["instructions"]})
+        rc, out, err = self.export("--format", "github-action-benchmark", run=gate)
+        self.assertEqual(rc, 0, out + err)
+        smaller = strict_load(os.path.join(self.out, "customSmallerIsBetter.json"))
+        by_name = {e["name"]: e for e in smaller}
+        for r in rows:
+            e = by_name[r["run_name"] + " - instructions"]
+            self.assertEqual((e["unit"], e["value"]), ("instructions", r["instructions"]))
+            self.assertNotIn("range", e)
+
     def assert_bad(self, args, needle, run=None):
         rc, out, err = self.export(*args, run=run)
         self.assertEqual(rc, 2, out + err)
@@ -197,7 +224,7 @@ class ExportTest(unittest.TestCase):
         with open(bad, "w") as f:
             f.write("{")
         self.assert_bad(fmt, "bad.json: malformed JSON", run=bad)
-        self.assert_bad((*fmt, "--cases", "BM_Collate"), "has items_per_second, au_pct or step_ms")
+        self.assert_bad((*fmt, "--cases", "BM_Collate"), "has items_per_second, au_pct, step_ms or instructions")
         self.assert_bad((*fmt, "--cases", "(("), "not a valid regular expression")
         rc, _, err = self.export("--format", "csv")
         self.assertEqual(rc, 2, err)
