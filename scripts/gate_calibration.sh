@@ -5,7 +5,12 @@
 #
 #   scripts/gate_calibration.sh [--metric time|instructions] [--n N] [--inject PCT[,PCT...]]
 #       [--bin PIPEBENCH] [--op OPERATOR] [--threshold PCT] [--blocks N] [--filter REGEX]
-#       [--data DIR] [--out FILE.json] [--keep DIR] [-- pipebench flags...]
+#       [--data DIR] [--out FILE.json] [--keep DIR] [--thresholds PCT[,PCT...]]
+#       [-- pipebench flags...]
+#   scripts/gate_calibration.sh --from DIR [--thresholds PCT[,PCT...]] [--out FILE.json]
+#
+#   --from     reads the comparisons a run kept with --keep DIR and prints its figures again
+#              (with --thresholds, at other thresholds too) without running anything.
 #
 #   --metric   time (default): the paired ABBA time gate (compare.sh --ab); instructions:
 #              the instruction-count gate (compare.sh --ab --metric=instructions, Valgrind's
@@ -30,6 +35,11 @@
 #         busy-wait costs Valgrind few instructions); the measured ratio is the injected
 #         amount (docs/ab-gate.md).
 #   time  seconds per comparison (mean, min, max) over all of them.
+#   --thresholds  (time) also judges every comparison at these thresholds, from its saved
+#         round ratios (a verdict is a function of them alone: ab_gate.judge_case), as
+#         `compare.sh --ab --threshold PCT` with its default --max-noise (= PCT) would have:
+#         the false-alarm and detection rates at each. To catch a slowdown of X % the gate's
+#         threshold must sit below X (at X the estimate lands below it about half the time).
 #
 # Defaults: --n 10, --inject 3,10, --bin build/release/bench/pipebench, --op normalize,
 # and the gate's own defaults for --threshold (3), --blocks (5) and --filter (the
@@ -56,6 +66,8 @@ out=""
 keep=""
 extra=()
 timeonly=()
+thresholds=""
+from=""
 
 err() {
   echo "gate_calibration: error: $*" >&2
@@ -76,6 +88,8 @@ while [ $# -gt 0 ]; do
     --data) need "$@"; data="$2"; shift 2 ;;
     --out) need "$@"; out="$2"; shift 2 ;;
     --keep) need "$@"; keep="$2"; shift 2 ;;
+    --thresholds) need "$@"; thresholds="$2"; shift 2 ;;
+    --from) need "$@"; from="$2"; shift 2 ;;
     --) shift; extra=("$@"); break ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) err "unknown argument $1 (see --help)" ;;
@@ -92,12 +106,20 @@ case "$metric" in
     gate+=("--metric=instructions") ;;
   *) err "--metric must be time or instructions, got '$metric'" ;;
 esac
+[ -z "$thresholds" ] || [[ "$thresholds" =~ ^[0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*$ ]] ||
+  err "--thresholds takes percentages like 1.5,2,3, got '$thresholds'"
+[ -z "$thresholds" ] || [ "$metric" = time ] ||
+  err "--thresholds is the time gate's (instruction counts have no interval; every A/A ratio is printed)"
 IFS=, read -r -a pcts <<<"$inject"
 for p in "${pcts[@]}"; do
   [[ "$p" =~ ^[0-9]+(\.[0-9]+)?$ ]] || err "--inject takes percentages like 3,10, got '$inject'"
 done
 [[ "$op" =~ ^[a-z0-9_]+$ ]] || err "--op must be an operator name, got '$op'"
 [ -x "$python" ] || err "$python not found; run scripts/setup.sh"
+if [ -n "$from" ]; then
+  [ -f "$from/index.txt" ] || err "--from $from: no index.txt (a folder written by --keep)"
+  tmp="$from"
+else
 if [ ! -f "$bin" ] || [ ! -x "$bin" ]; then
   err "--bin $bin: not an executable file (build first: scripts/build.sh)"
 fi
@@ -177,18 +199,29 @@ if [ -n "$keep" ]; then
   mkdir -p "$keep"
   cp "$tmp"/*.json "$tmp"/*.txt "$tmp"/*.err "$keep"/
 fi
+fi  # not --from
 
-"$python" - "$tmp" "$op" "$out" "$bin" "${pcts[@]}" <<'EOF'
+"$python" - "$tmp" "$op" "$out" "$bin" "$here" "$thresholds" <<'EOF'
 import json, os, statistics, sys
-tmp, op, out, binary, *pcts = sys.argv[1:]
+tmp, op, out, binary, here, thresholds = sys.argv[1:]
+sys.path.insert(0, here)
+from ab_gate import judge_case  # noqa: E402
 target = f"BM_Transform/{op}"
 runs = {}
 for line in open(os.path.join(tmp, "index.txt")):
     label, rc, t0, t1 = line.split()
     d = json.load(open(os.path.join(tmp, label + ".json")))
     runs[label] = {"rc": int(rc), "seconds": float(t1) - float(t0), "doc": d}
+# The injected slowdowns, from the comparisons' labels (ab<PCT>-<i>), in run order.
+pcts = []
+for label in runs:
+    if label.startswith("ab"):
+        p = label[2:].rsplit("-", 1)[0]
+        if p not in pcts:
+            pcts.append(p)
 aa = [r for k, r in runs.items() if k.startswith("aa-")]
 first = next(iter(runs.values()))["doc"]
+binary = first.get("base") or binary  # --from: the build the kept comparisons ran
 metric = first.get("metric", "time")
 res = {"bin": binary, "metric": metric, "threshold_pct": first["threshold_pct"],
        "blocks": first["blocks"], "filter": first["filter"], "cases": len(first["cases"]),
@@ -245,6 +278,34 @@ for p in pcts:
     print(f"  A/B +{p} % on {op}: detected in {len(hit)} of {len(ab)} comparisons "
           f"({100 * len(hit) / len(ab):.0f} %); median measured ratio of {target} {med}; "
           f"another case flagged in {len(others)}")
+# The same comparisons judged at other thresholds, from their round ratios (time only).
+res["at_thresholds"] = {}
+for th in [float(x) for x in thresholds.split(",") if x]:
+    def regressions(doc):
+        got = []
+        for c in doc["cases"]:
+            rr = c.get("round_ratios")
+            if c.get("ratio") is None or not rr or len(rr) < 2:
+                continue
+            # judge_case takes rounds (A1, B1, B2, A2); (1, r, r, 1) has the ratio r.
+            j = judge_case(c["name"], c["field"], [(1.0, r, r, 1.0) for r in rr], th)
+            if j["verdict"] == "regression":
+                got.append(c["name"])
+        return got
+    aa_hits = [r for r in aa if regressions(r["doc"])]
+    row = {"false_alarm_comparisons": len(aa_hits), "n_aa": len(aa),
+           "cases_flagged": sorted({c for r in aa_hits for c in regressions(r["doc"])}),
+           "detected": {}}
+    line = (f"  at a {th:g} % threshold (re-judged from the round ratios): A/A false alarms "
+            f"in {len(aa_hits)} of {len(aa)}"
+            + (f" ({', '.join(row['cases_flagged'])})" if row["cases_flagged"] else ""))
+    for p in pcts:
+        ab = [r for k, r in runs.items() if k.startswith(f"ab{p}-")]
+        hit = [r for r in ab if target in regressions(r["doc"])]
+        row["detected"][p] = {"detected": len(hit), "n": len(ab)}
+        line += f"; +{p} % detected in {len(hit)} of {len(ab)}"
+    res["at_thresholds"][f"{th:g}"] = row
+    print(line)
 secs = [r["seconds"] for r in runs.values()]
 res["seconds_per_comparison"] = {"mean": statistics.fmean(secs), "min": min(secs),
                                  "max": max(secs)}

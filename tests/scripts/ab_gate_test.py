@@ -456,6 +456,41 @@ esac""")
             (case,) = json.load(f)["cases"]
         self.assertLess(case["ratio"], 0.85, case)
 
+    def test_calibration_rejudges_at_other_thresholds(self):
+        # A time calibration kept with --keep, then read again with --from: the verdicts at
+        # other thresholds come from the saved round ratios alone. +100 % on normalize is
+        # caught at 3 % and at 50 %, not at a threshold of 500 %.
+        probe = subprocess.run([self.bin, f"--data={self.data}", "--benchmark_list_tests=true",
+                                "--benchmark_filter=BM_Transform/normalize$"],
+                               capture_output=True, text=True,
+                               env=dict(os.environ, PIPEBENCH_TEST_SLOWDOWN="normalize:1"))
+        if "TEST-ONLY" not in probe.stderr:
+            self.skipTest("this pipebench has no PIPEBENCH_TEST_SLOWDOWN hook")
+        cal = os.path.join(scripts_dir(), "gate_calibration.sh")
+        keep = os.path.join(self.dir, "cal-keep")
+        p = run([cal, "--n", "1", "--inject", "100", "--bin", self.bin, "--data", self.data,
+                 "--filter", "BM_Transform/normalize$", "--blocks", "3", *QUICK,
+                 "--keep", keep, "--thresholds", "3,500"], timeout=600)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("A/B +100 % on normalize: detected in 1 of 1", p.stdout)
+        self.assertIn("at a 3 % threshold (re-judged from the round ratios): A/A false alarms "
+                      "in 0 of 1; +100 % detected in 1 of 1", p.stdout)
+        self.assertIn("at a 500 % threshold (re-judged from the round ratios): A/A false "
+                      "alarms in 0 of 1; +100 % detected in 0 of 1", p.stdout)
+        out = os.path.join(self.dir, "cal-from.json")
+        p = run([cal, "--from", keep, "--thresholds", "50", "--out", out])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("A/B +100 % on normalize: detected in 1 of 1", p.stdout)
+        with open(out) as f:
+            res = json.load(f)
+        self.assertEqual(res["at_thresholds"]["50"]["detected"]["100"], {"detected": 1, "n": 1})
+        p = run([cal, "--from", os.path.join(self.dir, "nowhere")])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("no index.txt", p.stderr)
+        p = run([cal, "--metric=instructions", "--thresholds", "2", "--bin", self.bin])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--thresholds is the time gate's", p.stderr)
+
 
 # --- build_ref.sh ---------------------------------------------------------------------------
 
