@@ -12,7 +12,9 @@
 //                            GPU's rate; us_per_image is still the thread's CPU (nvJPEG's
 //                            Huffman stage runs on the host). Registered only where a CUDA
 //                            device exists (main says why not) and nvJPEG loads (else one
-//                            line: "BM_Decode/nvjpeg not run: ...")
+//                            line: "BM_Decode/nvjpeg not run: ..."); with a device the
+//                            context's "nvjpeg" says which library loaded, or why none did
+//                            (the report's "decode on the accelerator" row quotes it)
 // Counters: items_per_second (images/s), us_per_image (thread CPU time per image, µs),
 // images_per_round, bytes_per_second (JPEG bytes),
 // source_megapixels_per_second (pixels of the source images, whatever was decoded).
@@ -146,22 +148,16 @@ void register_decode_benchmarks(BenchContext& ctx) {
       std::fprintf(stderr, "pipebench: BM_Decode/opencv not run: %s\n", codecs_missing.c_str());
       continue;
     }
-    model::CaseKey key;
-    key.family = model::Family::kDecode;
-    key.op = op;
-    key.detail = detail;
-    register_case(ctx, key, BM_Decode, backend)->Unit(benchmark::kMicrosecond);
+    register_case(ctx, model::decode_case(op, detail), BM_Decode, backend)->Unit(benchmark::kMicrosecond);
   }
   if (cuda_available()) {  // without a device main() says once why the CUDA cases are not run
     const NvjpegDecoder probe;
+    benchmark::AddCustomContext("nvjpeg", probe.note());
     if (!probe.available()) {
       std::fprintf(stderr, "pipebench: BM_Decode/nvjpeg not run: %s\n", probe.note().c_str());
       return;
     }
-    model::CaseKey key;
-    key.family = model::Family::kDecode;
-    key.op = "nvjpeg";
-    register_case(ctx, key, BM_DecodeNvjpeg)->UseRealTime()->Unit(benchmark::kMicrosecond);
+    register_case(ctx, model::decode_case("nvjpeg"), BM_DecodeNvjpeg)->UseRealTime()->Unit(benchmark::kMicrosecond);
   }
 }
 

@@ -5,21 +5,27 @@
 //                    on its per-sample stream (draw_horizontal_flips)
 //   mixup            lam from draw_mix with mixup_alpha 0.8 (timm's DeiT setting)
 //   cutmix           the box from draw_mix with cutmix_alpha 1.0
-// for uint8 NHWC and float32 NCHW batches of 3 x --size x --size, n = 64 and 256. The draws
-// are made on the host before each iteration, outside the timed span; the soft labels (host
-// work, N x classes floats) are not in it. Counters: batch_bytes (the batch's bytes),
-// GB_per_second (those bytes / the time, 1e9 bytes/s), us_per_image.
-// Named in the Transform family with the detail "device/<format>/batch:<n>" (a family of its
-// own, BM_DeviceOp/<op>/batch:<n>, needs one in model/case_key.h); the what-if pricing reads
-// only BM_Transform/<op>/pipeline:<name> rows, so these do not enter it.
+// for uint8 NHWC and float32 NCHW batches of 3 x --size x --size, n = 64, 256
+// (model::kDeviceOpBatches) and the run's --batch. The draws are made on the host before
+// each iteration, outside the timed span; the soft labels (host work, N x classes floats) are
+// not in it. Counters: batch_ms (the CUDA-event time of one batch, ms, mean over the
+// iterations), batch_images (n), batch_bytes (the batch's bytes), GB_per_second (those bytes
+// / the time, 1e9 bytes/s), us_per_image.
+// Named in the Transform family with the detail "device/<format>/batch:<n>"
+// (model::device_op_case); the what-if row "finish on the accelerator" (report/whatif.h)
+// reads the uint8 NHWC cases at the run's batch.
 // Registered only where a CUDA device exists (main says once why the CUDA cases are not run).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <iterator>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/benchmarks.h"
+#include "model/catalogue.h"
 #include "pipeline/cuda.h"
 #include "transforms/batch_ops_device.h"
 
@@ -37,6 +43,7 @@ void BM_DeviceOp(benchmark::State& state, BenchContext& ctx, const std::string& 
     return;
   }
   const auto& c = ctx.config();
+  double total_ms = 0;  // the CUDA-event times of the timed batches
   DeviceBatch b;
   b.n = n, b.c = 3, b.h = c.size, b.w = c.size, b.format = format;
   try {
@@ -86,7 +93,9 @@ void BM_DeviceOp(benchmark::State& state, BenchContext& ctx, const std::string& 
       run();
       stop.record(stream);
       stop.synchronize();
-      state.SetIterationTime(CudaEvent::elapsed_ms(start, stop) / 1e3);
+      const double ms = CudaEvent::elapsed_ms(start, stop);
+      total_ms += ms;
+      state.SetIterationTime(ms / 1e3);
     }
   } catch (const std::exception& e) {
     ctx.fail_case(state, e.what());
@@ -94,6 +103,8 @@ void BM_DeviceOp(benchmark::State& state, BenchContext& ctx, const std::string& 
   }
   state.SetItemsProcessed(state.iterations() * n);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(b.bytes()));
+  state.counters["batch_ms"] = state.iterations() > 0 ? total_ms / static_cast<double>(state.iterations()) : 0.0;
+  state.counters["batch_images"] = n;
   state.counters["batch_bytes"] = static_cast<double>(b.bytes());
   state.counters["GB_per_second"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * b.bytes() / 1e9, benchmark::Counter::kIsRate);
@@ -105,13 +116,12 @@ void BM_DeviceOp(benchmark::State& state, BenchContext& ctx, const std::string& 
 
 void register_device_op_benchmarks(BenchContext& ctx) {
   if (!cuda_available()) return;  // main() says once why the CUDA cases are not run
-  for (const char* op : {"horizontal_flip", "mixup", "cutmix"}) {
+  std::set<int> batches(std::begin(model::kDeviceOpBatches), std::end(model::kDeviceOpBatches));
+  batches.insert(ctx.config().batch);  // the size the what-if table prices
+  for (const std::string_view op : model::kDeviceBatchOps) {
     for (auto format : {DeviceBatchFormat::kUint8Nhwc, DeviceBatchFormat::kFloat32Nchw}) {
-      for (int n : {64, 256}) {
-        model::CaseKey key;
-        key.family = model::Family::kTransform;
-        key.op = op;
-        key.detail = std::string("device/") + device_batch_format_name(format) + "/batch:" + std::to_string(n);
+      for (int n : batches) {
+        const model::CaseKey key = model::device_op_case(std::string(op), device_batch_format_name(format), n);
         register_case(ctx, key, BM_DeviceOp, std::string(op), format, n)
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);

@@ -92,6 +92,7 @@ void add_run_context(BenchContext& ctx) {
   add("tbb_version", TBB_runtime_version());
   add("cuda_runtime", cuda.compiled ? cuda.runtime_version : "none");
   add("gpu", cuda.available ? cuda.device_name : "none (" + cuda.reason + ")");
+  add("gpu_available", cuda.available ? "true" : "false");  // typed (model/record.cpp)
   // GPU utilisation, memory, PCIe and SM clock in the system metrics (pipeline/nvml.h): the
   // device, or why not (one note; no driver is not an error).
   add("gpu_metrics", process_nvml().note());

@@ -103,7 +103,8 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 // BM_Sample/<pipeline>/<kind>:<param> (a what-if candidate, and control:aa, today against
 // itself): the candidate B paired with today's pipeline A (issue 26), A B B A over each
 // block of kPairBlock images of the round (B A A B on every second block: counterbalanced;
-// the two sides' scratch memory exchanged every second block;
+// the two sides' scratch memory exchanged every second pair of blocks, both patterns
+// turned over from one round to the next;
 // smaller blocks on a round of fewer than 128 images; the round repeated for at least
 // kPairedBudgetShare of --budget), the same bytes (read once per block, before the
 // four runs: a pure CPU comparison) and the same random draws (one stream per operator,
@@ -111,9 +112,11 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 // pipeline on the presized copy of the same images (B: the copy's file of the same name,
 // its own bytes). Per block, A and B are each the mean of their two runs, thread CPU ms
 // per sample; model/paired.h gives the saving A - B with its 95 % t interval and the ratio
-// B / A. Counters: us_per_image (B's thread CPU per image, as every BM_Sample case),
+// B / A, over the round's images: after two or more rounds by round position (the images'
+// own spread is not noise: paired_by_position 1), after one round over the blocks. Counters: us_per_image (B's thread CPU per image, as every BM_Sample case),
 // paired_today_us (A's, in the same case), paired_saving_ms, paired_saving_ci_ms (the
-// interval's half width), paired_ratio, paired_ratio_lo, paired_ratio_hi, paired_blocks.
+// interval's half width), paired_ratio, paired_ratio_lo, paired_ratio_hi, paired_blocks,
+// paired_rounds, paired_by_position.
 // Per-sample operators only: batch operators are priced per batch (BM_Transform).
 constexpr size_t kPairBlock = 16;
 // Rounds are repeated within one iteration until this share of --budget (seconds per
@@ -163,6 +166,7 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
   std::vector<std::vector<uint8_t>> buf_a(kPairBlock), buf_b(kPairBlock);
   std::vector<std::span<const uint8_t>> bytes_a(kPairBlock), bytes_b(kPairBlock);
   std::vector<double> a_ms, b_ms;  // per block, ms per sample
+  std::vector<int> position;       // per block, its place in the round (the same images)
   int64_t b_cpu_ns = 0, a_cpu_ns = 0, b_images = 0;
   const auto run_block = [&](const PairedSide& side, PipelineWorkspace& ws, std::vector<float>& out,
                              const std::vector<std::span<const uint8_t>>& bytes, size_t first, size_t n) {
@@ -179,7 +183,8 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
   // Blocks of kPairBlock images, fewer on a small round (at least 8 blocks per round where
   // the round allows, at least 4 images each): more blocks narrow the interval.
   const size_t block = std::clamp<size_t>(round.size() / 8, 4, kPairBlock);
-  size_t block_index = 0;
+  int round_index = 0;
+  bool swapped = false;  // the sides' scratch exchanged (PipelineWorkspace::swap_scratch)
   const double paired_seconds = kPairedBudgetShare * c.budget_s;
   for (auto _ : state) {
     if (failed) break;
@@ -188,19 +193,25 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
     do {
     for (size_t first = 0; first < round.size() && !failed; first += block) {
       const size_t n = std::min(block, round.size() - first);
+      const int pos = static_cast<int>(first / block);
       try {
         for (size_t k = 0; k < n; ++k) {
           bytes_a[k] = a.source->bytes(a.index[first + k], buf_a[k]);
           bytes_b[k] = b.source == a.source ? bytes_a[k] : b.source->bytes(b.index[first + k], buf_b[k]);
         }
-        // A B B A on even blocks, B A A B on odd ones: the first run after the bytes were
-        // read meets colder caches, and that penalty must not always fall on A (an A/A
-        // control read +0.4 % in 5 of 20 runs on photos-in with A always first). Every
-        // second block the sides exchange the memory they work in, so each order meets
-        // each placement equally often (PipelineWorkspace::swap_scratch: with a fixed
-        // placement the A/A control still read 0.2-0.5 % outside its interval in 5 of 20).
-        if (block_index > 0 && block_index % 2 == 0) wa.swap_scratch(wb);
-        const bool a_first = block_index++ % 2 == 0;
+        // A B B A or B A A B: the first run after the bytes were read meets colder caches,
+        // and that penalty must not always fall on A (an A/A control read +0.4 % in 5 of
+        // 20 runs on photos-in with A always first). And the sides exchange the memory
+        // they work in (PipelineWorkspace::swap_scratch: with a fixed placement the A/A
+        // control still read 0.2-0.5 % outside its interval in 5 of 20). Order and
+        // placement cycle over four blocks and turn over from one round to the next, so
+        // that every block of images meets each of them equally often over two rounds.
+        const bool a_first = (pos + round_index) % 2 == 0;
+        const bool want_swapped = (pos / 2 + round_index) % 2 == 1;
+        if (want_swapped != swapped) {
+          wa.swap_scratch(wb);
+          swapped = want_swapped;
+        }
         int64_t a1 = 0, a2 = 0, b1 = 0, b2 = 0;
         if (a_first) {
           a1 = run_block(a, wa, out_a, bytes_a, first, n);
@@ -216,6 +227,7 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
         const double per = 2e6 * static_cast<double>(n);  // two runs of n samples, ns -> ms
         a_ms.push_back(static_cast<double>(a1 + a2) / per);
         b_ms.push_back(static_cast<double>(b1 + b2) / per);
+        position.push_back(pos);
         a_cpu_ns += a1 + a2;
         b_cpu_ns += b1 + b2;
         b_images += 2 * static_cast<int64_t>(n);
@@ -223,13 +235,18 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
         if (!ctx.on_bad_file(state, round[first], e.what())) failed = true;
       }
     }
+      ++round_index;
     } while (!failed && now_ns() - start < static_cast<int64_t>(paired_seconds * 1e9));
   }
   set_round_counters(state, b_images / 2, round.size(), b_cpu_ns / 2);  // us_per_image: B's
   if (b_images == 0) return;
   state.counters["paired_today_us"] = a_cpu_ns / 1e3 / static_cast<double>(b_images);
-  const model::PairedEstimate e = model::paired_estimate(a_ms, b_ms);
+  const model::PairedEstimate e = model::paired_estimate(a_ms, b_ms, position);
   state.counters["paired_blocks"] = e.blocks;
+  state.counters["paired_rounds"] = round_index;
+  // How the interval was made: by round position (the same images measured paired_rounds
+  // times; the images' own spread is not noise) or, after one round, over the blocks.
+  state.counters["paired_by_position"] = e.positions > 0 ? 1 : 0;
   state.counters["paired_saving_ms"] = e.diff;
   if (e.blocks >= 2) {
     state.counters["paired_saving_ci_ms"] = e.diff_half;

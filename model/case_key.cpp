@@ -105,6 +105,20 @@ CaseKey transform_case(const std::string& op, const std::string& detail) {
   return k;
 }
 
+CaseKey decode_case(const std::string& op, const std::string& detail) {
+  CaseKey k;
+  k.family = Family::kDecode;
+  k.op = op;
+  k.detail = detail;
+  return k;
+}
+
+CaseKey device_op_case(const std::string& op, const std::string& format, int batch) {
+  CaseKey k = transform_case(op, "device/" + format + "/batch:" + std::to_string(batch));
+  k.timed_by = "manual_time";
+  return k;
+}
+
 CaseKey loader_case(const std::string& pipeline, int workers, const std::string& layout,
                     const std::string& cache, int shards) {
   CaseKey k;

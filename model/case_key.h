@@ -6,7 +6,9 @@
 // name() is the Google Benchmark case name, one grammar for every family:
 //   BM_Read/<layout | shards-N>/<cache>
 //   BM_Decode/<op>[/<detail>]              op: turbo_full, turbo_scaled, roi, ...; detail: target:S
-//   BM_Transform/<op>[/<detail>]           detail: the example's parameters, k:v/k:v
+//   BM_Transform/<op>[/<detail>]           detail: the example's parameters, k:v/k:v;
+//                                          pipeline:<name>[#k] (a batch operator's price);
+//                                          device/<format>/batch:<n> (on the device)
 //   BM_Sample/<pipeline>[/<variant>:<param>]
 //   BM_Collate/<op>/<detail>, BM_H2D/<op>/<detail>
 //   BM_StageTimers|BM_Loader|BM_SystemSampler/<pipeline>[/<layout | shards-N>/<cache>]/workers:W
@@ -73,6 +75,13 @@ struct CaseKey {
   bool operator==(const CaseKey&) const = default;
 };
 
+/// BM_Decode/<op>[/<detail>]: one decode backend over the run's round of images
+/// (bench/decode_bench.cpp): turbo_full, nvjpeg, ...
+CaseKey decode_case(const std::string& op, const std::string& detail = "");
+/// BM_Transform/<op>/device/<format>/batch:<n>: a device batch operator on a batch of n
+/// samples already in device memory, timed with CUDA events (bench/device_op_bench.cpp);
+/// format "uint8_nhwc" | "float32_nchw" (transforms/batch_ops_device.h).
+CaseKey device_op_case(const std::string& op, const std::string& format, int batch);
 /// BM_Sample/<pipeline>[/<variant>:<param>]: one worker's cost per sample.
 CaseKey sample_case(const std::string& pipeline, const std::string& variant = "",
                     const std::string& param = "");

@@ -1,9 +1,11 @@
 #include "model/paired.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <boost/math/distributions/students_t.hpp>
 
@@ -50,6 +52,53 @@ PairedEstimate paired_estimate(std::span<const double> a, std::span<const double
   const double t = t_quantile_975(e.blocks - 1);
   e.diff_half = t * std::sqrt(ss_d / (n - 1)) / std::sqrt(n);
   const double log_half = t * std::sqrt(ss_l / (n - 1)) / std::sqrt(n);
+  e.ratio_lo = std::exp(log_ratio - log_half);
+  e.ratio_hi = std::exp(log_ratio + log_half);
+  return e;
+}
+
+PairedEstimate paired_estimate(std::span<const double> a, std::span<const double> b,
+                               std::span<const int> positions) {
+  PairedEstimate e = paired_estimate(a, b);  // checks a and b; the means are the same
+  if (positions.size() != a.size())
+    throw std::invalid_argument("paired estimate: " + std::to_string(positions.size()) + " positions for " +
+                                std::to_string(a.size()) + " blocks");
+  int j_count = 0;
+  for (int p : positions) {
+    if (p < 0) throw std::invalid_argument("paired estimate: negative round position " + std::to_string(p));
+    j_count = std::max(j_count, p + 1);
+  }
+  std::vector<int> count(static_cast<size_t>(j_count), 0);
+  std::vector<double> sum_d(count.size(), 0), sum_l(count.size(), 0);
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto p = static_cast<size_t>(positions[i]);
+    ++count[p];
+    sum_d[p] += a[i] - b[i];
+    sum_l[p] += std::log(b[i] / a[i]);
+  }
+  // A position never run (every block of it held a bad file) is not part of the round.
+  int r = 0, ran = 0;
+  for (int c : count) {
+    if (c == 0) continue;
+    if (r != 0 && c != r) return e;  // unequal repeats: the plain estimate
+    r = c;
+    ++ran;
+  }
+  if (r < 2) return e;
+  double ss_d = 0, ss_l = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto p = static_cast<size_t>(positions[i]);
+    ss_d += std::pow(a[i] - b[i] - sum_d[p] / r, 2);
+    ss_l += std::pow(std::log(b[i] / a[i]) - sum_l[p] / r, 2);
+  }
+  const int df = ran * (r - 1);
+  const double n = static_cast<double>(a.size());
+  const double t = t_quantile_975(df);
+  e.positions = ran;
+  e.repeats = r;
+  e.diff_half = t * std::sqrt(ss_d / df / n);
+  const double log_ratio = std::log(e.ratio);
+  const double log_half = t * std::sqrt(ss_l / df / n);
   e.ratio_lo = std::exp(log_ratio - log_half);
   e.ratio_hi = std::exp(log_ratio + log_half);
   return e;

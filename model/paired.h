@@ -20,6 +20,9 @@ namespace pipebench::model {
 
 struct PairedEstimate {
   int blocks = 0;            ///< n
+  /// By round position (the overload below): the round's distinct blocks J and the times R
+  /// each was measured; 0 when the plain estimate over blocks was used.
+  int positions = 0, repeats = 0;
   double a_mean = 0, b_mean = 0;
   double diff = 0;           ///< mean of A_i - B_i (a saving when > 0)
   double diff_half = 0;      ///< 95 % half width of diff; infinite with fewer than 2 blocks
@@ -31,6 +34,20 @@ struct PairedEstimate {
 
 /// The paired estimate of blocks (a[i], b[i]).
 PairedEstimate paired_estimate(std::span<const double> a, std::span<const double> b);
+
+/// The same over a round of images measured R times: block i covered the images at round
+/// position positions[i] (>= 0; a position that never occurs is not part of the round).
+/// When every position was measured the same number of times R >= 2, the estimand is the saving over the round's images: the mean of all
+/// blocks, with an interval from the repeats' scatter around each position's own mean,
+/// s^2 = sum (d_jk - mean_j)^2 / (J (R - 1)), half = t(0.975, J (R - 1)) s / sqrt(J R): the
+/// fixed-effects one-way layout's error term (Montgomery, Design and Analysis of
+/// Experiments, ch. 3), which counts the run-to-run noise and leaves out how much the
+/// saving differs from one image to another (the images are the same on every run; the
+/// plain interval over blocks would count that spread as noise). The same for the log
+/// ratio. Otherwise (one round, unequal repeats) the plain estimate above. Errors: as above,
+/// and std::invalid_argument when positions differs in length or holds a negative value.
+PairedEstimate paired_estimate(std::span<const double> a, std::span<const double> b,
+                               std::span<const int> positions);
 
 /// t(0.975, df): the two-sided 95 % Student t quantile; df >= 1.
 double t_quantile_975(int df);

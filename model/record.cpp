@@ -17,7 +17,7 @@ namespace {
 using T = ContextType;
 
 // bench/run_context.cpp, bench/main.cpp and bench/run_output.cpp write these.
-constexpr std::array<ContextField, 35> kTyped = {{
+constexpr std::array<ContextField, 36> kTyped = {{
     {"batch_size", T::kNumber, "images"},
     {"crop_size", T::kNumber, "px"},
     {"seed", T::kNumber, ""},
@@ -51,6 +51,7 @@ constexpr std::array<ContextField, 35> kTyped = {{
     {"workers_auto_chosen", T::kNumber, "workers"},
     {"drop_last", T::kBool, ""},
     {"busy_machine", T::kBool, ""},
+    {"gpu_available", T::kBool, ""},  // a CUDA device ran the run's device cases (context "gpu" names it, or says why not)
     {"workers_auto_reached_au90", T::kBool, ""},
     {"pipebench_record", T::kNumber, ""},
 }};

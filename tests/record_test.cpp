@@ -83,6 +83,13 @@ std::vector<CaseKey> catalogue_keys() {
   decode.detail = "target:224";
   keys.push_back(decode);
   keys.push_back(model::transform_case("random_affine", "degrees:15/translate:[0.1/0.1]"));
+  CaseKey nvjpeg = model::decode_case("nvjpeg");  // UseRealTime
+  nvjpeg.timed_by = "real_time";
+  keys.push_back(nvjpeg);
+  keys.push_back(model::decode_case("turbo_full"));
+  for (const std::string_view op : model::kDeviceBatchOps)
+    for (const char* format : {"uint8_nhwc", "float32_nchw"})
+      for (const int n : model::kDeviceOpBatches) keys.push_back(model::device_op_case(std::string(op), format, n));
   CaseKey h2d;
   h2d.family = Family::kH2D;
   h2d.op = "pinned";
@@ -108,6 +115,9 @@ TEST(CaseKey, NamesAreUniqueAcrossTheCatalogue) {
   EXPECT_EQ(e2e("emulated", 2, "decode", "auto").name(), "BM_EndToEnd/imagenet_train/decode:auto/emulated/workers:2");
   EXPECT_EQ(read("shards", "cold", 64).name(), "BM_Read/shards-64/cold");
   EXPECT_EQ(loader(2, "files", "warm").name(), "BM_Loader/imagenet_train/files/warm/workers:2");
+  EXPECT_EQ(model::decode_case("nvjpeg").name(), "BM_Decode/nvjpeg");
+  EXPECT_EQ(model::device_op_case("mixup", "uint8_nhwc", 64).name(), "BM_Transform/mixup/device/uint8_nhwc/batch:64");
+  EXPECT_EQ(model::device_op_case("mixup", "uint8_nhwc", 64).timed_by, "manual_time");
 }
 
 TEST(CaseKey, TheLegacyAdapterIsTheInverseOfName) {
@@ -344,6 +354,37 @@ TEST(Paired, TIntervalOverBlockDifferencesWorkedByHand) {
   EXPECT_TRUE(std::isinf(model::paired_estimate(std::vector<double>{1}, std::vector<double>{2}).diff_half));
   EXPECT_THROW(model::paired_estimate(std::vector<double>{1, 2}, std::vector<double>{1}), std::invalid_argument);
   EXPECT_THROW(model::paired_estimate(std::vector<double>{0}, std::vector<double>{1}), std::invalid_argument);
+}
+
+// By round position: two blocks of images (positions 0, 1), each measured twice.
+// d = A - B = {1, 5, 1.5, 4}: mean 2.875; position means 1.25 and 4.5, residuals
+// {-0.25, 0.5, 0.25, -0.5}, ss = 0.625, df = 2 x (2 - 1) = 2, s^2 = 0.3125;
+// half = t(0.975, 2) x sqrt(0.3125 / 4) = 4.302653 x 0.279508 = 1.202628. The plain
+// interval over the 4 blocks counts the images' own spread (1 against 4.5) as noise:
+// s^2 = 11.1875 / 3, half = 3.182446 x sqrt(3.729167 / 4) = 3.182446 x 0.965553 = 3.072819.
+TEST(Paired, ByRoundPositionWorkedByHand) {
+  const std::vector<double> a = {10, 20, 10.5, 19}, b = {9, 15, 9, 15};
+  const std::vector<int> pos = {0, 1, 0, 1};
+  const model::PairedEstimate plain = model::paired_estimate(a, b);
+  EXPECT_NEAR(plain.diff_half, 3.072819, 1e-6);
+  EXPECT_EQ(plain.positions, 0);
+  const model::PairedEstimate e = model::paired_estimate(a, b, pos);
+  EXPECT_DOUBLE_EQ(e.diff, 2.875);
+  EXPECT_EQ(e.positions, 2);
+  EXPECT_EQ(e.repeats, 2);
+  EXPECT_NEAR(e.diff_half, 1.202628, 1e-6);
+  EXPECT_DOUBLE_EQ(e.ratio, plain.ratio);
+  EXPECT_LT(e.ratio_hi - e.ratio_lo, plain.ratio_hi - plain.ratio_lo);
+  // Unequal repeats, or one round: the plain estimate.
+  const std::vector<int> uneven = {0, 1, 0, 0};
+  EXPECT_DOUBLE_EQ(model::paired_estimate(a, b, uneven).diff_half, plain.diff_half);
+  EXPECT_EQ(model::paired_estimate(a, b, uneven).positions, 0);
+  // A position never run (here 1: its blocks held a bad file) is left out of the round.
+  EXPECT_NEAR(model::paired_estimate(a, b, std::vector<int>{0, 2, 0, 2}).diff_half, 1.202628, 1e-6);
+  const std::vector<int> once = {0, 1, 2, 3};
+  EXPECT_DOUBLE_EQ(model::paired_estimate(a, b, once).diff_half, plain.diff_half);
+  EXPECT_THROW(model::paired_estimate(a, b, std::vector<int>{0, 1}), std::invalid_argument);
+  EXPECT_THROW(model::paired_estimate(a, b, std::vector<int>{0, -1, 0, 1}), std::invalid_argument);
 }
 
 // 10, 12, 14: mean 12, s = 2, t(0.975, 2) = 4.302653: half = 4.302653 x 2 / sqrt(3) = 4.9683.

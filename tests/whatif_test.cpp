@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -505,6 +506,224 @@ TEST(WhatIfTable, TheUint8HandOffIsAFixWhoseAcceleratorShareIsLabelledEstimated)
   const std::string text = format_text(r);
   EXPECT_NE(text.find("(collate:uint8: batches of uint8"), std::string::npos) << text;
   EXPECT_NE(text.find("is estimated, not measured without a GPU"), std::string::npos) << text;
+}
+
+// --- on the accelerator (issue 29) -----------------------------------------------------------
+
+// A device case as bench writes it: BM_Transform/<op>/device/uint8_nhwc/batch:<n>, its
+// CUDA-event ms per batch in batch_ms.
+json device_op(const std::string& op, int n, double batch_ms, const std::string& format = "uint8_nhwc") {
+  return row("BM_Transform/" + op + "/device/" + format + "/batch:" + std::to_string(n) +
+                 "/iterations:100/manual_time",
+             {{"batch_ms", batch_ms}, {"batch_images", n}, {"us_per_image", 1000 * batch_ms / n}});
+}
+
+json with_device(json context = json::object()) {
+  json ctx = {{"gpu_available", "true"}, {"gpu", "NVIDIA H100 80GB HBM3"}};
+  ctx.update(context);
+  return ctx;
+}
+
+// Today 1 ms of CPU per sample, its stages read 0.05 + decode 0.6 + transform 0.35 ms wall:
+// decode is 0.6 of it, 0.6 ms of CPU. nvJPEG: 32000 images/s (0.03125 ms per image) and 50 µs
+// of host CPU per image. The row: CPU 1 - 0.6 + 0.05 = 0.45 ms per sample, data 0.45 x 64 / 2 =
+// 14.4 ms; the GPU 64 x 0.03125 = 2 ms per batch on top of compute 25: step max(14.4, 27) =
+// 27, AU 100 x 25 / 27 = 92.59 %, 64000 / 27 = 2370.4 images/s; saving 0.55 ms (55 %), not
+// paired; for 90 %: 25 / 27 = 92.6 % >= 90, and ceil(0.9 x 0.45 x 64 / 25) = ceil(1.04) = 2.
+// At 3200 images/s the GPU takes 20 ms per batch: step max(14.4, 45) = 45, AU 55.6 %, never 90 %.
+TEST(WhatIfDevice, DecodeOnTheAcceleratorFromNvjpegWorkedByHand) {
+  const auto doc = [](double nvjpeg_images_per_second) {
+    std::vector<json> rows = sweep_rows(25);
+    rows[0]["read_ms"] = 0.05;  // today's BM_Sample
+    rows[0]["decode_ms"] = 0.6;
+    rows[0]["transform_ms"] = 0.35;
+    rows.push_back(row("BM_Decode/nvjpeg/real_time",
+                       {{"items_per_second", nvjpeg_images_per_second}, {"us_per_image", 50.0}}));
+    rows.push_back(row("BM_Decode/turbo_full", {{"items_per_second", 1600.0}, {"us_per_image", 625.0}}));
+    return run_doc(rows, with_device());
+  };
+  const Report r = report_of(doc(32000));
+  const WhatIf& w = r.what_if;
+  const WhatIfRow& d = row_of(w, "decode on the accelerator");
+  EXPECT_EQ(d.kind, CandidateKind::kDevice);
+  EXPECT_EQ(d.case_name, "BM_Decode/nvjpeg");
+  EXPECT_NEAR(d.cpu_ms_per_sample, 0.45, 1e-12);
+  EXPECT_EQ(d.workers, 2);
+  EXPECT_NEAR(d.data_ms, 14.4, 1e-9);
+  EXPECT_NEAR(d.device_ms, 2.0, 1e-12);
+  EXPECT_NEAR(d.step_ms, 27.0, 1e-9);
+  EXPECT_NEAR(d.au_pct, 100.0 * 25 / 27, 1e-9);
+  EXPECT_NEAR(d.images_per_second, 64000.0 / 27, 1e-9);
+  EXPECT_NEAR(d.saving_ms_per_sample, 0.55, 1e-12);
+  EXPECT_NEAR(d.saving_pct, 55, 1e-9);
+  EXPECT_FALSE(d.saving_ci_ms.has_value());  // two cases, not paired
+  EXPECT_EQ(d.workers_for_target, 2);
+  ASSERT_TRUE(w.device_decode.has_value());
+  EXPECT_NEAR(w.device_decode->cpu_decode_ms, 0.6, 1e-12);
+  EXPECT_NEAR(w.device_decode->host_cpu_ms, 0.05, 1e-12);
+  EXPECT_TRUE(w.device_not_measured.size() == 1 && w.device_not_measured[0].label == "finish on the accelerator");
+  // After the fixes, before the operators' prices; never the recommendation.
+  EXPECT_EQ(w.rows[3].label, "decode on the accelerator");
+  EXPECT_EQ(w.recommendation.label, "decode:auto");
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("(decode on the accelerator: BM_Decode/nvjpeg measured 32000 images/s (real time, "
+                      "the round's images queued on one stream); BM_Decode/turbo_full on one CPU thread, "
+                      "the same files: 1600 images/s (nvJPEG 20.0x). CPU: 0.550 ms per sample saved, "
+                      "today's decode 0.600 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("GPU: 0.031 ms per image x 64 images = 2.00 ms per batch, added to the step: "
+                      "compute 25.00 + 2.000 = 27.00 ms per batch, AU at most 92.6 %."), std::string::npos) << text;
+  const json j = to_json(r);
+  const json& jd = j["what_if"]["rows"][3];
+  EXPECT_EQ(jd["kind"], "device");
+  EXPECT_DOUBLE_EQ(jd["device_ms_per_batch"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(j["what_if"]["device_decode"]["images_per_second"].get<double>(), 32000);
+
+  const WhatIfRow slow = row_of(report_of(doc(3200)).what_if, "decode on the accelerator");
+  EXPECT_NEAR(slow.device_ms, 20.0, 1e-9);  // 64 x 1000 / 3200
+  EXPECT_NEAR(slow.step_ms, 45.0, 1e-9);
+  EXPECT_NEAR(slow.au_pct, 100.0 * 25 / 45, 1e-9);
+  EXPECT_EQ(slow.workers_for_target, 0);  // 25 / 45 < 90 % whatever the workers
+  const std::string slow_text = format_text(report_of(doc(3200)));
+  EXPECT_NE(slow_text.find("55.6      1422"), std::string::npos) << slow_text;
+  EXPECT_NE(slow_text.find("     never\n"), std::string::npos) << slow_text;
+  EXPECT_TRUE(to_json(report_of(doc(3200)))["what_if"]["rows"][3]["workers_for_au_target"].is_null());
+}
+
+// uint8 batches (collate:uint8: 0.06 +- 0.004 ms per sample, 20 blocks), the flip (its
+// without: 0.02 +- 0.003, 16 blocks) and mixup_cutmix (6.4 +- 0.32 ms per batch of 64: 0.1 +-
+// 0.005 per sample) moved to the device. Saving 0.06 + 0.02 + 0.1 = 0.18 ms per sample, +-
+// sqrt(0.004^2 + 0.003^2 + 0.005^2) = sqrt(5e-5) = 0.00707; CPU 1 - 0.18 = 0.82, data 0.82 x 64 /
+// 2 = 26.24 ms. GPU per batch of 64, uint8: flip 0.05, mixup_cutmix the slower of mixup 0.12
+// and cutmix 0.15 = 0.15, together 0.2 ms: step max(26.24, 25.2) = 26.24, AU 100 x 25 / 26.24
+// = 95.27 %, 64000 / 26.24 = 2439.0 images/s; for 90 %: ceil(0.9 x 0.82 x 64 / 25) =
+// ceil(1.889) = 2. label_smoothing stays (no device version); normalize has no device case.
+std::vector<json> finish_rows() {
+  std::vector<json> rows = sweep_rows(25);
+  rows[3]["paired_blocks"] = 16;  // without:horizontal_flip
+  rows[3]["paired_saving_ms"] = 0.02;
+  rows[3]["paired_saving_ci_ms"] = 0.003;
+  json u8 = sample("/collate:uint8", 940);
+  u8["paired_blocks"] = 20;
+  u8["paired_saving_ms"] = 0.06;
+  u8["paired_saving_ci_ms"] = 0.004;
+  rows.push_back(u8);
+  rows.push_back(row("BM_Transform/mixup_cutmix/pipeline:imagenet_train",
+                     {{"batch_ms", 6.4}, {"batch_ms_ci", 0.32}, {"batch_images", 64}, {"batch_iterations", 200}}));
+  rows.push_back(row("BM_Transform/label_smoothing/pipeline:imagenet_train",
+                     {{"batch_ms", 0.064}, {"batch_ms_ci", 0.0064}, {"batch_images", 64}, {"batch_iterations", 200}}));
+  rows.push_back(device_op("horizontal_flip", 64, 0.05));
+  rows.push_back(device_op("horizontal_flip", 256, 0.2));  // another batch: not read
+  rows.push_back(device_op("horizontal_flip", 64, 0.5, "float32_nchw"));  // another format: not read
+  rows.push_back(device_op("mixup", 64, 0.12));
+  rows.push_back(device_op("cutmix", 64, 0.15));
+  return rows;
+}
+
+TEST(WhatIfDevice, FinishOnTheAcceleratorWorkedByHand) {
+  const Report r = report_of(run_doc(finish_rows(), with_device()));
+  const WhatIf& w = r.what_if;
+  const WhatIfRow& f = row_of(w, "finish on the accelerator");
+  EXPECT_EQ(f.kind, CandidateKind::kDevice);
+  EXPECT_NEAR(f.saving_ms_per_sample, 0.18, 1e-12);
+  ASSERT_TRUE(f.saving_ci_ms.has_value());
+  EXPECT_NEAR(*f.saving_ci_ms, std::sqrt(5e-5), 1e-12);
+  EXPECT_FALSE(f.within_noise);
+  EXPECT_EQ(f.paired_blocks, 16);
+  EXPECT_NEAR(f.cpu_ms_per_sample, 0.82, 1e-12);
+  EXPECT_NEAR(f.data_ms, 26.24, 1e-9);
+  EXPECT_NEAR(f.device_ms, 0.2, 1e-12);
+  EXPECT_NEAR(f.step_ms, 26.24, 1e-9);
+  EXPECT_NEAR(f.au_pct, 100.0 * 25 / 26.24, 1e-9);
+  EXPECT_NEAR(f.images_per_second, 64000.0 / 26.24, 1e-9);
+  EXPECT_NEAR(f.saving_pct, 18, 1e-9);
+  EXPECT_EQ(f.workers_for_target, 2);
+  ASSERT_TRUE(w.device_finish.has_value());
+  ASSERT_EQ(w.device_finish->device.size(), 2u);
+  EXPECT_EQ(w.device_finish->device[1].what, "mixup_cutmix");
+  EXPECT_EQ(w.device_finish->device[1].case_name, "BM_Transform/cutmix/device/uint8_nhwc/batch:64");
+  // collate:uint8 itself keeps its own cost, and no device time: its normalize is not timed.
+  const WhatIfRow& u8 = row_of(w, "collate:uint8");
+  EXPECT_DOUBLE_EQ(u8.device_ms, 0);
+  EXPECT_NEAR(u8.step_ms, 30.08, 1e-9);  // 0.94 x 64 / 2
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("finish on the accelerator     0.820       2     26.24     26.24   95.3      2439     "
+                      "0.180 +-0.007     18.0         2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("CPU: collate:uint8 + without:horizontal_flip + batch:mixup_cutmix, each measured "
+                      "paired against today, the intervals added in quadrature. GPU, per batch of 64, uint8 "
+                      "NHWC, CUDA events: horizontal_flip 0.050 ms (BM_Transform/horizontal_flip/device/"
+                      "uint8_nhwc/batch:64), mixup_cutmix 0.150 ms (BM_Transform/cutmix/device/uint8_nhwc/"
+                      "batch:64: the slowest of its device operators: each batch runs one); 0.200 ms in all, added to the step: compute 25.00 + 0.200 = 25.20 ms per "
+                      "batch, AU at most 99.2 %."), std::string::npos) << text;
+  EXPECT_NE(text.find("Left as today: normalize (on the device after the copy"), std::string::npos) << text;
+  EXPECT_NE(text.find("label_smoothing (no device version: stays on the CPU)"), std::string::npos) << text;
+  EXPECT_NE(text.find("the normalize on the accelerator is not measured (this run has no device normalize "
+                      "at batch 64)"), std::string::npos) << text;
+  EXPECT_NE(text.find("decode on the accelerator not measured: BM_Decode/nvjpeg not in this run "
+                      "(gpu: NVIDIA H100 80GB HBM3; filtered out, or it failed)\n"), std::string::npos) << text;
+  const json j = to_json(r);
+  EXPECT_EQ(j["what_if"]["device_finish"]["device_ops"].size(), 2u);
+  EXPECT_EQ(j["what_if"]["device_not_measured"].size(), 1u);
+}
+
+// A device normalize of uint8 batches at the run's batch (0.3 ms) is collate:uint8's
+// accelerator share, measured: with compute 29.9 its step is max(0.94 x 64 / 2 = 30.08, 29.9 +
+// 0.3 = 30.2) = 30.2 ms, AU 100 x 29.9 / 30.2 = 99.01 % (30.08 without it); the finish row
+// adds it too: 0.3 + 0.05 + 0.15 = 0.5 ms.
+TEST(WhatIfDevice, AMeasuredDeviceNormalizeIsCollateUint8sAcceleratorShare) {
+  std::vector<json> rows = finish_rows();
+  for (auto& x : rows)  // the same run against a step of 29.9 ms
+    if (x.contains("compute_ms")) x["compute_ms"] = 29.9;
+  rows.push_back(device_op("normalize", 64, 0.3));
+  const Report r = report_of(run_doc(rows, with_device()));
+  const WhatIf& w = r.what_if;
+  EXPECT_NEAR(w.compute_ms, 29.9, 1e-12);
+  const WhatIfRow& u8 = row_of(w, "collate:uint8");
+  EXPECT_EQ(u8.kind, CandidateKind::kFix);
+  EXPECT_NEAR(u8.device_ms, 0.3, 1e-12);
+  EXPECT_NEAR(u8.data_ms, 30.08, 1e-9);
+  EXPECT_NEAR(u8.step_ms, 30.2, 1e-9);
+  EXPECT_NEAR(u8.au_pct, 100.0 * 29.9 / 30.2, 1e-9);
+  EXPECT_NEAR(row_of(w, "finish on the accelerator").device_ms, 0.5, 1e-12);
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("the normalize on the accelerator is measured too: 0.300 ms per batch of 64 "
+                      "(BM_Transform/normalize/device/uint8_nhwc/batch:64, CUDA events), added to the step: "
+                      "compute 29.90 + 0.300 = 30.20 ms per batch"), std::string::npos) << text;
+  EXPECT_EQ(text.find("estimated, not measured without a GPU"), std::string::npos) << text;
+}
+
+// Without a device (every run on a machine without one) the two rows are one line each saying
+// so, and no number stands in for them; with a device, what is missing is named.
+TEST(WhatIfDevice, WithoutDeviceCasesTheRowsReadNotMeasuredWithTheReason) {
+  std::vector<json> rows = sweep_rows(25);
+  rows.push_back(sample("/collate:uint8", 940));
+  const Report r = report_of(run_doc(rows, {{"gpu_available", "false"}, {"gpu", "none (no CUDA driver)"}}));
+  const WhatIf& w = r.what_if;
+  for (const auto& x : w.rows) EXPECT_NE(x.kind, CandidateKind::kDevice) << x.label;
+  ASSERT_EQ(w.device_not_measured.size(), 2u);
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("decode on the accelerator not measured: no device in this run (gpu: none (no CUDA "
+                      "driver)): BM_Decode/nvjpeg skipped\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("finish on the accelerator not measured: no device in this run (gpu: none (no CUDA "
+                      "driver)): the device batch operators (BM_Transform/horizontal_flip/device/uint8_nhwc/"
+                      "batch:64, ...) skipped\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("is estimated, not measured without a GPU"), std::string::npos) << text;
+  EXPECT_EQ(text.find("(decode on the accelerator:"), std::string::npos) << text;
+  // In the table after the fixes, before the operators' prices.
+  EXPECT_LT(text.find("collate:uint8    "), text.find("decode on the accelerator"));
+  EXPECT_LT(text.find("finish on the accelerator"), text.find("what each operator costs"));
+  const json j = to_json(r);
+  ASSERT_EQ(j["what_if"]["device_not_measured"].size(), 2u);
+  EXPECT_EQ(j["what_if"]["device_not_measured"][0]["candidate"], "decode on the accelerator");
+  for (const auto& x : j["what_if"]["rows"]) EXPECT_NE(x["kind"], "device");
+
+  // A device, but nvJPEG did not load, and the spec has no uint8 batches.
+  const WhatIf d = report_of(run_doc(sweep_rows(25), with_device({{"nvjpeg", "libnvjpeg.so.13: cannot open shared object file"}}))).what_if;
+  ASSERT_EQ(d.device_not_measured.size(), 2u);
+  EXPECT_EQ(d.device_not_measured[0].reason,
+            "BM_Decode/nvjpeg not in this run (nvjpeg: libnvjpeg.so.13: cannot open shared object file; filtered out, or it failed)");
+  EXPECT_EQ(d.device_not_measured[1].reason,
+            "no uint8 batches in this run: no BM_Sample/imagenet_train/collate:uint8 (the spec does not build "
+            "with uint8 batches, or collates uint8 already)");
 }
 
 TEST(TrainingExtras, ShareCostliestAndTheMeasuredAsyncSaving) {
