@@ -19,6 +19,7 @@ const char* kind_name(CandidateKind k) {
     case CandidateKind::kPeer: return "peer_loader";
     case CandidateKind::kStorage: return "storage";
     case CandidateKind::kControl: return "control";
+    case CandidateKind::kDevice: return "device";
   }
   return "?";
 }
@@ -64,21 +65,106 @@ void row_text(std::string& out, const WhatIfRow& row, int width) {
             row.images_per_second, "-", "-", "-");
     return;
   }
-  char pct[16];
+  char pct[16], target[16];
   if (row.within_noise) std::snprintf(pct, sizeof pct, "-");
   else std::snprintf(pct, sizeof pct, "%.1f", row.saving_pct);
-  appendf(out, "%-*s %9.3f %7d %9.2f %9.2f %6.1f %9.0f %17s %8s %9d\n", width,
+  // 0: its device time alone keeps AU below the target
+  if (row.workers_for_target > 0) std::snprintf(target, sizeof target, "%d", row.workers_for_target);
+  else std::snprintf(target, sizeof target, "never");
+  appendf(out, "%-*s %9.3f %7d %9.2f %9.2f %6.1f %9.0f %17s %8s %9s\n", width,
           display_label(row).c_str(), row.cpu_ms_per_sample, row.workers, row.data_ms, row.step_ms,
-          row.au_pct, row.images_per_second, saving_text(row).c_str(), pct, row.workers_for_target);
+          row.au_pct, row.images_per_second, saving_text(row).c_str(), pct, target);
+}
+
+// A row on the accelerator the run did not measure: one line where the row would be.
+void not_measured_text(std::string& out, const WhatIf& w, int width) {
+  for (const auto& n : w.device_not_measured)
+    appendf(out, "%-*s not measured: %s\n", width, n.label.c_str(), n.reason.c_str());
+}
+
+// "compute 25.00 + 1.20 = 26.20 ms per batch, AU at most 95.4 %".
+std::string busy_text(const WhatIf& w, double device_ms) {
+  std::string s;
+  appendf(s, "compute %.2f + %.3f = %.2f ms per batch, AU at most %.1f %%", w.compute_ms, device_ms,
+          w.compute_ms + device_ms, 100.0 * w.compute_ms / (w.compute_ms + device_ms));
+  return s;
+}
+
+// What the rows on the accelerator rest on, and collate:uint8's accelerator share.
+void device_notes_text(std::string& out, const WhatIf& w) {
+  for (const auto& row : w.rows) {
+    if (row.label != "collate:uint8") continue;
+    appendf(out, "(collate:uint8: batches of uint8, a quarter of float32's bytes to copy, and the "
+            "trailing normalize done after the copy; the CPU saving is measured (%s); ",
+            row.case_name.c_str());
+    if (w.device_normalize)
+      appendf(out, "the normalize on the accelerator is measured too: %.3f ms per batch of %d (%s, "
+              "CUDA events), added to the step: %s.)\n", w.device_normalize->ms_per_batch, w.batch,
+              w.device_normalize->case_name.c_str(), busy_text(w, w.device_normalize->ms_per_batch).c_str());
+    else if (w.gpu_available)
+      appendf(out, "the normalize on the accelerator is not measured (this run has no device "
+              "normalize at batch %d): one memory-bound pass over the batch, left out of the step.)\n",
+              w.batch);
+    else
+      appendf(out, "the normalize on the accelerator is estimated, not measured without a GPU: one "
+              "memory-bound pass over the batch, counted in the step as it is.)\n");
+  }
+  if (w.device_decode) {
+    const DeviceDecode& d = *w.device_decode;
+    const WhatIfRow* row = nullptr;
+    for (const auto& r : w.rows)
+      if (r.kind == CandidateKind::kDevice && r.variant_param == "decode") row = &r;
+    std::string cpu;
+    if (d.cpu_images_per_second)
+      appendf(cpu, "; BM_Decode/turbo_full on one CPU thread, the same files: %.0f images/s (nvJPEG "
+              "%.1fx)", *d.cpu_images_per_second, d.images_per_second / *d.cpu_images_per_second);
+    if (row != nullptr)
+      appendf(out, "(decode on the accelerator: %s measured %.0f images/s (real time, the round's "
+              "images queued on one stream)%s. CPU: %.3f ms per sample saved, today's decode %.3f ms "
+              "(%s) less nvJPEG's own host CPU %.3f ms (its Huffman stage); not paired: two cases, no "
+              "interval. GPU: %.3f ms per image x %d images = %.2f ms per batch, added to the step: "
+              "%s. The operators after decode are priced where they run today (on the device they "
+              "need device versions and a decoded image there, not measured here).)\n",
+              d.case_name.c_str(), d.images_per_second, cpu.c_str(), row->saving_ms_per_sample,
+              d.cpu_decode_ms, d.cpu_decode_source.c_str(), d.host_cpu_ms, d.gpu_ms_per_image(), w.batch,
+              row->device_ms, busy_text(w, row->device_ms).c_str());
+  }
+  if (w.device_finish) {
+    const DeviceFinish& f = *w.device_finish;
+    const WhatIfRow* row = nullptr;
+    for (const auto& r : w.rows)
+      if (r.kind == CandidateKind::kDevice && r.variant_param == "finish") row = &r;
+    std::string device, parts, left;
+    for (const auto& t : f.device)
+      appendf(device, "%s%s %.3f ms (%s%s%s)", device.empty() ? "" : ", ", t.what.c_str(), t.ms_per_batch,
+              t.case_name.c_str(), t.note.empty() ? "" : ": ", t.note.c_str());
+    for (const auto& p : f.cpu_parts) appendf(parts, "%s%s", parts.empty() ? "" : " + ", p.c_str());
+    for (const auto& n : f.not_moved) appendf(left, "%s%s", left.empty() ? "" : "; ", n.c_str());
+    if (row != nullptr)
+      appendf(out, "(finish on the accelerator: the loader hands over uint8 batches and the device "
+              "finishes them after the copy. CPU: %s%s. GPU, per batch of %d, uint8 NHWC, CUDA events: %s; "
+              "%.3f ms in all, added to the step: %s.%s%s)\n", parts.c_str(),
+              row->paired_blocks > 0 ? ", each measured paired against today, the intervals added in "
+                                       "quadrature" : ", not all paired: no interval", f.batch, device.c_str(),
+              row->device_ms, busy_text(w, row->device_ms).c_str(), left.empty() ? "" : " Left as today: ",
+              left.c_str());
+  }
 }
 
 void table_text(std::string& out, const WhatIf& w) {
   int width = 12;
   for (const auto& row : w.rows) width = std::max<int>(width, static_cast<int>(display_label(row).size()));
+  for (const auto& n : w.device_not_measured) width = std::max<int>(width, static_cast<int>(n.label.size()));
   appendf(out, "%-*s %9s %7s %9s %9s %6s %9s %17s %8s %9s\n", width, "candidate", "CPU ms", "workers",
           "data ms", "step ms", "AU %", "images/s", "saving ms", "saving %", "for 90 %");
-  bool priced = false;
+  bool priced = false, unmeasured = false;
   for (const auto& row : w.rows) {
+    const bool before_device = row.kind == CandidateKind::kToday || row.kind == CandidateKind::kWorkers ||
+                               row.kind == CandidateKind::kFix || row.kind == CandidateKind::kDevice;
+    if (!before_device && !unmeasured) {  // where the rows on the accelerator stand
+      not_measured_text(out, w, width);
+      unmeasured = true;
+    }
     if (row.kind == CandidateKind::kPrice && !priced) {
       appendf(out, "what each operator costs (removing it changes what the model sees: a price, "
               "not a fix):\n");
@@ -86,6 +172,7 @@ void table_text(std::string& out, const WhatIf& w) {
     }
     row_text(out, row, width);
   }
+  if (!unmeasured) not_measured_text(out, w, width);
   for (const auto& row : w.rows) {
     if (row.kept_shorter_side_px <= 0) continue;
     const std::string quality = row.jpeg_quality > 0 ? "JPEG quality " + std::to_string(row.jpeg_quality)
@@ -95,14 +182,7 @@ void table_text(std::string& out, const WhatIf& w) {
             "originals.)\n", row.kept_shorter_side_px, row.kept_shorter_side_px, quality.c_str(),
             row.case_name.c_str());
   }
-  for (const auto& row : w.rows) {
-    if (row.label != "collate:uint8") continue;
-    appendf(out, "(collate:uint8: batches of uint8, a quarter of float32's bytes to copy, and the "
-            "trailing normalize done after the copy; the CPU saving is measured (%s); the "
-            "normalize on the accelerator is estimated, not measured without a GPU: one "
-            "memory-bound pass over the batch, counted in the step as it is.)\n",
-            row.case_name.c_str());
-  }
+  device_notes_text(out, w);
   std::string packed;  // "shards-64 saves 20.1 ms per batch (34 %), ..."
   int storage_workers = 0;
   for (const auto& row : w.rows) {
@@ -165,11 +245,13 @@ void table_text(std::string& out, const WhatIf& w) {
     appendf(overhead, " x %.3f: today's loader alone at %d worker%s measured against the CPU "
             "model (its collate and hand-off, and the whole dataset against the round's images)",
             w.loader_overhead, w.loader_overhead_workers, w.loader_overhead_workers == 1 ? "" : "s");
+  const bool on_device = std::any_of(w.rows.begin(), w.rows.end(), [](const WhatIfRow& row) { return row.device_ms > 0; });
   appendf(out, "(predicted: CPU ms per sample; data = CPU ms x %d / min(workers, cores)%s; step = "
-          "max(data, compute %.2f ms), both ms per batch; AU = compute / step; saving = CPU ms per "
-          "sample vs today; \"for 90 %%\" = workers reaching AU %.0f %% with that cost. Today, "
+          "max(data, compute %.2f ms%s), both ms per batch; AU = compute / step; saving = CPU ms per "
+          "sample vs today; \"for 90 %%\" = workers reaching AU %.0f %% with that cost%s. Today, "
           "fixes and operators at %d workers: %s.)\n", w.batch, overhead.c_str(), w.compute_ms,
-          kAuTargetPct, w.eval_workers, w.eval_reason.c_str());
+          on_device ? " + the row's GPU ms" : "", kAuTargetPct,
+          on_device ? " (never: the GPU ms alone keep AU below it)" : "", w.eval_workers, w.eval_reason.c_str());
 }
 
 void workers_text(std::string& out, const WhatIf& w, bool swept) {
@@ -315,6 +397,10 @@ void add_what_if_json(json& j, const Report& r) {
       o["workers_for_au_target"] = nullptr;
     }
     if (row.kind == CandidateKind::kStorage) o["data_saving_ms_per_batch"] = row.data_saving_ms;
+    if (row.kind == CandidateKind::kDevice || row.device_ms > 0) {
+      o["device_ms_per_batch"] = row.device_ms;  // measured GPU ms added to the step
+      if (row.workers_for_target == 0) o["workers_for_au_target"] = nullptr;  // never
+    }
     if (row.paired_blocks > 0) {
       o["paired_blocks"] = row.paired_blocks;
       o["saving_ci95_ms_per_sample"] = row.saving_ci_ms ? json(*row.saving_ci_ms) : json();
@@ -332,6 +418,28 @@ void add_what_if_json(json& j, const Report& r) {
     }
     table["rows"].push_back(std::move(o));
   }
+  table["device_not_measured"] = json::array();
+  for (const auto& n : w.device_not_measured)
+    table["device_not_measured"].push_back({{"candidate", n.label}, {"reason", n.reason}});
+  if (w.device_decode) {
+    const DeviceDecode& d = *w.device_decode;
+    table["device_decode"] = {{"case", d.case_name}, {"images_per_second", d.images_per_second},
+                              {"gpu_ms_per_image", d.gpu_ms_per_image()},
+                              {"host_cpu_ms_per_image", d.host_cpu_ms},
+                              {"cpu_decode_ms_per_sample", d.cpu_decode_ms},
+                              {"cpu_decode_source", d.cpu_decode_source},
+                              {"cpu_images_per_second", d.cpu_images_per_second ? json(*d.cpu_images_per_second) : json()}};
+  }
+  if (w.device_finish) {
+    const DeviceFinish& f = *w.device_finish;
+    json ops = json::array();
+    for (const auto& t : f.device) ops.push_back({{"operator", t.what}, {"case", t.case_name}, {"ms_per_batch", t.ms_per_batch}});
+    table["device_finish"] = {{"device_ops", ops}, {"batch_size", f.batch}, {"cpu_savings", f.cpu_parts},
+                              {"not_moved", f.not_moved}};
+  }
+  if (w.device_normalize)
+    table["device_normalize"] = {{"case", w.device_normalize->case_name},
+                                 {"ms_per_batch", w.device_normalize->ms_per_batch}};
   if (w.parts)
     table["parts"] = {{"prices_ms_per_sample", w.parts->prices_ms},
                       {"operator_stage_ms_per_sample", w.parts->stage_ms},

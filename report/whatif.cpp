@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <iterator>
 #include <map>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include "model/catalogue.h"
 #include "model/record.h"
@@ -83,6 +86,8 @@ void read_candidates(const BenchRun& run, const std::string& pipeline, bool us_p
     if (!ms || !images || !(*images >= 1)) continue;
     const std::string occurrence = c->key.detail.substr(mine.size());  // "" or "#k"
     SampleCost cost{"batch:" + c->key.op + occurrence, name, in.today->cpu_ms - *ms / *images};
+    cost.variant = "batch";
+    cost.variant_param = c->key.op;
     cost.per_batch = true;
     cost.batch_images = static_cast<int>(std::lround(*images));
     cost.paired_saving_ms = *ms / *images;
@@ -149,6 +154,178 @@ void read_today(const BenchRun& run, const std::string& pipeline,
             " nor a loader case with sample_cpu_ms";
 }
 
+// --- on the accelerator (whatif.h, issue 29) ---------------------------------------------
+
+// The run says it had no device (its gpu_available false; absent in a run written before it).
+bool no_device(const BenchRun& run) { return run.flag("gpu_available") == std::optional<bool>(false); }
+
+// Why a device case is missing, as far as the run says: "no device in this run (gpu: none
+// (...))", else "not in this run" with the context's gpu quoted as it is.
+std::string device_absence(const BenchRun& run) {
+  const std::string gpu = run.context_or("gpu", "not recorded");
+  if (no_device(run)) return "no device in this run (gpu: " + gpu + ")";
+  if (run.flag("gpu_available")) return "not in this run (gpu: " + gpu + "; filtered out, or it failed)";
+  return "not in this run (gpu: " + gpu + ")";
+}
+
+// A device operator's GPU ms per batch of `batch` (uint8 NHWC): its batch_ms counter.
+std::optional<DeviceTime> device_op_time(const BenchRun& run, const std::string& op, int batch) {
+  const std::string name =
+      model::device_op_case(op, std::string(model::kDeviceFinishFormat), batch).name();
+  const auto ms = run.value(name, "batch_ms");
+  if (!ms || !(*ms > 0)) return std::nullopt;
+  return DeviceTime{op, name, *ms};
+}
+
+// "decode on the accelerator": BM_Decode/nvjpeg against the decode in today's sample.
+void read_device_decode(const BenchRun& run, WhatIfInputs& in) {
+  const std::string label = "decode on the accelerator";
+  const std::string nv = model::decode_case("nvjpeg").name();
+  const auto ips = run.value(nv, "items_per_second");
+  if (!ips || !(*ips > 0)) {
+    std::string why;
+    if (no_device(run)) why = device_absence(run) + ": " + nv + " skipped";
+    else if (run.context.count("nvjpeg"))  // a device, and what nvJPEG's loading said
+      why = nv + " not in this run (nvjpeg: " + run.context_or("nvjpeg", "") + "; filtered out, or it failed)";
+    else why = nv + " " + device_absence(run);
+    in.device_not_measured.push_back({label, why});
+    return;
+  }
+  DeviceDecode d;
+  d.case_name = nv;
+  d.images_per_second = *ips;
+  d.host_cpu_ms = run.value(nv, "us_per_image").value_or(0) / 1000.0;
+  d.cpu_images_per_second = run.value(model::decode_case("turbo_full").name(), "items_per_second");
+  const double wall = in.today_read_ms.value_or(0) + in.today_decode_ms.value_or(0) +
+                      in.today_transform_ms.value_or(0);
+  const auto turbo_us = run.value(model::decode_case("turbo_full").name(), "us_per_image");
+  if (in.today_decode_ms && wall > 0) {
+    d.cpu_decode_ms = in.today->cpu_ms * *in.today_decode_ms / wall;
+    d.cpu_decode_source = "today's CPU x decode's share of " + in.today->case_name +
+                          "'s wall time (read + decode + transform)";
+  } else if (turbo_us && *turbo_us > 0) {
+    d.cpu_decode_ms = *turbo_us / 1000.0;
+    d.cpu_decode_source = model::decode_case("turbo_full").name() +
+                          " us_per_image (one thread's CPU, the same round of files)";
+  } else {
+    in.device_not_measured.push_back(
+        {label, "no CPU decode to set " + nv + " against: " + in.today->case_name +
+                    " has no decode_ms and the run has no " + model::decode_case("turbo_full").name()});
+    return;
+  }
+  SampleCost c{label, nv, in.today->cpu_ms - d.cpu_decode_ms + d.host_cpu_ms, "device", "decode"};
+  c.device_ms_per_batch = in.batch * d.gpu_ms_per_image();
+  in.device.push_back(std::move(c));
+  in.device_decode = d;
+}
+
+// The pipeline's operators the device can finish (batch_ops_device.h), by the key op of
+// their CPU price: the device operators whose time each takes (the slowest: each batch runs
+// one of them).
+struct Movable {
+  std::string_view variant, op;
+  std::vector<std::string> device_ops;
+};
+const Movable kMovable[] = {
+    {"without", "horizontal_flip", {"horizontal_flip"}},
+    {"batch", "mixup", {"mixup"}},
+    {"batch", "cutmix", {"cutmix"}},
+    {"batch", "mixup_cutmix", {"mixup", "cutmix"}},
+};
+
+// "finish on the accelerator": collate:uint8's saving plus the CPU prices of the operators
+// the device takes over, their device times added to the step.
+void read_device_finish(const BenchRun& run, const std::string& pipeline, WhatIfInputs& in) {
+  const std::string label = "finish on the accelerator";
+  const std::string format(model::kDeviceFinishFormat);
+  const std::string example = model::device_op_case("horizontal_flip", format, in.batch).name();
+  if (no_device(run)) {
+    in.device_not_measured.push_back(
+        {label, device_absence(run) + ": the device batch operators (" + example + ", ...) skipped"});
+    return;
+  }
+  const SampleCost* u8 = nullptr;
+  for (const auto& f : in.fixes)
+    if (f.variant == "collate" && f.variant_param == "uint8") u8 = &f;
+  if (u8 == nullptr) {
+    in.device_not_measured.push_back(
+        {label, "no uint8 batches in this run: no " + model::sample_case(pipeline, "collate", "uint8").name() +
+                    " (the spec does not build with uint8 batches, or collates uint8 already)"});
+    return;
+  }
+  DeviceFinish f;
+  f.batch = in.batch;
+  std::vector<const SampleCost*> parts = {u8};
+  f.cpu_parts.push_back(u8->label);
+  if (in.device_normalize) f.device.push_back(*in.device_normalize);
+  else
+    f.not_moved.push_back("normalize (on the device after the copy, as collate:uint8 does it; its time not "
+                          "measured: no " + model::device_op_case("normalize", format, in.batch).name() +
+                          ", so not in the step)");
+  for (const auto& p : in.prices) {
+    const Movable* m = nullptr;
+    for (const auto& candidate : kMovable)
+      if (p.variant == candidate.variant && p.variant_param == candidate.op) m = &candidate;
+    if (m == nullptr) {
+      if (p.per_batch) f.not_moved.push_back(p.variant_param + " (no device version: stays on the CPU)");
+      continue;
+    }
+    std::optional<DeviceTime> slowest;
+    std::string missing;
+    for (const auto& op : m->device_ops) {
+      const auto t = device_op_time(run, op, in.batch);
+      if (!t) missing = model::device_op_case(op, format, in.batch).name();
+      else if (!slowest || t->ms_per_batch > slowest->ms_per_batch) slowest = t;
+    }
+    if (!missing.empty()) {
+      f.not_moved.push_back(std::string(m->op) + " (stays on the CPU: " + missing + " not in this run)");
+      continue;
+    }
+    slowest->what = m->op;
+    if (m->device_ops.size() > 1) slowest->note = "the slowest of its device operators: each batch runs one";
+    f.device.push_back(*slowest);
+    f.cpu_parts.push_back(p.label);
+    parts.push_back(&p);
+  }
+  if (f.device.empty()) {
+    in.device_not_measured.push_back(
+        {label, "no device operator of this pipeline timed in this run (" + example +
+                    ", ...: filtered out, or failed; gpu: " + run.context_or("gpu", "not recorded") + ")"});
+    return;
+  }
+  // The saving: the parts' paired savings added, their half widths in quadrature.
+  double saving = 0, variance = 0;
+  bool paired = true, interval = true;
+  int blocks = 0;
+  for (const SampleCost* p : parts) {
+    saving += p->paired_saving_ms.value_or(in.today->cpu_ms - p->cpu_ms);
+    if (!p->paired_saving_ms) paired = false;
+    if (p->paired_ci_ms) variance += *p->paired_ci_ms * *p->paired_ci_ms;
+    else interval = false;
+    if (!p->per_batch && p->paired_blocks > 0) blocks = blocks == 0 ? p->paired_blocks : std::min(blocks, p->paired_blocks);
+  }
+  SampleCost c{label, u8->case_name, in.today->cpu_ms - saving, "device", "finish"};
+  if (paired) {
+    c.paired_saving_ms = saving;
+    if (interval) c.paired_ci_ms = std::sqrt(variance);
+    c.paired_blocks = std::max(blocks, 1);
+  }
+  for (const auto& t : f.device) c.device_ms_per_batch += t.ms_per_batch;
+  in.device.push_back(std::move(c));
+  in.device_finish = f;
+}
+
+void read_device(const BenchRun& run, const std::string& pipeline, WhatIfInputs& in) {
+  in.gpu_available = run.flag("gpu_available").value_or(false);
+  if (!in.today || in.batch <= 0) return;
+  in.device_normalize = device_op_time(run, "normalize", in.batch);
+  if (in.device_normalize)
+    for (auto& f : in.fixes)
+      if (f.variant == "collate" && f.variant_param == "uint8") f.device_ms_per_batch = in.device_normalize->ms_per_batch;
+  read_device_decode(run, in);
+  read_device_finish(run, pipeline, in);
+}
+
 // k of the model (whatif.h): today's loader alone at the fewest swept count within the
 // cores over the CPU model there (one worker, usually: the loader's own overhead, before
 // any contention between workers, which the workers check must still see). None from a
@@ -178,7 +355,11 @@ WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double 
   r.jpeg_quality = cost.jpeg_quality;
   r.workers = workers;
   r.data_ms = in.loader_overhead * predicted_data_ms(cost.cpu_ms, in.batch, workers, cores);
-  r.step_ms = std::max(r.data_ms, in.compute_ms);
+  // The accelerator's work per batch: the training step, and what the candidate moved onto
+  // the device (measured; 0 for a CPU candidate). AU counts the training step only.
+  r.device_ms = cost.device_ms_per_batch;
+  const double busy_ms = in.compute_ms + r.device_ms;
+  r.step_ms = std::max(r.data_ms, busy_ms);
   r.au_pct = 100.0 * in.compute_ms / r.step_ms;
   r.images_per_second = in.batch * 1000.0 / r.step_ms;
   r.saving_ms_per_sample = in.today->cpu_ms - cost.cpu_ms;
@@ -191,7 +372,11 @@ WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double 
   r.per_batch = cost.per_batch;
   r.batch_images = cost.batch_images;
   r.saving_pct = in.today->cpu_ms > 0 ? 100.0 * r.saving_ms_per_sample / in.today->cpu_ms : 0;
-  r.workers_for_target = workers_for_target(cost.cpu_ms, in.batch, in.compute_ms, in.loader_overhead);
+  // Reached only where the device time leaves AU >= the target with no stall at all; then
+  // the data time must fit in compute_ms / 0.9, as for any row.
+  const bool reachable = 100.0 * in.compute_ms / busy_ms >= kAuTargetPct - kEps;
+  r.workers_for_target =
+      reachable ? workers_for_target(cost.cpu_ms, in.batch, in.compute_ms, in.loader_overhead) : 0;
   r.cores_needed = workers;
   return r;
 }
@@ -203,6 +388,7 @@ SampleCost cost_of(const WhatIfRow& r) {
   c.jpeg_quality = r.jpeg_quality;
   c.per_batch = r.per_batch;
   c.batch_images = r.batch_images;
+  c.device_ms_per_batch = r.device_ms;
   if (r.paired_blocks > 0) {
     c.paired_saving_ms = r.saving_ms_per_sample;
     c.paired_ci_ms = r.saving_ci_ms;
@@ -323,8 +509,11 @@ Recommendation recommend(const WhatIfInputs& in, const WhatIf& w) {
   std::vector<WhatIfRow> options;
   for (const auto& r : w.rows) {
     if (r.kind == CandidateKind::kWorkers) options.push_back(r);
-    // A saving within noise, or a cost, is never recommended (issue 26).
-    if (r.kind != CandidateKind::kFix || r.within_noise || r.saving_ms_per_sample <= 0) continue;
+    // A saving within noise, or a cost, is never recommended (issue 26), nor a fix whose
+    // device time keeps AU below the target.
+    if (r.kind != CandidateKind::kFix || r.within_noise || r.saving_ms_per_sample <= 0 ||
+        r.workers_for_target == 0)
+      continue;
     const int need = r.workers_for_target;
     options.push_back(price(CandidateKind::kFix, cost_of(r), need,
                             fits(need, in.cores) ? in.cores : 0.0, in));
@@ -430,6 +619,7 @@ WhatIfInputs what_if_inputs(const BenchRun& run, const std::string& pipeline, in
   in.compute_ms = compute_ms_of(run, in.sweep);
   read_today(run, pipeline, loaders, in);
   read_fix_points(run, pipeline, in);
+  read_device(run, pipeline, in);
   in.sweep_reads_storage = run.context_or("cache_mode", "warm") == "cold" ||
                            run.number("read_throttle_mib_s").value_or(0) > 0;
   measure_loader_overhead(in);
@@ -459,6 +649,12 @@ WhatIf build_what_if(const WhatIfInputs& in) {
   w.rows.push_back(price(CandidateKind::kToday, *in.today, w.eval_workers, in.cores, in));
   w.rows.push_back(workers_row(in));
   for (const auto& f : in.fixes) w.rows.push_back(price(CandidateKind::kFix, f, w.eval_workers, in.cores, in));
+  for (const auto& d : in.device) w.rows.push_back(price(CandidateKind::kDevice, d, w.eval_workers, in.cores, in));
+  w.device_decode = in.device_decode;
+  w.device_finish = in.device_finish;
+  w.device_not_measured = in.device_not_measured;
+  w.device_normalize = in.device_normalize;
+  w.gpu_available = in.gpu_available;
   for (const auto& p : in.prices) w.rows.push_back(price(CandidateKind::kPrice, p, w.eval_workers, in.cores, in));
   if (!in.prices.empty() && in.today_read_ms && in.today_decode_ms && in.today_transform_ms) {
     const double wall = *in.today_read_ms + *in.today_decode_ms + *in.today_transform_ms;
@@ -503,7 +699,7 @@ WhatIf build_what_if(const WhatIfInputs& in) {
     PredictionCheck& c = fc.check;
     c.workers = p.workers;
     c.predicted_step_ms = std::max(in.loader_overhead * predicted_data_ms(f.cpu_ms, in.batch, p.workers, in.cores),
-                                   p.bound.compute_ms);
+                                   p.bound.compute_ms + f.device_ms_per_batch);
     c.predicted_au_pct = 100.0 * p.bound.compute_ms / c.predicted_step_ms;
     c.measured_step_ms = p.bound.step_ms;
     c.measured_au_pct = p.bound.au_pct;

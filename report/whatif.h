@@ -37,7 +37,8 @@
 //                case's presize_shorter_side_px and presize_jpeg_quality counters). It
 //                changes the resolution the model sees: the row states the one kept;
 //                BM_Sample/<pipeline>/collate:uint8: uint8 batches, normalize after the
-//                copy; its accelerator-side cost is estimated, not measured (no GPU);
+//                copy; its accelerator-side cost is the device normalize's measured time
+//                where the run has one (below), else left out of the step and said so;
 //   price        BM_Sample/<pipeline>/without:<op>[#k]: the spec without one per-sample
 //                operator; BM_Transform/<op>/pipeline:<pipeline>[#k]: a batch operator of
 //                the spec (mixup, cutmix, label smoothing) priced on the batch, its thread
@@ -45,6 +46,30 @@
 //                It changes what the model sees: what the operator costs, never a fix.
 //                The prices together against today's operator stage (WhatIf::parts): how
 //                far off they add up.
+// On the accelerator (issue 29), each only where the run measured it on a device, else one
+// line saying it was not measured and why (WhatIf::device_not_measured: "no device in this
+// run (gpu: none (...)): BM_Decode/nvjpeg skipped"); never an estimate in its place:
+//   decode on the accelerator   BM_Decode/nvjpeg (items_per_second: images/s, real time, the
+//                round queued on one stream; us_per_image: the thread's CPU per image, nvJPEG's
+//                Huffman stage) against the decode part of today's sample (today's CPU x
+//                decode_ms / (read_ms + decode_ms + transform_ms) of BM_Sample/<pipeline>; else
+//                BM_Decode/turbo_full's us_per_image): CPU per sample = today - that decode +
+//                nvJPEG's host CPU; GPU ms per batch = batch x 1000 / nvJPEG's images/s;
+//   finish on the accelerator   uint8 batches (collate:uint8's paired saving) with the
+//                pipeline's horizontal flip and mixup / cutmix moved to the device: their CPU
+//                prices (without:horizontal_flip, batch:<op>, paired) saved, their device
+//                times (BM_Transform/<op>/device/uint8_nhwc/batch:<batch>, batch_ms: CUDA-event
+//                ms per batch; mixup_cutmix: the slower of mixup and cutmix, as each batch runs
+//                one) added, plus a device normalize where the run timed one. An operator
+//                without its device time stays on the CPU (DeviceFinish::not_moved). The
+//                saving's interval: the parts' half widths added in quadrature (independent
+//                cases).
+// A row's GPU time (WhatIfRow::device_ms) is added to the accelerator's work per batch:
+//   step_ms = max(data_ms, compute_ms + device_ms)    au_pct = 100 * compute_ms / step_ms
+// (AU counts the training step only, as everywhere in pipebench); such a row reaches the
+// target only where compute_ms / (compute_ms + device_ms) >= 90 % (workers_for_target 0:
+// never). collate:uint8 gets the device normalize's time the same way where the run has it.
+// Device rows are priced, never recommended: the recommendation stays on the CPU side.
 // The check: the workers fix is the sweep itself (measured AU against the model at that
 // count); a fix that also ran end to end (BM_EndToEnd/<pipeline>/decode:auto/...) is
 // checked the same way with its own per-sample cost (WhatIf::fix_checks).
@@ -92,9 +117,48 @@ struct SampleCost {
   int kept_shorter_side_px = 0;
   int jpeg_quality = 0;
   /// A batch operator's price (BM_Transform/<op>/pipeline:<name>): per batch / batch_images;
-  /// paired_blocks then counts the batches timed.
+  /// paired_blocks then counts the batches timed. Its variant is then "batch", variant_param
+  /// the operator (the key's op: "mixup_cutmix").
   bool per_batch = false;
   int batch_images = 0;
+  /// GPU ms per batch the candidate adds to the accelerator's work (device rows; collate:uint8
+  /// with a device normalize measured): measured on the run's device, 0 otherwise.
+  double device_ms_per_batch = 0;
+};
+
+/// A time measured on the run's device, for a row that moves work there.
+struct DeviceTime {
+  std::string what;        ///< "horizontal_flip", "normalize", "mixup_cutmix", ...
+  std::string case_name;   ///< the case read (mixup_cutmix: the slower of mixup's and cutmix's)
+  double ms_per_batch = 0;  ///< GPU ms per batch of the run's batch size (counter batch_ms)
+  std::string note;         ///< how it was read, where not plainly ("the slower of ...")
+};
+
+/// "decode on the accelerator": BM_Decode/nvjpeg against the decode in today's sample.
+struct DeviceDecode {
+  std::string case_name;          ///< BM_Decode/nvjpeg
+  double images_per_second = 0;   ///< its items_per_second: images/s, real time, one stream
+  double host_cpu_ms = 0;         ///< its us_per_image / 1000: thread CPU per image, ms (Huffman)
+  double cpu_decode_ms = 0;       ///< the decode part of today's sample, CPU ms per sample
+  std::string cpu_decode_source;  ///< where cpu_decode_ms comes from, in words
+  /// BM_Decode/turbo_full's items_per_second (one CPU thread, the same round of files), to
+  /// set beside nvJPEG's rate; absent when the run has no such case.
+  std::optional<double> cpu_images_per_second;
+  double gpu_ms_per_image() const { return 1000.0 / images_per_second; }
+};
+
+/// "finish on the accelerator": uint8 batches, and the device flips, normalizes and mixes.
+struct DeviceFinish {
+  std::vector<DeviceTime> device;       ///< the device operators measured (uint8 NHWC, the run's batch)
+  std::vector<std::string> cpu_parts;   ///< the paired CPU savings added: "collate:uint8", ...
+  std::vector<std::string> not_moved;   ///< "<op> (why)": operators left where they run today
+  int batch = 0;
+};
+
+/// A device row the run did not measure, and why.
+struct NotMeasured {
+  std::string label;   ///< "decode on the accelerator", "finish on the accelerator"
+  std::string reason;  ///< "no device in this run (gpu: none (no driver)): BM_Decode/nvjpeg skipped"
 };
 
 /// What the model is given: everything from the run, nothing derived yet.
@@ -108,6 +172,16 @@ struct WhatIfInputs {
   std::vector<SampleCost> fixes;   ///< decode:<mode> and presized:<N> candidates
   std::vector<SampleCost> prices;  ///< without:<op> candidates
   std::optional<SampleCost> control;  ///< control:aa, today against itself (the A/A test)
+  /// The rows on the accelerator (above), their costs with device_ms_per_batch; what they
+  /// rest on; the rows the run could not measure, and why.
+  std::vector<SampleCost> device;
+  std::optional<DeviceDecode> device_decode;
+  std::optional<DeviceFinish> device_finish;
+  std::vector<NotMeasured> device_not_measured;
+  /// A device normalize of uint8 batches at the run's batch (BM_Transform/normalize/device/
+  /// uint8_nhwc/batch:<batch>), where the run has one: collate:uint8's accelerator share.
+  std::optional<DeviceTime> device_normalize;
+  bool gpu_available = false;  ///< the context's gpu_available
   /// Today's BM_Sample read_ms, decode_ms and transform_ms (wall ms per sample): the
   /// stages' shares of today's sample (WhatIf::parts).
   std::optional<double> today_read_ms, today_decode_ms, today_transform_ms;
@@ -128,7 +202,8 @@ struct WhatIfInputs {
 /// kStorage: a loader measured cold in the run's storage study (report/storage.h: the files
 /// as stored, and "pack into shards"), priced from its measured data ms per batch.
 /// kControl: today against itself, paired as a candidate is (the A/A test).
-enum class CandidateKind { kToday, kWorkers, kFix, kPrice, kPeer, kStorage, kControl };
+/// kDevice: work moved to the accelerator, priced with its measured GPU time in the step.
+enum class CandidateKind { kToday, kWorkers, kFix, kPrice, kPeer, kStorage, kControl, kDevice };
 
 /// One row of the table: the model's prediction for one candidate, per batch.
 struct WhatIfRow {
@@ -153,7 +228,12 @@ struct WhatIfRow {
   bool per_batch = false;           ///< a batch operator's price (SampleCost::per_batch)
   int batch_images = 0;
   bool within_noise = false;
-  int workers_for_target = 0;       ///< workers reaching kAuTargetPct with this cost (model)
+  /// Workers reaching kAuTargetPct with this cost (model); 0: never, the row's device time
+  /// alone keeps AU below it.
+  int workers_for_target = 0;
+  /// GPU ms per batch added to the accelerator's work (SampleCost::device_ms_per_batch):
+  /// step_ms = max(data_ms, compute_ms + device_ms).
+  double device_ms = 0;
   /// Cores the row needs: one per worker, except a swept count above the cores available,
   /// which reached the target on those cores (oversubscribed: the available ones, rounded up).
   int cores_needed = 0;
@@ -236,6 +316,12 @@ struct WhatIf {
   /// the model prices CPU work only, so its check against that sweep also measures the
   /// fetch stall.
   std::string cold_sweep_note;
+  /// The accelerator rows' sources (WhatIfInputs), for their notes.
+  std::optional<DeviceDecode> device_decode;
+  std::optional<DeviceFinish> device_finish;
+  std::vector<NotMeasured> device_not_measured;
+  std::optional<DeviceTime> device_normalize;
+  bool gpu_available = false;
   /// Non-empty when the A/A control's interval excludes 0: the run cannot rank candidates
   /// (the machine's speed moved within the case), and by how much it moved.
   std::string control_note;
