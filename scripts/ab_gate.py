@@ -22,8 +22,10 @@ itself, interleaved on the same machine, so that both see the same conditions:
      cases). The two lists must be equal (exit 2 naming the cases only in one);
   3. the blocks: N rounds (--blocks, default 5) of four processes in the order A B B A (A =
      BASE, B = NEW), each one process running every selected case once, short
-     (--benchmark_min_time=0.05 s, --min-time), with the same data, filter, seed and extra
-     pipebench flags (after `--`), each writing its Google Benchmark JSON. The first A and B
+     (--benchmark_min_time=0.05 s, --min-time; --budget=0.1, so that a paired BM_Sample
+     case runs its round of images once, as FIXED_WORK_FLAGS says), with the same data,
+     filter, seed and extra pipebench flags (after `--`), each writing its Google
+     Benchmark JSON. The first A and B
      blocks' contexts must agree on pipebench_version and pipebench_record (the run
      record's version) and on what makes runs incomparable for compare.sh (dataset, batch,
      crop, pipeline, build type: bench_json.context_mismatches); otherwise exit 2 naming
@@ -115,7 +117,15 @@ ORDER = ("A", "B", "B", "A")
 VERSION_KEYS = ("pipebench_version", "pipebench_record")
 # Flags the gate sets itself on every block.
 OWN_FLAGS = ("--data", "--benchmark_filter", "--benchmark_min_time", "--benchmark_out",
-             "--benchmark_out_format", "--benchmark_list_tests", "--benchmark_format")
+             "--benchmark_out_format", "--benchmark_list_tests", "--benchmark_format",
+             "--budget")
+# pipebench's --budget: a paired BM_Sample case repeats its round of images for a fifth of
+# it, so the work in its one iteration depends on time (at the default 8 s a block's
+# paired case held about ten rounds, one more or less from block to block, and seven such
+# cases took 11 of a block's 16 s). The smallest budget pipebench takes: one round, always,
+# on any dataset whose round takes 20 ms or more; a case that still ran several rounds is
+# timed per round (its paired_rounds counter).
+FIXED_WORK_FLAGS = ("--budget=0.1",)
 HOOK_VAR = "PIPEBENCH_TEST_SLOWDOWN"
 
 
@@ -226,14 +236,28 @@ def judge_case(name, field, rounds, threshold_pct, confidence=CONFIDENCE, max_no
 
 def block_times(doc, mode="auto"):
     """{case: ns} (the block's time of each case: median of its iteration rows, normally
-    one), {case: error message}, {case: field}."""
+    one; a paired BM_Sample row's time divided by its paired_rounds, the rounds of images
+    its iteration held), {case: error message}, {case: field}."""
     cases, errored = iterations_by_case(doc)
     times, fields = {}, {}
     for name, rows in cases.items():
         field = timed_field(case_key(rows[0])) if mode == "auto" else mode + "_time"
         fields[name] = field
-        times[name] = statistics.median(time_ns(r, field) for r in rows)
+        times[name] = statistics.median(time_ns(r, field) / per_rounds(r) for r in rows)
     return times, errored, fields
+
+
+def per_rounds(row):
+    """The rounds of images a paired case's iteration held (its paired_rounds; 1 else)."""
+    rounds = row.get("paired_rounds")
+    return rounds if isinstance(rounds, (int, float)) and rounds >= 1 else 1
+
+
+def fixed_work_flags(binary):
+    """FIXED_WORK_FLAGS this build knows (its --help lists them): a pipebench from before
+    --budget repeats no round and needs none."""
+    p = subprocess.run([binary, "--help"], capture_output=True, text=True, env=child_env())
+    return [f for f in FIXED_WORK_FLAGS if f.split("=", 1)[0] + "=" in p.stdout]
 
 
 def analyse(rounds_docs, threshold_pct, mode="auto", confidence=CONFIDENCE,
@@ -538,8 +562,9 @@ def run(args, work):
     check_binary(args.new, "NEW_BIN")
     if args.data is None:
         args.data = make_dataset(args.base, args.new, os.path.join(work, "data"))
-    base_cases = list_cases(args.base, args.data, args.filter, args.extra)
-    new_cases = list_cases(args.new, args.data, args.filter, args.extra)
+    flags = {b: args.extra + fixed_work_flags(b) for b in (args.base, args.new)}
+    base_cases = list_cases(args.base, args.data, args.filter, flags[args.base])
+    new_cases = list_cases(args.new, args.data, args.filter, flags[args.new])
     check_case_sets(base_cases, new_cases, args.filter)
     log(f"{len(base_cases)} case(s), {args.blocks} ABBA round(s) = {4 * args.blocks} "
         f"blocks of --benchmark_min_time={args.min_time}")
@@ -552,7 +577,7 @@ def run(args, work):
             binary = args.base if side == "A" else args.new
             stem = os.path.join(work, f"r{q + 1}-{pos + 1}-{side}")
             t0 = time.monotonic()
-            doc = run_block(binary, side, args.data, args.filter, args.min_time, args.extra,
+            doc = run_block(binary, side, args.data, args.filter, args.min_time, flags[binary],
                             stem + ".json", stem + ".log", args.block_timeout)
             log(f"round {q + 1}/{args.blocks} block {side}{'1' if pos < 2 else '2'} "
                 f"({'BASE' if side == 'A' else 'NEW'}) {time.monotonic() - t0:.1f} s "

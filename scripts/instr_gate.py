@@ -130,11 +130,11 @@ DEFAULT_IMAGES = 8
 ZERO_AT = "benchmark::State::StartKeepRunning*"
 LOOP_END = "benchmark::State::FinishKeepRunning*"
 RUN_START = "pipebench::bench::PerImageCosts::begin_case*"
-OWN_FLAGS = ab_gate.OWN_FLAGS + ("--budget",)
-# pipebench's --budget: a paired BM_Sample case repeats its round for a fifth of it, so the
-# work in its one iteration depends on time (under Valgrind one build ran the round once,
-# the other twice: a ratio of 2). The smallest budget pipebench takes: one round, always.
-FIXED_WORK_FLAGS = ("--budget=0.1",)
+OWN_FLAGS = ab_gate.OWN_FLAGS
+# ab_gate.FIXED_WORK_FLAGS: --budget at its least, one round of images per paired case
+# (under Valgrind at the default, one build ran the round once, the other twice: a ratio
+# of 2).
+fixed_work_flags = ab_gate.fixed_work_flags
 # A row counter that says how much work a case did; a case whose builds differ in it is not
 # compared (skipped, named).
 WORK_COUNTERS = ("paired_blocks",)
@@ -350,13 +350,6 @@ def analyse(base, new, threshold_pct, different_work=None):
 
 
 # --- running the builds --------------------------------------------------------------------
-
-def fixed_work_flags(binary):
-    """FIXED_WORK_FLAGS this build knows (its --help lists them): a pipebench from before
-    --budget repeats no round and needs none."""
-    p = subprocess.run([binary, "--help"], capture_output=True, text=True, env=child_env())
-    return [f for f in FIXED_WORK_FLAGS if f.split("=", 1)[0] + "=" in p.stdout]
-
 
 def valgrind_version():
     exe = shutil.which("valgrind")

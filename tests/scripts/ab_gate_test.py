@@ -223,6 +223,19 @@ class PairedStatsTest(unittest.TestCase):
         self.assertEqual(errored, {"BM_Err": "boom"})
         self.assertEqual((skipped, lost), ({}, []))
 
+    def test_paired_cases_are_timed_per_round(self):
+        # A paired BM_Sample case's iteration holds paired_rounds rounds of its images: a
+        # block that ran two rounds in twice the time did the same work per round.
+        def doc(cpu, rounds):
+            return {"context": {}, "benchmarks": [
+                {"name": "BM_Sample/x/control:aa", "run_type": "iteration", "real_time": cpu,
+                 "cpu_time": cpu, "time_unit": "us", "paired_rounds": rounds,
+                 "key": {"name": "BM_Sample/x/control:aa", "timed_by": "cpu_time"}}]}
+        quads = [(doc(10, 1), doc(20, 2), doc(30, 3), doc(10, 1))] * 3
+        res, _, _, _ = self.g.analyse(quads, 3)
+        self.assertAlmostEqual(res["BM_Sample/x/control:aa"]["ratio"], 1.0)
+        self.assertEqual(res["BM_Sample/x/control:aa"]["verdict"], "ok")
+
     def test_analyse_skips_cases_that_errored_in_base(self):
         ok = {"context": {}, "benchmarks": [
             {"name": "BM_A", "run_type": "iteration", "real_time": 1, "cpu_time": 1,
