@@ -34,4 +34,9 @@ int CaseBudget::steps(int workers, int windows, int warmups, int min_steps) cons
   return static_cast<int>(std::min<double>(per_window, max_steps));
 }
 
+double CaseBudget::forecast_s(int workers, int windows, int warmups, int steps) const {
+  const double batches = static_cast<double>(warmups) * (prefetch + 1) + static_cast<double>(windows) * steps;
+  return batches * batch_ms(workers) / 1000;
+}
+
 }  // namespace pipebench::bench

@@ -60,6 +60,9 @@ struct CaseBudget {
   /// warms up `warmups` fresh pipelines, at least `min_steps` (kMinSteps; the overhead
   /// cases, a ratio of two loaders, 1); max_steps when fixed.
   int steps(int workers, int windows, int warmups, int min_steps = kMinSteps) const;
+  /// The forecast seconds of such a case timing `steps` batches per window (warm-ups
+  /// included).
+  double forecast_s(int workers, int windows, int warmups, int steps) const;
 };
 
 /// Checks the plan's inputs (std::invalid_argument naming the bad one).

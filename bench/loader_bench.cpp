@@ -76,7 +76,8 @@ double loader_ms_per_batch(BenchContext& ctx, const std::shared_ptr<const Pipeli
 
 void BM_StageTimers(benchmark::State& state, BenchContext& ctx,
                     const std::shared_ptr<const Pipeline>& pipeline) {
-  // Two iterations of two fresh loaders each: 4 windows, 4 warm-ups (bench/case_budget.h).
+  // Two iterations of two fresh loaders each: 4 windows, 4 warm-ups (bench/case_budget.h);
+  // one iteration on slow batches (register_loader_benchmarks).
   const int steps = ctx.budget().steps(1, 4, 4, 1);
   double on_ms = 0, off_ms = 0;
   int64_t images = 0;
@@ -119,9 +120,16 @@ void register_loader_benchmarks(BenchContext& ctx) {
     k.family = family;  // the stage timers' case has the loader's key fields
     return k;
   };
+  // Two pairs, on-off then off-on (A B B A: linear drift cancels; 4 loaders), unless even
+  // their fewest batches forecast more than twice the case's budget (large photos: 16
+  // batches of 1.25 s, 27 s of a 4-minute run on photos-full); then one pair (2 loaders),
+  // whose overhead has no interval (pairs 1). A budget cannot buy a sub-percent overhead
+  // on such batches anyway.
+  const CaseBudget& plan = ctx.budget();
+  const bool slow = !plan.fixed && plan.forecast_s(1, 4, 4, plan.steps(1, 4, 4, 1)) > 2 * plan.budget_s;
   register_case(ctx, key(model::Family::kStageTimers, 1), BM_StageTimers, pipeline)
       ->UseRealTime()
-      ->Iterations(2)  // on-off then off-on (A B B A): linear drift cancels; 4 loaders
+      ->Iterations(slow ? 1 : 2)
       ->Unit(benchmark::kMillisecond);
   const auto add = [&](const model::CaseKey& k, SourceGetter source) {
     register_case(ctx, k, BM_Loader, pipeline, k.workers, k.name(), std::move(source))

@@ -211,7 +211,9 @@ void table_text(std::string& out, const WhatIf& w) {
     if (most != fewest) blocks += " to " + std::to_string(most);
     appendf(out, "(saving: today minus the candidate, CPU ms per sample, measured paired: A B B A "
             "over the same blocks of images with the same random draws, in one case; +- is the "
-            "95 %% Student t interval over the blocks (%s blocks per row here; model/paired.h). "
+            "95 %% Student t interval: from how each block of images scattered over the rounds run, the "
+            "saving on these images, or over the blocks when the round ran once (%s blocks per row "
+            "here; model/paired.h, docs/paired.md). "
             "\"noise\": the interval holds 0, so no effect can be told from the machine's noise: "
             "never recommended. The A/A control is today against itself measured the same way: "
             "it must read noise.)\n", blocks.c_str());

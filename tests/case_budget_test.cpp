@@ -43,6 +43,9 @@ TEST(CaseBudget, StepsFitTheBudgetWithinTheBounds) {
   EXPECT_EQ(b.steps(1, 3, 2), kMinSteps);
   // An overhead case may go down to 1.
   EXPECT_EQ(b.steps(1, 4, 4, 1), 1);
+  // Its forecast then: (4 x 3 warm-up + 4 x 1) batches of 1.32 s = 21.12 s, over twice the
+  // budget (the stage timers then time one pair).
+  EXPECT_DOUBLE_EQ(b.forecast_s(1, 4, 4, 1), 21.12);
   // Small images: 0.45 ms x 44 = 19.8 ms, paced by the 25 ms step: 320 - 6 = 314 / 3 = 104
   // per window, capped at --steps.
   CaseBudget fast = b;
