@@ -39,7 +39,7 @@ inline constexpr int kMinSteps = 2;
 /// assumed 2x gave cases three times their budget.
 inline constexpr double kParallelEfficiency = 0.75;
 /// The default --budget, seconds per loader / end-to-end case: with kMinSteps it keeps the
-/// default run near 4 minutes on photos-full (44 originals up to 5120x2880: 241 s idle on
+/// default run under 4 minutes on photos-full (44 originals up to 5120x2880: 225 s idle on
 /// 2 cores; docs/paired.md).
 inline constexpr double kDefaultBudgetSeconds = 8;
 

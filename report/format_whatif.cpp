@@ -235,13 +235,20 @@ void table_text(std::string& out, const WhatIf& w) {
             p.stage_ms, p.stage_ms > 0 ? 100 * p.prices_ms / p.stage_ms : 0.0);
   }
   if (!w.control_note.empty()) appendf(out, "Warning: %s.\n", w.control_note.c_str());
-  const bool negative = std::any_of(w.rows.begin(), w.rows.end(), [](const WhatIfRow& row) {
-    return row.saving_ms_per_sample < 0 && !row.within_noise && row.kind != CandidateKind::kControl;
-  });
-  if (negative)
-    appendf(out, "(a negative saving: the candidate measured slower than today; noise at this "
-            "size (see the CV with --benchmark_repetitions), or a change that makes another "
-            "step costlier, such as a fusion lost)\n");
+  const auto negative = [&](bool paired) {
+    return std::any_of(w.rows.begin(), w.rows.end(), [&](const WhatIfRow& row) {
+      return row.saving_ms_per_sample < 0 && !row.within_noise && row.kind != CandidateKind::kControl &&
+             row.saving_ci_ms.has_value() == paired;
+    });
+  };
+  if (negative(true))
+    appendf(out, "(a negative saving beyond its interval: the candidate is slower than today on "
+            "this machine: a change that makes another step costlier, such as a copy into the "
+            "batch or a fusion lost)\n");
+  if (negative(false))
+    appendf(out, "(a negative saving without an interval: the candidate measured slower than "
+            "today; noise at this size (see the CV with --benchmark_repetitions), or a change "
+            "that makes another step costlier, such as a fusion lost)\n");
   std::string overhead;
   if (w.loader_overhead_workers > 0)
     appendf(overhead, " x %.3f: today's loader alone at %d worker%s measured against the CPU "
