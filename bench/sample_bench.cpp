@@ -243,7 +243,9 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
   state.counters["paired_today_us"] = a_cpu_ns / 1e3 / static_cast<double>(b_images);
   const model::PairedEstimate e = model::paired_estimate(a_ms, b_ms, position);
   state.counters["paired_blocks"] = e.blocks;
-  state.counters["paired_rounds"] = round_index;
+  // Rounds per iteration, as the row's times are (Google Benchmark may run the case for
+  // several iterations under a short --benchmark_min_time, each of at least one round).
+  state.counters["paired_rounds"] = benchmark::Counter(round_index, benchmark::Counter::kAvgIterations);
   // How the interval was made: by round position (the same images measured paired_rounds
   // times; the images' own spread is not noise) or, after one round, over the blocks.
   state.counters["paired_by_position"] = e.positions > 0 ? 1 : 0;

@@ -236,6 +236,7 @@ class PairedStatsTest(unittest.TestCase):
         self.assertAlmostEqual(res["BM_Sample/x/control:aa"]["ratio"], 1.0)
         self.assertEqual(res["BM_Sample/x/control:aa"]["verdict"], "ok")
 
+
     def test_analyse_skips_cases_that_errored_in_base(self):
         ok = {"context": {}, "benchmarks": [
             {"name": "BM_A", "run_type": "iteration", "real_time": 1, "cpu_time": 1,
@@ -468,6 +469,21 @@ esac""")
         with open(out) as f:
             (case,) = json.load(f)["cases"]
         self.assertLess(case["ratio"], 0.85, case)
+
+    def test_paired_rounds_are_per_iteration(self):
+        # The rows' times are per iteration, so paired_rounds must be too: at the gate's
+        # --budget=0.1 a paired case runs about one round per iteration, and a longer
+        # --benchmark_min_time gives it several iterations, not more rounds per iteration.
+        out = os.path.join(self.dir, "rounds.json")
+        p = run([self.bin, f"--data={self.data}", "--benchmark_filter=BM_Sample/.*/control:aa$",
+                 "--benchmark_min_time=0.3", "--budget=0.1", f"--benchmark_out={out}",
+                 "--benchmark_out_format=json"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            (row,) = [r for r in json.load(f)["benchmarks"] if "paired_rounds" in r]
+        self.assertGreaterEqual(row["iterations"], 3, row)
+        self.assertGreaterEqual(row["paired_rounds"], 1, row)
+        self.assertLess(row["paired_rounds"], 2.5, row)
 
     def test_calibration_rejudges_at_other_thresholds(self):
         # A time calibration kept with --keep, then read again with --from: the verdicts at
