@@ -112,11 +112,12 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 // pipeline on the presized copy of the same images (B: the copy's file of the same name,
 // its own bytes). Per block, A and B are each the mean of their two runs, thread CPU ms
 // per sample; model/paired.h gives the saving A - B with its 95 % t interval and the ratio
-// B / A, over the round's images: after two or more rounds by round position (the images'
-// own spread is not noise: paired_by_position 1), after one round over the blocks. Counters: us_per_image (B's thread CPU per image, as every BM_Sample case),
+// B / A: after two or more rounds by round position (paired_by_position 1: from the log
+// ratios, the repeats' noise and, for a round that is a share paired_round_share of the
+// dataset, the images' spread), after one round over the blocks. Counters: us_per_image (B's thread CPU per image, as every BM_Sample case),
 // paired_today_us (A's, in the same case), paired_saving_ms, paired_saving_ci_ms (the
 // interval's half width), paired_ratio, paired_ratio_lo, paired_ratio_hi, paired_blocks,
-// paired_rounds, paired_by_position.
+// paired_rounds (per iteration), paired_by_position, paired_round_share.
 // Per-sample operators only: batch operators are priced per batch (BM_Transform).
 constexpr size_t kPairBlock = 16;
 // Rounds are repeated within one iteration until this share of --budget (seconds per
@@ -241,13 +242,18 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
   set_round_counters(state, b_images / 2, round.size(), b_cpu_ns / 2);  // us_per_image: B's
   if (b_images == 0) return;
   state.counters["paired_today_us"] = a_cpu_ns / 1e3 / static_cast<double>(b_images);
-  const model::PairedEstimate e = model::paired_estimate(a_ms, b_ms, position);
+  // The round's share of the dataset: a saving measured on part of it carries the images'
+  // spread into its interval; on all of it, only the noise (model/paired.h).
+  const double share = std::min(1.0, static_cast<double>(round.size()) /
+                                         static_cast<double>(std::max<size_t>(1, a.source->size())));
+  const model::PairedEstimate e = model::paired_estimate(a_ms, b_ms, position, share);
+  state.counters["paired_round_share"] = share;
   state.counters["paired_blocks"] = e.blocks;
   // Rounds per iteration, as the row's times are (Google Benchmark may run the case for
   // several iterations under a short --benchmark_min_time, each of at least one round).
   state.counters["paired_rounds"] = benchmark::Counter(round_index, benchmark::Counter::kAvgIterations);
   // How the interval was made: by round position (the same images measured paired_rounds
-  // times; the images' own spread is not noise) or, after one round, over the blocks.
+  // times) or, after one round, over the blocks.
   state.counters["paired_by_position"] = e.positions > 0 ? 1 : 0;
   state.counters["paired_saving_ms"] = e.diff;
   if (e.blocks >= 2) {

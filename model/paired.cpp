@@ -11,9 +11,9 @@
 
 namespace pipebench::model {
 
-double t_quantile_975(int df) {
-  if (df < 1) throw std::invalid_argument("t quantile: df must be >= 1, got " + std::to_string(df));
-  return boost::math::quantile(boost::math::students_t(static_cast<double>(df)), 0.975);
+double t_quantile_975(double df) {
+  if (!(df >= 1)) throw std::invalid_argument("t quantile: df must be >= 1, got " + std::to_string(df));
+  return boost::math::quantile(boost::math::students_t(df), 0.975);
 }
 
 PairedEstimate paired_estimate(std::span<const double> a, std::span<const double> b) {
@@ -58,22 +58,24 @@ PairedEstimate paired_estimate(std::span<const double> a, std::span<const double
 }
 
 PairedEstimate paired_estimate(std::span<const double> a, std::span<const double> b,
-                               std::span<const int> positions) {
+                               std::span<const int> positions, double round_share) {
   PairedEstimate e = paired_estimate(a, b);  // checks a and b; the means are the same
   if (positions.size() != a.size())
     throw std::invalid_argument("paired estimate: " + std::to_string(positions.size()) + " positions for " +
                                 std::to_string(a.size()) + " blocks");
+  if (!(round_share > 0 && round_share <= 1))
+    throw std::invalid_argument("paired estimate: the round's share of the dataset must be in (0, 1], got " +
+                                std::to_string(round_share));
   int j_count = 0;
   for (int p : positions) {
     if (p < 0) throw std::invalid_argument("paired estimate: negative round position " + std::to_string(p));
     j_count = std::max(j_count, p + 1);
   }
   std::vector<int> count(static_cast<size_t>(j_count), 0);
-  std::vector<double> sum_d(count.size(), 0), sum_l(count.size(), 0);
+  std::vector<double> sum_l(count.size(), 0);
   for (size_t i = 0; i < a.size(); ++i) {
     const auto p = static_cast<size_t>(positions[i]);
     ++count[p];
-    sum_d[p] += a[i] - b[i];
     sum_l[p] += std::log(b[i] / a[i]);
   }
   // A position never run (every block of it held a bad file) is not part of the round.
@@ -84,23 +86,34 @@ PairedEstimate paired_estimate(std::span<const double> a, std::span<const double
     r = c;
     ++ran;
   }
-  if (r < 2) return e;
-  double ss_d = 0, ss_l = 0;
+  if (r < 2 || ran < 2) return e;
+  const double n_pos = ran, reps = r;
+  double grand = 0;
+  for (size_t p = 0; p < count.size(); ++p)
+    if (count[p] > 0) grand += sum_l[p] / reps;
+  grand /= n_pos;
+  double ss_w = 0, ss_m = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     const auto p = static_cast<size_t>(positions[i]);
-    ss_d += std::pow(a[i] - b[i] - sum_d[p] / r, 2);
-    ss_l += std::pow(std::log(b[i] / a[i]) - sum_l[p] / r, 2);
+    ss_w += std::pow(std::log(b[i] / a[i]) - sum_l[p] / reps, 2);
   }
-  const int df = ran * (r - 1);
-  const double n = static_cast<double>(a.size());
-  const double t = t_quantile_975(df);
+  for (size_t p = 0; p < count.size(); ++p)
+    if (count[p] > 0) ss_m += std::pow(sum_l[p] / reps - grand, 2);
+  const double df_w = n_pos * (reps - 1), df_m = n_pos - 1;
+  const double s2_w = ss_w / df_w, s2_m = ss_m / df_m;
+  const double f = round_share;
+  const double c_m = (1 - f) / n_pos, c_w = f / (reps * n_pos);
+  const double var = c_m * s2_m + c_w * s2_w;
+  // Satterthwaite: the degrees of freedom of a sum of mean squares.
+  const double denom = std::pow(c_m * s2_m, 2) / df_m + std::pow(c_w * s2_w, 2) / df_w;
+  const double df = f >= 1 ? df_w : (denom > 0 ? std::max(1.0, var * var / denom) : df_w);
+  const double half = t_quantile_975(df) * std::sqrt(var);
   e.positions = ran;
   e.repeats = r;
-  e.diff_half = t * std::sqrt(ss_d / df / n);
-  const double log_ratio = std::log(e.ratio);
-  const double log_half = t * std::sqrt(ss_l / df / n);
-  e.ratio_lo = std::exp(log_ratio - log_half);
-  e.ratio_hi = std::exp(log_ratio + log_half);
+  e.ratio = std::exp(grand);
+  e.ratio_lo = std::exp(grand - half);
+  e.ratio_hi = std::exp(grand + half);
+  e.diff_half = e.a_mean * (e.ratio_hi - e.ratio_lo) / 2;
   return e;
 }
 

@@ -6,7 +6,8 @@
 // with a two-sided 95 % Student t interval, mean +- t(0.975, n - 1) * s / sqrt(n) (any
 // statistics text; the quantile from Boost.Math's students_t); the ratio B / A from the
 // mean of log(B_i / A_i) with the same t interval, exponentiated (a ratio's interval
-// stays positive). Paired benchmarking as Tango.rs does it (shared/seeds), and the A/A
+// stays positive). When the same round of images was measured several times, the
+// interval by round position instead (the overload below). Paired benchmarking as Tango.rs does it (shared/seeds), and the A/A
 // control: A against itself measured the same way must read zero within its interval.
 //
 // Units: whatever the inputs are in (pipebench passes ms per sample). Errors:
@@ -35,22 +36,32 @@ struct PairedEstimate {
 /// The paired estimate of blocks (a[i], b[i]).
 PairedEstimate paired_estimate(std::span<const double> a, std::span<const double> b);
 
-/// The same over a round of images measured R times: block i covered the images at round
-/// position positions[i] (>= 0; a position that never occurs is not part of the round).
-/// When every position was measured the same number of times R >= 2, the estimand is the saving over the round's images: the mean of all
-/// blocks, with an interval from the repeats' scatter around each position's own mean,
-/// s^2 = sum (d_jk - mean_j)^2 / (J (R - 1)), half = t(0.975, J (R - 1)) s / sqrt(J R): the
-/// fixed-effects one-way layout's error term (Montgomery, Design and Analysis of
-/// Experiments, ch. 3), which counts the run-to-run noise and leaves out how much the
-/// saving differs from one image to another (the images are the same on every run; the
-/// plain interval over blocks would count that spread as noise). The same for the log
-/// ratio. Otherwise (one round, unequal repeats) the plain estimate above. Errors: as above,
-/// and std::invalid_argument when positions differs in length or holds a negative value.
+/// The same over a round of images measured R times, the round being a share
+/// `round_share` (0 < f <= 1: the round's images / the dataset's) of the dataset: block i
+/// covered the images at round position positions[i] (>= 0; a position that never occurs
+/// is not part of the round). When every position was measured the same number of times
+/// R >= 2 (J positions), the interval comes from the log ratios l = log(B/A), which a
+/// change of the machine's speed during one round leaves as they are (A and B move
+/// alike), unlike the differences in ms. With m_j each position's mean of l, L their mean,
+///   s_w^2 = sum (l_jk - m_j)^2 / (J (R - 1))   the repeats' scatter: the machine's noise,
+///   s_m^2 = sum (m_j - L)^2 / (J - 1)            the positions' spread: images differ,
+///   var(L) = ((1 - f) s_m^2 + f s_w^2 / R) / J,
+/// the variance of a mean over J blocks of images drawn from the dataset's, with the
+/// finite-population correction, plus the noise of R repeats (Cochran, Sampling
+/// Techniques, 3rd ed., ch. 9-10: cluster sampling and two-stage designs): a round that is
+/// the whole dataset (f = 1) leaves only the noise, s_w^2 / (J R); a small share of a large
+/// dataset, about s_m^2 / J. Degrees of freedom by Satterthwaite's approximation (J (R - 1)
+/// when f = 1). ratio = exp(L) with exp(L +- t half); diff stays the mean of A - B and its
+/// half width is a_mean x (ratio_hi - ratio_lo) / 2, so that within_noise() agrees with the
+/// ratio's interval holding 1. Otherwise (one round, unequal repeats) the plain estimate
+/// above. Errors: as above, and std::invalid_argument when positions differs in length or
+/// holds a negative value, or round_share is not in (0, 1].
 PairedEstimate paired_estimate(std::span<const double> a, std::span<const double> b,
-                               std::span<const int> positions);
+                               std::span<const int> positions, double round_share = 1.0);
 
-/// t(0.975, df): the two-sided 95 % Student t quantile; df >= 1.
-double t_quantile_975(int df);
+/// t(0.975, df): the two-sided 95 % Student t quantile; df >= 1 (not necessarily whole:
+/// Satterthwaite's degrees of freedom).
+double t_quantile_975(double df);
 
 /// A mean with its two-sided 95 % Student t interval, mean +- t(0.975, n - 1) s / sqrt(n).
 struct MeanEstimate {

@@ -108,7 +108,7 @@ case "$metric" in
 esac
 [ -z "$thresholds" ] || [[ "$thresholds" =~ ^[0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*$ ]] ||
   err "--thresholds takes percentages like 1.5,2,3, got '$thresholds'"
-[ -z "$thresholds" ] || [ "$metric" = time ] ||
+[ -z "$thresholds" ] || [ "$metric" = time ] || [ -n "$from" ] ||
   err "--thresholds is the time gate's (instruction counts have no interval; every A/A ratio is printed)"
 IFS=, read -r -a pcts <<<"$inject"
 for p in "${pcts[@]}"; do
@@ -176,10 +176,9 @@ print(f"gate_calibration: {label}: exit {rc}, {float(t1) - float(t0):.0f} s, "
 EOF
 }
 
+# What --from needs to read the folder again as this run: the operator and the metric.
+printf '{"op": "%s", "metric": "%s"}\n' "$op" "$metric" >"$tmp/calibration-meta.json"
 echo "gate_calibration: $bin, metric $metric, $n A/A comparison(s), $n A/B comparison(s) per injected slowdown (${inject} % on $op); data $data"
-for i in $(seq 1 "$n"); do
-  compare "aa-$i" "$bin"
-done
 # Instructions: the hook's work mode (pct % more rows processed, test_slowdown.h): a
 # busy-wait adds time, which Valgrind counts as few instructions.
 mode=""
@@ -190,8 +189,14 @@ for p in "${pcts[@]}"; do
   printf '#!/bin/sh\n# TEST-ONLY: %s slowed by %s %%\nPIPEBENCH_TEST_SLOWDOWN=%s:%s%s exec %q "$@"\n' \
     "$op" "$p" "$op" "$p" "$mode" "$bin" >"$wrapper"
   chmod +x "$wrapper"
-  for i in $(seq 1 "$n"); do
-    compare "ab$p-$i" "$wrapper"
+done
+# Interleaved (A/A, then each A/B, N times), so that a machine that drifts over the
+# calibration's minutes spreads alike over both rates, and a calibration stopped early
+# (its folder read with --from) holds as many of each.
+for i in $(seq 1 "$n"); do
+  compare "aa-$i" "$bin"
+  for p in "${pcts[@]}"; do
+    compare "ab$p-$i" "$tmp/slow-$p/pipebench"
   done
 done
 
@@ -206,6 +211,9 @@ import json, os, statistics, sys
 tmp, op, out, binary, here, thresholds = sys.argv[1:]
 sys.path.insert(0, here)
 from ab_gate import judge_case  # noqa: E402
+meta_path = os.path.join(tmp, "calibration-meta.json")
+if os.path.exists(meta_path):  # the run's own operator (--from reads a kept folder)
+    op = json.load(open(meta_path)).get("op", op)
 target = f"BM_Transform/{op}"
 runs = {}
 for line in open(os.path.join(tmp, "index.txt")):
@@ -280,6 +288,9 @@ for p in pcts:
           f"another case flagged in {len(others)}")
 # The same comparisons judged at other thresholds, from their round ratios (time only).
 res["at_thresholds"] = {}
+if thresholds and metric != "time":
+    print("  (--thresholds: instruction counts have no interval; every A/A ratio is above)")
+    thresholds = ""
 for th in [float(x) for x in thresholds.split(",") if x]:
     def regressions(doc):
         got = []

@@ -356,35 +356,49 @@ TEST(Paired, TIntervalOverBlockDifferencesWorkedByHand) {
   EXPECT_THROW(model::paired_estimate(std::vector<double>{0}, std::vector<double>{1}), std::invalid_argument);
 }
 
-// By round position: two blocks of images (positions 0, 1), each measured twice.
-// d = A - B = {1, 5, 1.5, 4}: mean 2.875; position means 1.25 and 4.5, residuals
-// {-0.25, 0.5, 0.25, -0.5}, ss = 0.625, df = 2 x (2 - 1) = 2, s^2 = 0.3125;
-// half = t(0.975, 2) x sqrt(0.3125 / 4) = 4.302653 x 0.279508 = 1.202628. The plain
-// interval over the 4 blocks counts the images' own spread (1 against 4.5) as noise:
-// s^2 = 11.1875 / 3, half = 3.182446 x sqrt(3.729167 / 4) = 3.182446 x 0.965553 = 3.072819.
+// By round position: two blocks of images (positions 0, 1), each measured twice, in log
+// ratios l = log(B/A) = {-0.1053605, -0.2876821, -0.1541507, -0.2363888}: position means
+// -0.1297556 and -0.2620354, L = -0.1958955 (ratio 0.822098); within positions
+// s_w^2 = 0.0025057 / 2 = 0.00125287, between s_m^2 = 0.00874898 / 1.
+// The round is the whole dataset (f = 1): var = s_w^2 / (J R) = 0.000313218, df 2,
+// half = 4.302653 x 0.0176980 = 0.0761482: ratio 0.761821 .. 0.887145, and the saving's
+// half width a_mean x (hi - lo) / 2 = 14.875 x 0.0626618 = 0.932094.
+// Half the dataset (f = 0.5): var = 0.5 s_m^2 / 2 + 0.5 s_w^2 / 4 = 0.00234385, df by
+// Satterthwaite 1.14539, t = 9.462557, half 0.458114: ratio 0.519957 .. 1.299811 (the
+// images' spread counts: the other half of the dataset was not measured), noise.
 TEST(Paired, ByRoundPositionWorkedByHand) {
   const std::vector<double> a = {10, 20, 10.5, 19}, b = {9, 15, 9, 15};
   const std::vector<int> pos = {0, 1, 0, 1};
   const model::PairedEstimate plain = model::paired_estimate(a, b);
-  EXPECT_NEAR(plain.diff_half, 3.072819, 1e-6);
   EXPECT_EQ(plain.positions, 0);
   const model::PairedEstimate e = model::paired_estimate(a, b, pos);
   EXPECT_DOUBLE_EQ(e.diff, 2.875);
   EXPECT_EQ(e.positions, 2);
   EXPECT_EQ(e.repeats, 2);
-  EXPECT_NEAR(e.diff_half, 1.202628, 1e-6);
-  EXPECT_DOUBLE_EQ(e.ratio, plain.ratio);
-  EXPECT_LT(e.ratio_hi - e.ratio_lo, plain.ratio_hi - plain.ratio_lo);
-  // Unequal repeats, or one round: the plain estimate.
-  const std::vector<int> uneven = {0, 1, 0, 0};
-  EXPECT_DOUBLE_EQ(model::paired_estimate(a, b, uneven).diff_half, plain.diff_half);
-  EXPECT_EQ(model::paired_estimate(a, b, uneven).positions, 0);
+  EXPECT_NEAR(e.ratio, 0.822098, 1e-6);
+  EXPECT_NEAR(e.ratio_lo, 0.761821, 1e-6);
+  EXPECT_NEAR(e.ratio_hi, 0.887145, 1e-6);
+  EXPECT_NEAR(e.diff_half, 0.932094, 1e-6);
+  EXPECT_FALSE(e.within_noise());
+  const model::PairedEstimate half = model::paired_estimate(a, b, pos, 0.5);
+  EXPECT_NEAR(half.ratio_lo, 0.519957, 1e-6);
+  EXPECT_NEAR(half.ratio_hi, 1.299811, 1e-6);
+  EXPECT_TRUE(half.within_noise());
+  // A change of the machine's speed in one round (all of round 2 10 % slower, A and B
+  // alike) leaves the log ratios, and so the interval, as they were.
+  const std::vector<double> a2 = {10, 20, 11.55, 20.9}, b2 = {9, 15, 9.9, 16.5};
+  const model::PairedEstimate slow = model::paired_estimate(a2, b2, pos);
+  EXPECT_NEAR(slow.ratio_hi / slow.ratio_lo, e.ratio_hi / e.ratio_lo, 1e-12);
   // A position never run (here 1: its blocks held a bad file) is left out of the round.
-  EXPECT_NEAR(model::paired_estimate(a, b, std::vector<int>{0, 2, 0, 2}).diff_half, 1.202628, 1e-6);
-  const std::vector<int> once = {0, 1, 2, 3};
-  EXPECT_DOUBLE_EQ(model::paired_estimate(a, b, once).diff_half, plain.diff_half);
+  const std::vector<double> a3 = {10, 20, 10.5, 19, 10, 20}, b3 = {9, 15, 9, 15, 9, 15};
+  EXPECT_EQ(model::paired_estimate(a3, b3, std::vector<int>{0, 2, 0, 2, 3, 3}).positions, 3);
+  // Unequal repeats, or one round: the plain estimate.
+  EXPECT_DOUBLE_EQ(model::paired_estimate(a, b, std::vector<int>{0, 1, 0, 0}).diff_half, plain.diff_half);
+  EXPECT_DOUBLE_EQ(model::paired_estimate(a, b, std::vector<int>{0, 1, 2, 3}).diff_half, plain.diff_half);
   EXPECT_THROW(model::paired_estimate(a, b, std::vector<int>{0, 1}), std::invalid_argument);
   EXPECT_THROW(model::paired_estimate(a, b, std::vector<int>{0, -1, 0, 1}), std::invalid_argument);
+  EXPECT_THROW(model::paired_estimate(a, b, pos, 0.0), std::invalid_argument);
+  EXPECT_THROW(model::paired_estimate(a, b, pos, 1.5), std::invalid_argument);
 }
 
 // 10, 12, 14: mean 12, s = 2, t(0.975, 2) = 4.302653: half = 4.302653 x 2 / sqrt(3) = 4.9683.
