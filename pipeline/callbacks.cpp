@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "pipeline/stage_timers.h"
-#include "pipeline/thread_name.h"
+#include "pipeline/own_threads.h"
 #include "pipeline/train_step.h"
 
 namespace pipebench {
@@ -107,8 +107,7 @@ CallbackRunner::CallbackRunner(std::vector<CallbackSpec> specs, TrainStep& step)
   for (const auto& s : specs_)
     if (s.kind == "checkpoint")
       checkpoint_bytes_.resize(std::max(checkpoint_bytes_.size(), static_cast<size_t>(s.mib * (1 << 20))), 'c');
-  thread_ = std::thread([this] { worker(); });
-  name_thread(thread_, "callbacks");
+  thread_ = start_own_thread("callbacks", [this] { worker(); });
 }
 
 CallbackRunner::~CallbackRunner() {

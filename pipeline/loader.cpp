@@ -53,7 +53,7 @@
 #include <utility>
 
 #include "pipeline/collate.h"
-#include "pipeline/thread_name.h"
+#include "pipeline/own_threads.h"
 #include "pipeline/trace.h"
 
 namespace pipebench {
@@ -219,14 +219,14 @@ struct Loader::Impl {
                           static_cast<size_t>(options.workers));
     }
     arena.initialize(options.workers);
-    thread = std::thread([this] {
+    // Not named: oneTBB workers started from it would inherit the name (own_threads.h).
+    thread = start_own_thread("", [this] {
       try {
         arena.execute([this] { run_graph(); });
       } catch (const std::exception& e) {  // e.g. bad_alloc building the graph
         fail("", std::string("loader: the graph thread failed: ") + e.what());
       }
     });
-    name_thread(thread, "loader");
   }
 
   ~Impl() { shutdown(); }

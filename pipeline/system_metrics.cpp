@@ -14,7 +14,7 @@
 #include "pipeline/nvml.h"
 #include "pipeline/stage_timers.h"
 #include "pipeline/thread_cpu.h"
-#include "pipeline/thread_name.h"
+#include "pipeline/own_threads.h"
 #include "pipeline/trace.h"
 
 namespace pipebench {
@@ -361,8 +361,7 @@ void SystemSampler::start(double rate_hz) {
   stop();
   samples_.clear();
   running_ = true;
-  thread_ = std::thread([this, rate_hz] { run(rate_hz); });
-  name_thread(thread_, "sampler");
+  thread_ = start_own_thread("sampler", [this, rate_hz] { run(rate_hz); });
   native_ = thread_.native_handle();
 }
 

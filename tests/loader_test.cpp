@@ -10,11 +10,13 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <pthread.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -27,7 +29,7 @@
 
 #include "datasets/file_io.h"
 #include "pipeline/collate.h"
-#include "pipeline/thread_name.h"
+#include "pipeline/own_threads.h"
 #include "pipeline/trace.h"
 #include "tests/test_data.h"
 
@@ -446,6 +448,24 @@ TEST_F(LoaderTest, SkipWithDropLastFillsTheLastBatchFromTheDroppedTail) {
   for (size_t b = 0; b < c.sizes.size(); ++b) EXPECT_EQ(c.sizes[b], 6) << "batch " << b;
 }
 
+TEST(OwnThreads, CountedWhileRunningAndNamed) {
+  const int before = own_thread_count();
+  std::atomic<bool> go{false};
+  std::thread t = start_own_thread("a-very-long-thread-name", [&] {
+    while (!go.load()) std::this_thread::yield();
+  });
+  EXPECT_EQ(own_thread_count(), before + 1);  // counted from before start_own_thread returns
+  char name[16] = {};
+  ASSERT_EQ(pthread_getname_np(t.native_handle(), name, sizeof name), 0);
+  EXPECT_STREQ(name, "pb-a-very-long-");  // 15 characters
+  go = true;
+  t.join();
+  EXPECT_EQ(own_thread_count(), before);
+  std::thread quiet = start_own_thread("", [] {});
+  quiet.join();
+  EXPECT_EQ(own_thread_count(), before);
+}
+
 TEST_F(LoaderTest, DestroyMidEpochReturnsAndLeavesNoThread) {
   ImageFolder ds(*root_);
   LoaderOptions o = small_options();
@@ -455,21 +475,21 @@ TEST_F(LoaderTest, DestroyMidEpochReturnsAndLeavesNoThread) {
     Loader warm(ds, o);  // starts the scheduler's worker threads once
     drain(warm);
   }
-  // Only the threads pipebench names are counted: oneTBB's pool is shared by the process
-  // and may start or park a worker at any moment (a fresh CI runner did, between the two
-  // counts), so a count of every thread in /proc/self/task is not the loader's.
-  const int before = named_thread_count();
+  // Only the threads pipebench starts are counted (own_threads.h): oneTBB's pool is shared
+  // by the process and may start or park a worker at any moment (a fresh CI runner did,
+  // between two counts), so a count of every thread in /proc/self/task is not the loader's.
+  const int before = own_thread_count();
   BatchHandle held;
   {
     Loader loader(ds, o);
-    EXPECT_EQ(named_thread_count(), before + 1) << "the loader's graph thread is named pb-loader";
+    EXPECT_EQ(own_thread_count(), before + 1) << "the loader's graph thread";
     auto h = loader.next();
     ASSERT_TRUE(h.has_value());
     held = std::move(*h);
     auto h2 = loader.next();  // a second, dropped at once
     ASSERT_TRUE(h2.has_value());
   }  // destroyed mid-epoch while `held` is alive
-  EXPECT_EQ(named_thread_count(), before);
+  EXPECT_EQ(own_thread_count(), before);
   // The held batch stays readable after the loader is gone.
   ASSERT_EQ(held->size, 6);
   float sum = 0;
@@ -477,7 +497,7 @@ TEST_F(LoaderTest, DestroyMidEpochReturnsAndLeavesNoThread) {
   EXPECT_TRUE(std::isfinite(sum));
   held.release();
   { Loader untouched(ds, o); }  // destroyed before any next()
-  EXPECT_EQ(named_thread_count(), before);
+  EXPECT_EQ(own_thread_count(), before);
 }
 
 TEST_F(LoaderTest, StageTimersAndTrace) {
