@@ -146,7 +146,7 @@ void device_notes_text(std::string& out, const WhatIf& w) {
               "%.3f ms in all, added to the step: %s.%s%s)\n", parts.c_str(),
               row->paired_blocks > 0 ? ", each measured paired against today, the intervals added in "
                                        "quadrature" : ", not all paired: no interval", f.batch, device.c_str(),
-              row->device_ms, busy_text(w, row->device_ms).c_str(), left.empty() ? "" : " Left as today: ",
+              row->device_ms, busy_text(w, row->device_ms).c_str(), left.empty() ? "" : " Not priced here: ",
               left.c_str());
   }
 }

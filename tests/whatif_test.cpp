@@ -654,7 +654,7 @@ TEST(WhatIfDevice, FinishOnTheAcceleratorWorkedByHand) {
                       "uint8_nhwc/batch:64), mixup_cutmix 0.150 ms (BM_Transform/cutmix/device/uint8_nhwc/"
                       "batch:64: the slowest of its device operators: each batch runs one); 0.200 ms in all, added to the step: compute 25.00 + 0.200 = 25.20 ms per "
                       "batch, AU at most 99.2 %."), std::string::npos) << text;
-  EXPECT_NE(text.find("Left as today: normalize (on the device after the copy"), std::string::npos) << text;
+  EXPECT_NE(text.find("Not priced here: normalize (on the device after the copy"), std::string::npos) << text;
   EXPECT_NE(text.find("label_smoothing (no device version: stays on the CPU)"), std::string::npos) << text;
   EXPECT_NE(text.find("the normalize on the accelerator is not measured (this run has no device normalize "
                       "at batch 64)"), std::string::npos) << text;
