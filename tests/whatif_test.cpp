@@ -854,6 +854,19 @@ TEST(Trust, PhysicalFloorFiresOnADoctoredRowOnly) {
             std::string::npos) << all;
 }
 
+TEST(Trust, EndToEndFloorFromTheLoaderAloneWindows) {
+  // data_ms of an end-to-end case is the loader alone; its loop's workers spent 1.2 ms per
+  // sample under contention, the loader alone 1.0: 30.5 ms is 21 % below 1.2 x 64 / 2 but
+  // only 4.7 % below 1.0 x 64 / 2 (within 5 %): no warning from the loop's CPU.
+  json e2e = end_to_end(2, 30.5, 25, 30.9, 1.2);
+  e2e["alone_sample_cpu_ms"] = 1.0;
+  EXPECT_FALSE(has_warning(report_of(run_doc({e2e})), TrustWarning::Kind::kPhysicalFloor,
+                           "BM_EndToEnd/imagenet_train/emulated/workers:2"));
+  // Without the counter (older runs) the loop's sample_cpu_ms still makes the floor.
+  EXPECT_TRUE(has_warning(report_of(run_doc({end_to_end(2, 30.5, 25, 30.9, 1.2)})),
+                          TrustWarning::Kind::kPhysicalFloor, "BM_EndToEnd/imagenet_train/emulated/workers:2"));
+}
+
 TEST(Trust, PhysicalFloorFromBMSampleWhenTheRowHasNoCpuCounter) {
   // The loader's own sample_cpu_ms is absent (older run): BM_Sample's 1 ms gives the floor.
   const Report r = report_of(run_doc({sample("", 1000), loader(2, 28, std::nullopt)}));
