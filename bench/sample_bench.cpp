@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "bench/benchmarks.h"
 #include "bench/what_if_candidates.h"
@@ -163,19 +164,34 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
   const auto& c = ctx.config();
   const std::vector<size_t>& round = a.index;  // the originals' indices: the random streams' keys
   PipelineWorkspace wa(*a.pipeline), wb(*b.pipeline);
-  std::vector<float> out_a(a.pipeline->output_floats()), out_b(b.pipeline->output_floats());
+  // Each side's output on a 64-byte boundary: the resampler writes whole aligned 64-byte
+  // runs with streaming stores (transforms/resize.h), so two buffers at different offsets
+  // from a cache line do different work. malloc gives 16 bytes; in a fresh process both
+  // large buffers come from mmap at the same offset, but after the run's earlier cases
+  // glibc serves them from the heap at any 16-byte offset (its mmap threshold grows as
+  // large blocks are freed): the A/A control read 0.3-0.8 % outside its interval in 4 of
+  // 5 default runs on photos-in, and held 0 in 19 of 20 runs of the case alone.
+  constexpr size_t kAlignFloats = 64 / sizeof(float);
+  const auto aligned = [](std::vector<float>& v) {
+    const auto at = reinterpret_cast<std::uintptr_t>(v.data());
+    return v.data() + ((64 - at % 64) % 64) / sizeof(float);
+  };
+  std::vector<float> store_a(a.pipeline->output_floats() + kAlignFloats),
+      store_b(b.pipeline->output_floats() + kAlignFloats);
+  float* out_a = aligned(store_a);
+  float* out_b = aligned(store_b);
   std::vector<std::vector<uint8_t>> buf_a(kPairBlock), buf_b(kPairBlock);
   std::vector<std::span<const uint8_t>> bytes_a(kPairBlock), bytes_b(kPairBlock);
   std::vector<double> a_ms, b_ms;  // per block, ms per sample
   std::vector<int> position;       // per block, its place in the round (the same images)
   int64_t b_cpu_ns = 0, a_cpu_ns = 0, b_images = 0;
-  const auto run_block = [&](const PairedSide& side, PipelineWorkspace& ws, std::vector<float>& out,
+  const auto run_block = [&](const PairedSide& side, PipelineWorkspace& ws, float* out,
                              const std::vector<std::span<const uint8_t>>& bytes, size_t first, size_t n) {
     const int64_t t0 = thread_cpu_ns();
     for (size_t k = 0; k < n; ++k) {
       Rng rng = Rng::for_sample(c.seed, 0, round[first + k]);
-      side.pipeline->run(bytes[k], side.source->name(side.index[first + k]), rng, ws, out.data());
-      benchmark::DoNotOptimize(out.data());
+      side.pipeline->run(bytes[k], side.source->name(side.index[first + k]), rng, ws, out);
+      benchmark::DoNotOptimize(out);
     }
     return thread_cpu_ns() - t0;
   };
@@ -211,6 +227,7 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
         const bool want_swapped = (pos / 2 + round_index) % 2 == 1;
         if (want_swapped != swapped) {
           wa.swap_scratch(wb);
+          if (store_a.size() == store_b.size()) std::swap(out_a, out_b);  // the outputs too
           swapped = want_swapped;
         }
         int64_t a1 = 0, a2 = 0, b1 = 0, b2 = 0;
