@@ -30,6 +30,7 @@
 #include "bench/presized_copy.h"
 #include "model/paired.h"
 #include "pipeline/stage_timers.h"
+#include "transforms/aligned_vector.h"
 #include "transforms/recipes.h"
 
 namespace pipebench::bench {
@@ -171,15 +172,9 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
   // glibc serves them from the heap at any 16-byte offset (its mmap threshold grows as
   // large blocks are freed): the A/A control read 0.3-0.8 % outside its interval in 4 of
   // 5 default runs on photos-in, and held 0 in 19 of 20 runs of the case alone.
-  constexpr size_t kAlignFloats = 64 / sizeof(float);
-  const auto aligned = [](std::vector<float>& v) {
-    const auto at = reinterpret_cast<std::uintptr_t>(v.data());
-    return v.data() + ((64 - at % 64) % 64) / sizeof(float);
-  };
-  std::vector<float> store_a(a.pipeline->output_floats() + kAlignFloats),
-      store_b(b.pipeline->output_floats() + kAlignFloats);
-  float* out_a = aligned(store_a);
-  float* out_b = aligned(store_b);
+  AlignedVector<float> store_a(a.pipeline->output_floats()), store_b(b.pipeline->output_floats());
+  float* out_a = store_a.data();
+  float* out_b = store_b.data();
   std::vector<std::vector<uint8_t>> buf_a(kPairBlock), buf_b(kPairBlock);
   std::vector<std::span<const uint8_t>> bytes_a(kPairBlock), bytes_b(kPairBlock);
   std::vector<double> a_ms, b_ms;  // per block, ms per sample

@@ -177,6 +177,13 @@ std::optional<DeviceTime> device_op_time(const BenchRun& run, const std::string&
   return DeviceTime{op, name, *ms};
 }
 
+// The collate:uint8 fix among the run's candidates, or null.
+SampleCost* uint8_fix(WhatIfInputs& in) {
+  for (auto& f : in.fixes)
+    if (f.variant == "collate" && f.variant_param == "uint8") return &f;
+  return nullptr;
+}
+
 // "decode on the accelerator": BM_Decode/nvjpeg against the decode in today's sample.
 void read_device_decode(const BenchRun& run, WhatIfInputs& in) {
   const std::string label = "decode on the accelerator";
@@ -195,22 +202,22 @@ void read_device_decode(const BenchRun& run, WhatIfInputs& in) {
   d.case_name = nv;
   d.images_per_second = *ips;
   d.host_cpu_ms = run.value(nv, "us_per_image").value_or(0) / 1000.0;
-  d.cpu_images_per_second = run.value(model::decode_case("turbo_full").name(), "items_per_second");
+  const std::string turbo = model::decode_case("turbo_full").name();
+  d.cpu_images_per_second = run.value(turbo, "items_per_second");
   const double wall = in.today_read_ms.value_or(0) + in.today_decode_ms.value_or(0) +
                       in.today_transform_ms.value_or(0);
-  const auto turbo_us = run.value(model::decode_case("turbo_full").name(), "us_per_image");
+  const auto turbo_us = run.value(turbo, "us_per_image");
   if (in.today_decode_ms && wall > 0) {
     d.cpu_decode_ms = in.today->cpu_ms * *in.today_decode_ms / wall;
     d.cpu_decode_source = "today's CPU x decode's share of " + in.today->case_name +
                           "'s wall time (read + decode + transform)";
   } else if (turbo_us && *turbo_us > 0) {
     d.cpu_decode_ms = *turbo_us / 1000.0;
-    d.cpu_decode_source = model::decode_case("turbo_full").name() +
-                          " us_per_image (one thread's CPU, the same round of files)";
+    d.cpu_decode_source = turbo + " us_per_image (one thread's CPU, the same round of files)";
   } else {
     in.device_not_measured.push_back(
         {label, "no CPU decode to set " + nv + " against: " + in.today->case_name +
-                    " has no decode_ms and the run has no " + model::decode_case("turbo_full").name()});
+                    " has no decode_ms and the run has no " + turbo});
     return;
   }
   SampleCost c{label, nv, in.today->cpu_ms - d.cpu_decode_ms + d.host_cpu_ms, "device", "decode"};
@@ -244,9 +251,7 @@ void read_device_finish(const BenchRun& run, const std::string& pipeline, WhatIf
         {label, device_absence(run) + ": the device batch operators (" + example + ", ...) skipped"});
     return;
   }
-  const SampleCost* u8 = nullptr;
-  for (const auto& f : in.fixes)
-    if (f.variant == "collate" && f.variant_param == "uint8") u8 = &f;
+  const SampleCost* u8 = uint8_fix(in);
   if (u8 == nullptr) {
     in.device_not_measured.push_back(
         {label, "no uint8 batches in this run: no " + model::sample_case(pipeline, "collate", "uint8").name() +
@@ -319,9 +324,8 @@ void read_device(const BenchRun& run, const std::string& pipeline, WhatIfInputs&
   in.gpu_available = run.flag("gpu_available").value_or(false);
   if (!in.today || in.batch <= 0) return;
   in.device_normalize = device_op_time(run, "normalize", in.batch);
-  if (in.device_normalize)
-    for (auto& f : in.fixes)
-      if (f.variant == "collate" && f.variant_param == "uint8") f.device_ms_per_batch = in.device_normalize->ms_per_batch;
+  if (SampleCost* u8 = uint8_fix(in); u8 && in.device_normalize)
+    u8->device_ms_per_batch = in.device_normalize->ms_per_batch;
   read_device_decode(run, in);
   read_device_finish(run, pipeline, in);
 }

@@ -10,8 +10,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <new>
 #include <vector>
+
+#include "transforms/aligned_vector.h"
 
 #if defined(__x86_64__)
 #include <xmmintrin.h>
@@ -19,23 +20,9 @@
 
 namespace pipebench::detail {
 
-// Tables and rows the kernels read 64 bytes at a time start on a cache line, so that an
-// aligned block's load never straddles two (which cost up to 20% here, by malloc's luck).
-template <typename T>
-struct CacheLineAllocator {
-  using value_type = T;
-  CacheLineAllocator() = default;
-  template <typename U>
-  CacheLineAllocator(const CacheLineAllocator<U>&) {}
-  T* allocate(size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
-  }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
-  template <typename U>
-  bool operator==(const CacheLineAllocator<U>&) const { return true; }
-};
-template <typename T>
-using AlignedVector = std::vector<T, CacheLineAllocator<T>>;
+// Tables and rows the kernels read 64 bytes at a time start on a cache line
+// (transforms/aligned_vector.h).
+using pipebench::AlignedVector;
 
 constexpr int kLanes = 16;  // values per block of the horizontal pass
 constexpr int kPad = 64;    // floats (or bytes) readable past a row's end
