@@ -118,8 +118,14 @@ std::string already_loaded(const std::string& name) {
 }
 
 // Loads the file to check its own dependencies; "" when it loads, else dlopen's message.
+// RTLD_NODELETE keeps a loaded library mapped after dlclose: cuDNN's libraries allocate at
+// load (their own libstdc++'s 71 KiB exception pool, among others), and unmapping them would
+// leave that memory unreachable (LeakSanitizer reports it). cuDNN loads them anyway when the
+// step runs, so keeping them costs nothing that the step would not.
+constexpr int kCheckLoadFlags = RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE;
+
 std::string load_error(const std::string& path) {
-  void* h = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  void* h = dlopen(path.c_str(), kCheckLoadFlags);
   if (h == nullptr) {
     const char* why = dlerror();
     return why ? why : "dlopen failed";
@@ -203,7 +209,7 @@ CudnnLibraryCheck check_in(const std::string& cudnn_dir, const std::vector<std::
       break;
     }
     if (lib.path.empty() && own_search_fallback) {
-      if (void* h = dlopen(lib.name.c_str(), RTLD_LAZY | RTLD_LOCAL)) {
+      if (void* h = dlopen(lib.name.c_str(), kCheckLoadFlags)) {
         lib.path = loaded_path(h);
         if (lib.path.empty()) lib.path = lib.name;
         lib.found_by = "pipebench's search path only";
