@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "datasets/synthetic.h"
@@ -358,6 +360,50 @@ TEST(DecodeFormats, HeaderSizesFromTheSpecificationFields) {
   EXPECT_EQ(i.width, 300);
   EXPECT_EQ(i.height, 70000);
   EXPECT_THROW(info(tiff.substr(0, 20)), DecodeError);  // IFD cut short
+}
+
+// A little-endian TIFF IFD0 at offset 8 with these (tag, SHORT value) entries.
+std::vector<uint8_t> tiff_with(const std::vector<std::pair<uint16_t, uint16_t>>& entries) {
+  std::vector<uint8_t> b = {'I', 'I', 42, 0, 8, 0, 0, 0, static_cast<uint8_t>(entries.size()), 0};
+  for (const auto& [tag, value] : entries) {
+    const uint8_t e[12] = {static_cast<uint8_t>(tag), static_cast<uint8_t>(tag >> 8), 3, 0, 1, 0, 0, 0,
+                           static_cast<uint8_t>(value), static_cast<uint8_t>(value >> 8), 0, 0};
+    b.insert(b.end(), e, e + 12);
+  }
+  return b;
+}
+
+// OpenCV 4.6 sizes its TIFF buffer by one strip (width x RowsPerStrip, not bounded by the
+// height) or one tile, from the tags libtiff kept: a 792-byte file (found by
+// fuzz_decode_opencv) declared ImageWidth twice (16400, then 621), 12 rows and 4108 rows
+// per strip, and OpenCV allocated 16400 x 4108 x 4 bytes. Both are refused, named.
+TEST(DecodeFormats, TiffStripsAndDuplicateSizesAreCheckedBeforeOpenCv) {
+  const DecodeOptions limit{4'000'000};
+  auto reason_of = [&](const std::vector<uint8_t>& b) {
+    try {
+      read_image_info(b, "t.tiff", limit);
+    } catch (const DecodeError& e) {
+      return std::make_pair(e.reason(), std::string(e.what()));
+    }
+    return std::make_pair(Reason::kBadArgument, std::string("accepted"));
+  };
+  auto [why, text] = reason_of(tiff_with({{256, 16400}, {257, 12}, {278, 4108}, {256, 621}}));
+  EXPECT_EQ(why, Reason::kCorrupt) << text;
+  EXPECT_NE(text.find("two ImageWidth entries"), std::string::npos) << text;
+  std::tie(why, text) = reason_of(tiff_with({{256, 16400}, {257, 12}, {278, 4108}}));
+  EXPECT_EQ(why, Reason::kTooLarge) << text;
+  EXPECT_NE(text.find("67371200 pixels"), std::string::npos) << text;  // 16400 x 4108
+  std::tie(why, text) = reason_of(tiff_with({{256, 100}, {257, 12}, {322, 4096}, {323, 4096}}));
+  EXPECT_EQ(why, Reason::kTooLarge) << text;  // a 4096 x 4096 tile
+  // What real files hold: a strip inside the image, the whole image (RowsPerStrip 0 or
+  // absent: one strip), a strip a little taller than a short image, a tile larger than it.
+  for (const auto& ok : {tiff_with({{256, 2000}, {257, 1500}, {278, 8}}),
+                         tiff_with({{256, 2000}, {257, 1500}}),
+                         tiff_with({{256, 2000}, {257, 1500}, {278, 0}}),
+                         tiff_with({{256, 500}, {257, 5}, {278, 16}}),
+                         tiff_with({{256, 100}, {257, 100}, {322, 256}, {323, 256}})}) {
+    EXPECT_EQ(reason_of(ok).second, "accepted");
+  }
 }
 
 }  // namespace

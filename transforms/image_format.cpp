@@ -2,6 +2,7 @@
 // fixed fields its specification defines and nothing else; the decode itself is OpenCV's.
 #include "transforms/image_format.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -129,9 +130,19 @@ Size pnm_size(Bytes b, std::string_view file) {
 
 // TIFF 6.0, section 2: byte order "II" (little-endian) or "MM", 42, the offset of IFD0;
 // the IFD is a 2-byte entry count and 12-byte entries (tag, type, count, value), where
-// ImageWidth (256) and ImageLength (257) are SHORT (3) or LONG (4) values held in the
-// entry itself. OpenCV decodes the first image (IFD0).
-Size tiff_size(Bytes b, std::string_view file) {
+// ImageWidth (256), ImageLength (257), RowsPerStrip (278), TileWidth (322) and TileLength
+// (323) are SHORT (3) or LONG (4) values held in the entry itself. OpenCV decodes the first
+// image (IFD0), and allocates one strip (width x RowsPerStrip; RowsPerStrip 0 or 2^32 - 1:
+// the whole image) or one tile (TileWidth x TileLength) of 4 channels at a time, without
+// bounding RowsPerStrip by the height (OpenCV 4.6, grfmt_tiff.cpp, TiffDecoder::readData):
+// a 792-byte file that declared 16400 x 12 pixels with 4108 rows per strip made it
+// allocate 16400 x 4108 x 4 bytes (found by tests/fuzz/fuzz_decode_opencv).
+struct TiffLayout {
+  Size size;
+  int64_t buffer_pixels = 0;  // the strip or tile OpenCV decodes into, in pixels
+};
+
+TiffLayout tiff_layout(Bytes b, std::string_view file) {
   need(b, 8, file, "TIFF");
   const bool le = b[0] == 'I';
   auto u16 = [&](size_t at) -> uint32_t {
@@ -143,20 +154,40 @@ Size tiff_size(Bytes b, std::string_view file) {
   const uint32_t entries = u16(static_cast<size_t>(ifd));
   const uint64_t end = ifd + 2 + 12ull * entries;
   if (end > b.size()) truncated(file, "TIFF IFD0", b.size(), static_cast<size_t>(end));
-  std::optional<int64_t> w, h;
+  struct Field {
+    uint32_t tag;
+    const char* name;
+    std::optional<int64_t> value;
+  };
+  Field fields[] = {{256, "ImageWidth", {}}, {257, "ImageLength", {}}, {278, "RowsPerStrip", {}},
+                    {322, "TileWidth", {}},  {323, "TileLength", {}}};
   for (uint32_t i = 0; i < entries; ++i) {
     const size_t e = static_cast<size_t>(ifd + 2 + 12ull * i);
     const uint32_t tag = u16(e), type = u16(e + 2);
-    if (tag != 256 && tag != 257) continue;
-    int64_t v = 0;
-    if (type == 3) v = u16(e + 8);
-    else if (type == 4) v = u32(e + 8);
-    else throw DecodeError(file, Reason::kCorrupt, "TIFF: ImageWidth/ImageLength not SHORT or LONG");
-    (tag == 256 ? w : h) = v;
+    Field* f = nullptr;
+    for (Field& x : fields)
+      if (x.tag == tag) f = &x;
+    if (f == nullptr) continue;
+    // Two entries for one field: libtiff keeps one and OpenCV sizes its buffers by it,
+    // which need not be the one read here.
+    if (f->value) throw DecodeError(file, Reason::kCorrupt, std::string("TIFF: IFD0 has two ") + f->name + " entries");
+    if (type == 3) f->value = u16(e + 8);
+    else if (type == 4) f->value = u32(e + 8);
+    else throw DecodeError(file, Reason::kCorrupt, std::string("TIFF: ") + f->name + " not SHORT or LONG");
   }
-  if (!w || !h) throw DecodeError(file, Reason::kCorrupt, "TIFF: IFD0 has no ImageWidth or ImageLength");
-  return {*w, *h};
+  const auto& [w, h, rows, tile_w, tile_h] = fields;
+  if (!w.value || !h.value) throw DecodeError(file, Reason::kCorrupt, "TIFF: IFD0 has no ImageWidth or ImageLength");
+  TiffLayout t{{*w.value, *h.value}, 0};
+  if (tile_w.value && tile_h.value) {
+    t.buffer_pixels = *tile_w.value * *tile_h.value;
+  } else {
+    const int64_t r = rows.value.value_or(0);
+    t.buffer_pixels = *w.value * (r == 0 || r >= 0xFFFFFFFF ? *h.value : r);
+  }
+  return t;
 }
+
+Size tiff_size(Bytes b, std::string_view file) { return tiff_layout(b, file).size; }
 
 Size header_size(ImageFormat f, Bytes b, std::string_view file) {
   switch (f) {
@@ -237,6 +268,17 @@ ImageInfo read_image_info(std::span<const uint8_t> bytes, std::string_view file,
   info.width = static_cast<int>(s.width);
   info.height = static_cast<int>(s.height);
   detail::check_pixel_limit(info.width, info.height, file, options);
+  if (info.format == ImageFormat::kTiff) {
+    const int64_t buffer = tiff_layout(bytes, file).buffer_pixels;
+    if (buffer > std::max<int64_t>(options.max_pixels, int64_t{s.width} * s.height)) {
+      char detail[200];
+      std::snprintf(detail, sizeof detail,
+                    "tiff strip or tile of %" PRId64 " pixels (RowsPerStrip or TileWidth x TileLength), "
+                    "above max_pixels = %" PRId64 " and the image's %" PRId64 " x %" PRId64,
+                    buffer, options.max_pixels, s.width, s.height);
+      throw DecodeError(file, Reason::kTooLarge, detail);
+    }
+  }
   return info;
 }
 
