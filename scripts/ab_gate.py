@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """ab_gate.py - the paired A/B regression gate behind `scripts/compare.sh --ab` (issue 27).
 
-  scripts/compare.sh --ab BASE_BIN NEW_BIN [--threshold PCT] [--blocks N] [--filter REGEX]
-      [--out FILE.json] [--data DIR] [--min-time S] [--time auto|real|cpu] [--max-noise PCT]
-      [--force] [--keep DIR] [--block-timeout S] [-- pipebench flags...]
+  scripts/compare.sh --ab BASE_BIN NEW_BIN [--threshold PCT] [--blocks N] [--confirm K]
+      [--confirm-max M] [--filter REGEX] [--out FILE.json] [--data DIR] [--min-time S]
+      [--time auto|real|cpu] [--max-noise PCT] [--force] [--keep DIR] [--block-timeout S]
+      [-- pipebench flags...]
   scripts/compare.sh --ab BASE_BIN NEW_BIN --metric=instructions [...]
       instruction counts under Valgrind instead of time: scripts/instr_gate.py, which
       main() hands the arguments to (its own options; --metric=time is this gate).
@@ -20,7 +21,7 @@ itself, interleaved on the same machine, so that both see the same conditions:
   2. the cases: each binary lists the cases its --filter selects (`--benchmark_list_tests`;
      default filter `BM_(Decode|Transform|Sample|Collate)/`, the single-threaded stage
      cases). The two lists must be equal (exit 2 naming the cases only in one);
-  3. the blocks: N rounds (--blocks, default 5) of four processes in the order A B B A (A =
+  3. the blocks (the screen): N rounds (--blocks, default 4) of four processes in the order A B B A (A =
      BASE, B = NEW), each one process running every selected case once, short
      (--benchmark_min_time=0.05 s, --min-time; --budget=0.1, so that a paired BM_Sample
      case runs its round of images once, as FIXED_WORK_FLAGS says), with the same data,
@@ -56,7 +57,20 @@ itself, interleaved on the same machine, so that both see the same conditions:
      intervals of +-5 to +-20 %) give a false alarm in a sizeable share of comparisons of
      a build with itself (measured: docs/ab-gate.md, calibration); the guard removes those
      and keeps the power on the cases quiet enough to show a change of the threshold's
-     size. --max-noise inf gives rule 6 alone.
+     size. --max-noise inf gives rule 6 alone;
+  8. the confirmation: the screen's suspects, the cases whose rounds point to a slowdown
+     (is_suspect: the median round ratio above 1 + 3/4 of the threshold, or the mean above
+     1 + half of it with the interval above 1; every case rules 6-7 would call a
+     REGRESSION is one), at most --confirm-max (default 10), the highest median first, are
+     measured again in K ABBA rounds of their own (--confirm, default 6: blocks that run
+     only them, seconds each) and judged by rules 4-7 on those rounds alone. A case fails
+     only when fresh rounds, not selected for being high, show the slowdown too. Why: the
+     screen tests some 60 cases at 95 % each on rounds a neighbour's burst can disturb; in
+     the calibration of the one-stage gate at a 2 % threshold the cases that crossed it by
+     chance differed from comparison to comparison, and one disturbed round hid a real +3 %
+     (docs/ab-gate.md, calibration). --confirm 0: the screen's verdicts. A suspect not
+     measured again (beyond --confirm-max, or skipped or lost in its confirmation) keeps
+     its screen verdict, and the output names it.
 
 Method and source: a paired comparison (each round is a pair of measurements taken under
 the same machine state) with a one-sample t interval on the log ratios: the standard paired
@@ -69,12 +83,16 @@ AB AB) is the classical counterbalanced order that also cancels linear drift wit
 round.
 
 Output: one line per block on stderr while it runs, then a table (case, base and new time:
-medians over the 2N blocks of each side, ratio NEW/BASE, 95 % interval, verdict), a
-REGRESSION / ERRORED line per failing case and a summary line. --out FILE.json writes the
+medians over the 2N blocks of each side, ratio NEW/BASE, 95 % interval, verdict; for a case
+measured again, its confirmation's), a "measured again" line per suspect (screen and
+confirmation side by side), a REGRESSION / ERRORED line per failing case and a summary
+line. --out FILE.json writes the
 result: per case the fields compare_gate.judge returns (field, base_ns, new_ns, change =
 ratio - 1, p (None: no U test), n_base, n_new, verdict (regression, improvement, noisy,
 ok), slower_than_threshold, cv, cv_base, cv_new) plus "paired": true, "ratio", "ci_low",
-"ci_high", "blocks" (rounds), the round ratios and the verdict's text; and, so that
+"ci_high", "blocks" (rounds), the round ratios and the verdict's text, "stage" (screen or
+confirmation) and, for a case measured again, "screen" (the screen's ratio, interval,
+rounds and verdict); at the top "suspects", "confirm_blocks" and "screen_seconds"; and, so that
 scripts/export.py and scripts/history.py read the file as a run of the change, "context"
 (NEW's first block's, plus ab_* keys) and "benchmarks" (NEW's rows from its 2N blocks, one
 repetition per block). compare_gate.py itself writes no JSON: these are the names of its
@@ -110,7 +128,9 @@ EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
 
 DEFAULT_FILTER = "BM_(Decode|Transform|Sample|Collate)/"
-DEFAULT_BLOCKS = 5
+DEFAULT_BLOCKS = 4
+DEFAULT_CONFIRM = 6
+DEFAULT_CONFIRM_MAX = 10
 DEFAULT_MIN_TIME = "0.05"
 CONFIDENCE = 0.95
 ORDER = ("A", "B", "B", "A")
@@ -300,6 +320,64 @@ def analyse(rounds_docs, threshold_pct, mode="auto", confidence=CONFIDENCE,
     return results, errored_new, skipped, lost
 
 
+def is_suspect(r, threshold_pct):
+    """Whether the screen's rounds point to a slowdown worth measuring again: the median
+    round ratio above 1 + 3/4 of the threshold (a slowdown most rounds show, which one
+    disturbed round can hide from the mean: a round at 0.87 among four at 1.03 to 1.045
+    pulled a +3 % case's mean to 1.003), or the mean ratio above 1 + half the threshold
+    with its interval above 1. Every case the screen alone would call a REGRESSION (or too
+    noisy, slower) is a suspect: its mean is above 1 + the threshold, its interval above 1."""
+    if r.get("ratio") is None:
+        return False
+    th = threshold_pct / 100.0
+    median = statistics.median(r["round_ratios"])
+    return median > 1.0 + 0.75 * th or (r["ratio"] > 1.0 + th / 2 and r["ci_low"] > 1.0)
+
+
+def suspects_of(results, threshold_pct, limit):
+    """(the suspects to measure again, at most `limit`, highest median round ratio first;
+    the suspects left out by the limit)."""
+    found = [n for n, r in results.items() if is_suspect(r, threshold_pct)]
+    found.sort(key=lambda n: -statistics.median(results[n]["round_ratios"]))
+    return found[:limit], found[limit:]
+
+
+def screen_fields(r):
+    """What the confirmation keeps of a case's screen result."""
+    return {k: r[k] for k in ("ratio", "ci_low", "ci_high", "blocks", "round_ratios",
+                              "verdict", "verdict_text")}
+
+
+def merge_confirmation(results, confirmed):
+    """The screen's results with each re-measured case's verdict replaced by its
+    confirmation's (judged on the confirmation rounds alone: fresh data, so that the
+    screen's selection of the highest ratios does not bias the verdict); the screen's
+    figures stay under "screen"."""
+    out = {}
+    for name, r in results.items():
+        if name in confirmed:
+            c = dict(confirmed[name])
+            c["screen"] = screen_fields(r)
+            c["stage"] = "confirmation"
+            c["verdict_text"] += f" [measured again: {c['blocks']} rounds]"
+            out[name] = c
+        else:
+            r = dict(r)
+            r["stage"] = "screen"
+            out[name] = r
+    return out
+
+
+def case_filter(names):
+    """A --benchmark_filter (ECMAScript regex, Google Benchmark's) selecting exactly these
+    case names."""
+    # ECMAScript's syntax characters but "]" and "}", which are literals outside a class
+    # and which libstdc++'s std::regex refuses escaped ("\]" matches nothing).
+    syntax = set("^$\\.*+?()[{|")
+    esc = ("".join("\\" + ch if ch in syntax else ch for ch in n) for n in names)
+    return "^(" + "|".join(esc) + ")$"
+
+
 # --- running the builds ------------------------------------------------------------------
 
 def child_env():
@@ -452,9 +530,14 @@ def summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed
     return {
         "paired": True, "tool": "scripts/ab_gate.py", "metric": "time",
         "method": "ABBA rounds, r = (B1+B2)/(A1+A2); mean of ln r with a Student t "
-                  f"{CONFIDENCE * 100:g} % interval over the rounds (paired t on log ratios)",
+                  f"{CONFIDENCE * 100:g} % interval over the rounds (paired t on log ratios); "
+                  "suspects measured again in rounds of their own, judged on those alone",
         "base": args.base, "new": args.new, "threshold_pct": args.threshold,
         "max_regression": args.threshold, "confidence": CONFIDENCE, "blocks": args.blocks,
+        "confirm_blocks": args.confirm, "confirm_max": args.confirm_max,
+        "suspects": list(getattr(args, "suspects", [])),
+        "unconfirmed_suspects": list(getattr(args, "unconfirmed", [])),
+        "screen_seconds": round(getattr(args, "screen_seconds", elapsed), 3),
         "order": "".join(ORDER), "min_time_s": float(args.min_time), "filter": args.filter,
         "time": args.time, "data": args.data, "pipebench_flags": args.extra,
         "seconds": round(elapsed, 3),
@@ -466,7 +549,8 @@ def summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed
         "noisy": [n for n, r in results.items() if r["verdict"] == "noisy"],
         "max_noise_pct": args.max_noise,
         "errored": errored_new, "lost": lost, "skipped": skipped,
-        "busy_blocks": sum(1 for quad in docs for d in quad if busy_flag(context(d))),
+        "busy_blocks": sum(1 for quad in list(docs) + list(getattr(args, "confirm_docs", []))
+                           for d in quad if busy_flag(context(d))),
         "context": ctx, "benchmarks": rows,
     }
 
@@ -492,6 +576,15 @@ def parse_args(argv):
                         help="smallest slowdown that fails, percent (default 3)")
     parser.add_argument("--blocks", metavar="N", default=str(DEFAULT_BLOCKS),
                         help=f"ABBA rounds, >= 2 (default {DEFAULT_BLOCKS}; 4 processes each)")
+    parser.add_argument("--confirm", metavar="K", default=str(DEFAULT_CONFIRM),
+                        help="ABBA rounds measuring the suspects again, the cases whose "
+                             "screen points to a slowdown; their verdict comes from these "
+                             f"rounds alone (default {DEFAULT_CONFIRM}; 0: no confirmation, "
+                             "the screen's verdicts stand)")
+    parser.add_argument("--confirm-max", metavar="M", default=str(DEFAULT_CONFIRM_MAX),
+                        help="at most M suspects measured again, the highest median round "
+                             "ratios first; the others keep the screen's verdict (default "
+                             f"{DEFAULT_CONFIRM_MAX})")
     parser.add_argument("--filter", metavar="REGEX", default=DEFAULT_FILTER,
                         help="--benchmark_filter of every block (default "
                              f"{DEFAULT_FILTER!r}: the single-threaded stage cases)")
@@ -538,6 +631,18 @@ def parse_args(argv):
         raise BadInput(f"--blocks must be an integer in [2, 1000] (a t interval needs 2 "
                        f"rounds), got {args.blocks!r}") from None
     try:
+        args.confirm = int(args.confirm)
+        assert args.confirm == 0 or 2 <= args.confirm <= 1000
+    except (ValueError, AssertionError):
+        raise BadInput(f"--confirm must be 0 (off) or an integer in [2, 1000], got "
+                       f"{args.confirm!r}") from None
+    try:
+        args.confirm_max = int(args.confirm_max)
+        assert 1 <= args.confirm_max <= 10000
+    except (ValueError, AssertionError):
+        raise BadInput(f"--confirm-max must be an integer >= 1, got "
+                       f"{args.confirm_max!r}") from None
+    try:
         assert 0 < float(args.min_time) < 1e4
     except (ValueError, AssertionError):
         raise BadInput(f"--min-time must be a number of seconds > 0, got "
@@ -568,27 +673,61 @@ def run(args, work):
     check_case_sets(base_cases, new_cases, args.filter)
     log(f"{len(base_cases)} case(s), {args.blocks} ABBA round(s) = {4 * args.blocks} "
         f"blocks of --benchmark_min_time={args.min_time}")
+    docs = run_rounds(args, work, flags, args.filter, args.blocks, "r", check_first=True)
+    results, errored_new, skipped, lost = analyse(docs, args.threshold, args.time,
+                                                  max_noise_pct=args.max_noise)
+    args.screen_seconds = time.monotonic() - t_start
+    args.suspects, args.unconfirmed = [], []
+    if args.confirm:
+        args.suspects, args.unconfirmed = suspects_of(results, args.threshold, args.confirm_max)
+    if args.suspects:
+        log(f"{len(args.suspects)} suspect(s) measured again in {args.confirm} ABBA round(s) "
+            f"of their own: {', '.join(args.suspects)}")
+        filt = case_filter(args.suspects)
+        listed = list_cases(args.base, args.data, filt, flags[args.base])
+        if sorted(listed) != sorted(args.suspects):  # the filter must select exactly them
+            raise BadInput(f"the confirmation filter {filt!r} selects {listed}, not the "
+                           f"suspects {args.suspects}")
+        cdocs = run_rounds(args, work, flags, filt, args.confirm, "c")
+        again, c_err, c_skip, c_lost = analyse(cdocs, args.threshold, args.time,
+                                               max_noise_pct=args.max_noise)
+        results = merge_confirmation(results, again)
+        for name in args.suspects:
+            if name not in again and name not in c_err:  # skipped or lost there
+                results[name]["stage"] = "screen (its confirmation failed)"
+                args.unconfirmed.append(name)
+        errored_new.update(c_err)  # errored in a NEW confirmation block: fails, as ever
+        lost += [n for n in c_lost if n not in lost]
+        docs_confirm = cdocs
+    else:
+        results = merge_confirmation(results, {})
+        docs_confirm = []
+    args.confirm_docs = docs_confirm
+    return docs, results, errored_new, skipped, lost, time.monotonic() - t_start
+
+
+def run_rounds(args, work, flags, filt, rounds, prefix, check_first=False):
+    """`rounds` ABBA rounds of blocks of the cases `filt` selects: [(A1, B1, B2, A2)]."""
     docs = []
     n = 0
-    for q in range(args.blocks):
+    stage = "round" if prefix == "r" else "confirmation round"
+    for q in range(rounds):
         quad = []
         for pos, side in enumerate(ORDER):
             n += 1
             binary = args.base if side == "A" else args.new
-            stem = os.path.join(work, f"r{q + 1}-{pos + 1}-{side}")
+            stem = os.path.join(work, f"{prefix}{q + 1}-{pos + 1}-{side}")
             t0 = time.monotonic()
-            doc = run_block(binary, side, args.data, args.filter, args.min_time, flags[binary],
+            doc = run_block(binary, side, args.data, filt, args.min_time, flags[binary],
                             stem + ".json", stem + ".log", args.block_timeout)
-            log(f"round {q + 1}/{args.blocks} block {side}{'1' if pos < 2 else '2'} "
+            log(f"{stage} {q + 1}/{rounds} block {side}{'1' if pos < 2 else '2'} "
                 f"({'BASE' if side == 'A' else 'NEW'}) {time.monotonic() - t0:.1f} s "
-                f"[{n}/{4 * args.blocks}]")
+                f"[{n}/{4 * rounds}]")
             quad.append(doc)
-            if q == 0 and pos == 1:
+            if check_first and q == 0 and pos == 1:
                 check_contexts(quad[0], quad[1], args.force)
         docs.append(tuple(quad))
-    results, errored_new, skipped, lost = analyse(docs, args.threshold, args.time,
-                                                  max_noise_pct=args.max_noise)
-    return docs, results, errored_new, skipped, lost, time.monotonic() - t_start
+    return docs
 
 
 def report(args, docs, results, errored_new, skipped, lost, elapsed):
@@ -596,12 +735,30 @@ def report(args, docs, results, errored_new, skipped, lost, elapsed):
           f"{len(results)} case(s), ratio NEW/BASE with its {CONFIDENCE * 100:g} % t interval")
     print_table(results, CONFIDENCE)
     print()
+    confirm_docs = getattr(args, "confirm_docs", [])
+    for name in getattr(args, "suspects", []):
+        r = results.get(name, {})
+        if "screen" not in r:  # errored, lost or skipped in its confirmation: listed below
+            continue
+        sc = r["screen"]
+        now = (f"{r['ratio']:.4f} [{r['ci_low']:.4f}..{r['ci_high']:.4f}]"
+               if r["ratio"] is not None else "-")
+        print(f"ab: measured again: {name}: screen {sc['ratio']:.4f} "
+              f"[{sc['ci_low']:.4f}..{sc['ci_high']:.4f}] over {sc['blocks']} rounds -> "
+              f"{now} over {r['blocks']} rounds of its own: {r['verdict_text']}")
+    unconfirmed = getattr(args, "unconfirmed", [])
+    if unconfirmed:
+        print(f"ab: note: {len(unconfirmed)} suspect(s) not measured again (beyond "
+              f"--confirm-max {args.confirm_max}, or skipped or lost in the confirmation) "
+              f"keep the screen's verdict: {', '.join(unconfirmed)}")
     for name, r in results.items():
         if r["verdict"] == "regression":
+            how = ("confirmed in rounds of its own" if r.get("stage") == "confirmation"
+                   else "screen rounds")
             print(f"REGRESSION {name}: {r['field']} {format_time(r['base_ns'])} -> "
                   f"{format_time(r['new_ns'])} (ratio {r['ratio']:.4f}, "
                   f"{CONFIDENCE * 100:g} % interval {r['ci_low']:.4f}..{r['ci_high']:.4f}, "
-                  f"limit +{args.threshold:g}%, {r['blocks']} ABBA rounds)")
+                  f"limit +{args.threshold:g}%, {r['blocks']} ABBA rounds, {how})")
     for name, msg in errored_new.items():
         print(f"ERRORED {name}: in a NEW block: {' '.join(str(msg).split())[:200]} "
               "(not in BASE)")
@@ -609,9 +766,10 @@ def report(args, docs, results, errored_new, skipped, lost, elapsed):
         print(f"LOST {name}: in every BASE block, missing from a NEW block")
     for name, why in skipped.items():
         print(f"ab: skipped {name}: {' '.join(why.split())[:200]}")
-    busy = sum(1 for quad in docs for d in quad if busy_flag(context(d)))
+    all_docs = list(docs) + list(confirm_docs)
+    busy = sum(1 for quad in all_docs for d in quad if busy_flag(context(d)))
     if busy:
-        print(f"ab: note: {busy} of {4 * len(docs)} blocks were flagged busy (context "
+        print(f"ab: note: {busy} of {4 * len(all_docs)} blocks were flagged busy (context "
               "busy_machine); the pairing cancels what the two builds share, the intervals "
               "show what is left")
     regressions = [n for n, r in results.items() if r["verdict"] == "regression"]
@@ -620,10 +778,11 @@ def report(args, docs, results, errored_new, skipped, lost, elapsed):
     noisy = [n for n, r in results.items() if r["verdict"] == "noisy"]
     for name in noisy:
         r = results[name]
+        more = "--confirm" if r.get("stage") == "confirmation" else "--blocks"
         print(f"ab: warning: {name} too noisy to judge: ratio {r['ratio']:.4f}, "
               f"{CONFIDENCE * 100:g} % interval {r['ci_low']:.4f}..{r['ci_high']:.4f} is wider "
               f"than ±{args.max_noise:g}% (--max-noise) and not all beyond the threshold; "
-              "raise --blocks or gate this case on a quieter machine")
+              f"raise {more} or gate this case on a quieter machine")
     failed = bool(regressions or errored_new or lost)
     halves = [(r["ci_high"] - r["ci_low"]) / 2 * 100 for r in results.values()
               if r["ratio"] is not None]
@@ -632,8 +791,9 @@ def report(args, docs, results, errored_new, skipped, lost, elapsed):
     if errored_new or lost:
         tail += f"; {len(errored_new)} errored and {len(lost)} lost in NEW"
     print(f"ab: {'FAIL' if failed else 'PASS'}: {len(regressions)} of {len(results)} case(s) "
-          f"regressed by more than {args.threshold:g}% (paired ABBA, {args.blocks} rounds, "
-          f"{CONFIDENCE * 100:g} % t interval on log ratios); {improved} improved, {same} no "
+          f"regressed by more than {args.threshold:g}% (paired ABBA, {args.blocks} rounds"
+          f"{confirm_text(args)}, {CONFIDENCE * 100:g} % t interval on log ratios); "
+          f"{improved} improved, {same} no "
           f"change, {len(noisy)} too noisy to judge{tail}{noise}; {elapsed:.0f} s")
     if args.out:
         doc = summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed)
@@ -641,6 +801,14 @@ def report(args, docs, results, errored_new, skipped, lost, elapsed):
             json.dump(doc, f, indent=1)
             f.write("\n")
     return EXIT_REGRESSION if failed else EXIT_OK
+
+
+def confirm_text(args):
+    n = len(getattr(args, "suspects", []))
+    if not args.confirm:
+        return ", no confirmation"
+    return (f", {n} suspect(s) confirmed or cleared in {args.confirm} rounds of their own"
+            if n else ", no suspect to confirm")
 
 
 def split_metric(argv):

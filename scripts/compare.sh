@@ -12,10 +12,12 @@
 # --max-cv (default PCT) is "too noisy to judge" (a warning); a base time of 0 is "base 0".
 # Exit status: 0 pass, 1 regression/lost/errored, 2 bad input. See scripts/README.md.
 #
-#   scripts/compare.sh --ab BASE_BIN NEW_BIN [--threshold PCT] [--blocks N] [--filter REGEX]
-#                      [--out FILE.json] [--data DIR] [-- pipebench flags...]
+#   scripts/compare.sh --ab BASE_BIN NEW_BIN [--threshold PCT] [--blocks N] [--confirm K]
+#                      [--confirm-max M] [--filter REGEX] [--out FILE.json] [--data DIR]
+#                      [-- pipebench flags...]
 # runs the two builds itself in alternating ABBA blocks on this machine and gates on the
-# paired ratio NEW/BASE per case (scripts/ab_gate.py; docs/ab-gate.md). Same exit statuses.
+# paired ratio NEW/BASE per case, the suspects measured again in rounds of their own
+# (scripts/ab_gate.py; docs/ab-gate.md). Same exit statuses.
 # --ab ... --metric=instructions runs each case of both builds once under Valgrind and
 # gates on instructions per iteration instead (scripts/instr_gate.py, its own options).
 set -euo pipefail

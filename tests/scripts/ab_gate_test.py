@@ -255,6 +255,147 @@ class PairedStatsTest(unittest.TestCase):
 
 # --- the real binary ------------------------------------------------------------------------
 
+class ConfirmationTest(unittest.TestCase):
+    """The screen (which cases are measured again) and the merge (whose verdict counts)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.g = import_gate()
+
+    def screened(self, ratios, threshold=2):
+        rounds = [(1.0, r, r, 1.0) for r in ratios]  # (A1, B1, B2, A2) with ratio r
+        return self.g.judge_case("c", "cpu_time", rounds, threshold)
+
+    def test_suspects_by_hand(self):
+        s = self.g.is_suspect
+        # A +3 % case with one disturbed round (seen in calibration): the mean of logs is
+        # (ln 1.042 + ln 1.033 + ln 1.037 + ln 0.868 + ln 1.045) / 5 = 0.00246, a ratio of
+        # 1.0025 that the screen alone calls "no change"; the median round, 1.037, is
+        # above 1 + 0.75 * 2 % = 1.015: measured again.
+        r = self.screened([1.042, 1.033, 1.037, 0.868, 1.045])
+        self.assertAlmostEqual(r["ratio"], 1.00246, places=4)
+        self.assertEqual(r["verdict"], "ok")
+        self.assertTrue(s(r, 2))
+        # At a 5 % threshold the median must pass 1.0375: 1.037 does not, and the mean is
+        # not above 1.025: not a suspect.
+        self.assertFalse(s(r, 5))
+        # A/A-like rounds: median 1.004, mean 1.002: no.
+        self.assertFalse(s(self.screened([0.99, 1.004, 1.01, 0.998, 1.008]), 2))
+        # Mean above 1 + T/2 (1.0117 > 1.01) with the interval above 1, median 1.012 below
+        # 1.015: a suspect by its mean.
+        r = self.screened([1.011, 1.012, 1.013, 1.011, 1.012])
+        self.assertGreater(r["ci_low"], 1.0)
+        self.assertTrue(s(r, 2))
+        # The same mean with an interval that holds 1 and a low median: no.
+        r = self.screened([1.06, 0.97, 1.0, 1.04, 0.99])
+        self.assertLess(r["ci_low"], 1.0)
+        self.assertLess(sorted([1.06, 0.97, 1.0, 1.04, 0.99])[2], 1.015)
+        self.assertFalse(s(r, 2))
+        # Every screen REGRESSION (and too-noisy slowdown) is a suspect.
+        for rr, want in (([1.04, 1.05, 1.06, 1.05], "regression"),
+                         ([1.09, 1.02, 1.08, 1.03, 1.09, 1.02], "noisy")):
+            r = self.screened(rr, 3)
+            self.assertEqual(r["verdict"], want)
+            self.assertTrue(s(r, 3), rr)
+        self.assertFalse(s({"ratio": None}, 2))
+
+    def test_suspects_are_capped_highest_median_first(self):
+        results = {n: self.screened(rr) for n, rr in (
+            ("a", [1.02, 1.02, 1.02]), ("b", [1.05, 1.05, 1.05]), ("c", [1.0, 1.0, 1.0]),
+            ("d", [1.03, 1.03, 1.03]))}
+        self.assertEqual(self.g.suspects_of(results, 2, 2), (["b", "d"], ["a"]))
+        self.assertEqual(self.g.suspects_of(results, 2, 10), (["b", "d", "a"], []))
+
+    def test_the_confirmations_verdict_replaces_the_screens(self):
+        screen = {"x": self.screened([1.04, 1.05, 1.06, 1.05]),   # screen: REGRESSION
+                  "y": self.screened([1.0, 1.001, 0.999, 1.0])}   # screen: no change
+        again = {"x": self.screened([1.0, 1.002, 0.998, 1.001, 0.999, 1.0])}
+        self.assertEqual(screen["x"]["verdict"], "regression")
+        merged = self.g.merge_confirmation(screen, again)
+        self.assertEqual(merged["x"]["verdict"], "ok")            # cleared by fresh rounds
+        self.assertEqual(merged["x"]["stage"], "confirmation")
+        self.assertEqual(merged["x"]["blocks"], 6)
+        self.assertEqual(merged["x"]["screen"]["verdict"], "regression")
+        self.assertEqual(merged["x"]["screen"]["round_ratios"], [1.04, 1.05, 1.06, 1.05])
+        self.assertEqual(merged["y"]["stage"], "screen")
+        self.assertNotIn("screen", merged["y"])
+
+    def test_run_confirms_caps_and_keeps_what_it_could_not_confirm(self):
+        # run() on a simulated machine: run_block returns a block's JSON from a table of
+        # per-case times, so the screen, the suspects and their confirmation are known.
+        # NEW is slower by 8 % in "slower", 5 % in "slow" and "flaky", 4 % in "capped"
+        # (four suspects at a 2 % threshold: medians above 1.015), 1 % in "b_drift" (not
+        # one: median and mean 1.01, not above 1 + 2 % / 2). "flaky" errors in the
+        # confirmation's BASE blocks (skipped there); "capped" is beyond --confirm-max 3.
+        # Both keep their screen verdict and are named as not measured again.
+        g = self.g
+        names = ["BM_T/slow", "BM_T/slower", "BM_T/b_drift", "BM_T/flaky", "BM_T/capped",
+                 "BM_T/same"]
+        factor = {"BM_T/slow": 1.05, "BM_T/slower": 1.08, "BM_T/b_drift": 1.01,
+                  "BM_T/flaky": 1.05, "BM_T/capped": 1.04, "BM_T/same": 1.0}
+        calls = []
+
+        def fake_block(binary, side, data, filt, min_time, extra, out_json, log_path, timeout):
+            calls.append((side, filt))
+            confirm = filt.startswith("^(")
+            rows = []
+            for n in names:
+                if confirm and not re.fullmatch(filt[1:-1], n):
+                    continue
+                if confirm and n == "BM_T/flaky" and side == "A":
+                    rows.append({"name": n, "error_occurred": True, "error_message": "gone"})
+                    continue
+                t = 100.0 * (factor[n] if side == "B" else 1.0)
+                rows.append({"name": n, "run_type": "iteration", "real_time": t,
+                             "cpu_time": t, "time_unit": "us",
+                             "key": {"name": n, "timed_by": "cpu_time"}})
+            return {"context": {}, "benchmarks": rows}
+
+        saved = {k: getattr(g, k) for k in ("run_block", "list_cases", "check_binary",
+                                             "fixed_work_flags", "check_contexts")}
+        g.run_block = fake_block
+        def fake_list(binary, data, filt, extra):
+            if filt.startswith("^("):  # the confirmation's case_filter
+                return [n for n in names if re.fullmatch(filt[1:-1], n)]
+            return [n for n in names if re.search(filt, n)]
+
+        g.list_cases = fake_list
+        g.check_binary = lambda *a: None
+        g.fixed_work_flags = lambda b: []
+        g.check_contexts = lambda *a: None
+        try:
+            args = g.parse_args(["base", "new", "--filter", "BM_T/", "--threshold", "2",
+                                 "--blocks", "3", "--confirm", "4", "--confirm-max", "3",
+                                 "--data", os.path.dirname(os.path.abspath(__file__))])
+            docs, results, errored, skipped, lost, _ = g.run(args, "/nonexistent")
+        finally:
+            for k, v in saved.items():
+                setattr(g, k, v)
+        # The cap: 4 suspects, 3 measured again, the highest median first (ties keep the
+        # cases' order); "flaky" was skipped in its confirmation.
+        self.assertEqual(args.suspects, ["BM_T/slower", "BM_T/slow", "BM_T/flaky"])
+        self.assertEqual(args.unconfirmed, ["BM_T/capped", "BM_T/flaky"])
+        self.assertEqual(len(docs), 3)
+        self.assertEqual(sum(1 for _, f in calls if f.startswith("^(")), 16)  # 4 rounds x 4
+        self.assertEqual(results["BM_T/slower"]["stage"], "confirmation")
+        self.assertEqual(results["BM_T/slower"]["blocks"], 4)
+        self.assertEqual(results["BM_T/slower"]["screen"]["blocks"], 3)
+        self.assertEqual(results["BM_T/slower"]["verdict"], "regression")
+        self.assertEqual(results["BM_T/flaky"]["stage"], "screen (its confirmation failed)")
+        self.assertEqual(results["BM_T/flaky"]["verdict"], "regression")  # the screen's
+        self.assertEqual(results["BM_T/capped"]["stage"], "screen")
+        self.assertEqual(results["BM_T/capped"]["verdict"], "regression")
+        self.assertEqual(results["BM_T/b_drift"]["verdict"], "ok")  # significant, +1 % < 2 %
+        self.assertEqual(results["BM_T/same"]["stage"], "screen")
+        self.assertEqual((errored, skipped, lost), ({}, {}, []))
+
+    def test_case_filter_escapes_what_the_names_hold(self):
+        f = self.g.case_filter(["BM_T/affine/translate:[0.1/0.1]/scale:[0.9/1.1]", "BM_T/n"])
+        self.assertEqual(f, r"^(BM_T/affine/translate:\[0\.1/0\.1]/scale:\[0\.9/1\.1]|BM_T/n)$")
+        self.assertTrue(re.fullmatch(f[1:-1], "BM_T/affine/translate:[0.1/0.1]/scale:[0.9/1.1]"))
+        self.assertFalse(re.fullmatch(f[1:-1], "BM_T/affine/translate:[0x1/0.1]/scale:[0.9/1.1]"))
+
+
 class GateRunTest(unittest.TestCase):
     """compare.sh --ab on the real pipebench and wrappers around it."""
 
@@ -303,6 +444,8 @@ class GateRunTest(unittest.TestCase):
         for extra, words in ((["--blocks", "1"], "--blocks"), (["--threshold", "x"], "--threshold"),
                              (["--min-time", "0"], "--min-time"),
                              (["--max-noise", "-1"], "--max-noise"),
+                             (["--confirm", "1"], "--confirm must be 0 (off) or an integer in [2"),
+                             (["--confirm-max", "0"], "--confirm-max"),
                              (["--", "--benchmark_filter=BM_Decode"], "set by the gate"),
                              (["--data", os.path.join(self.dir, "none")], "not a directory")):
             p = self.gate(self.bin, self.bin, *extra)
@@ -392,7 +535,11 @@ esac""")
                           "BM_Transform/random_resized_crop/iterations:1908"])
         for c in doc["cases"]:
             self.assertEqual(c["field"], "cpu_time")  # BM_Transform is timed by CPU time
-            self.assertEqual(len(c["round_ratios"]), 3)
+            # A case the screen found suspect was judged on its own 6 rounds.
+            self.assertEqual(len((c.get("screen") or c)["round_ratios"]), 3)
+            self.assertEqual(c["blocks"], len(c["round_ratios"]))
+            self.assertEqual(c["stage"], "confirmation" if c["name"] in doc["suspects"]
+                             else "screen")
             self.assertLessEqual(c["ci_low"], c["ratio"])
             self.assertLessEqual(c["ratio"], c["ci_high"])
             lo_hi = [math.log(c["ci_low"]), math.log(c["ci_high"])]
@@ -404,6 +551,18 @@ esac""")
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(os.path.join(self.dir, "export", "bencher.json")) as f:
             self.assertIn("BM_Transform/normalize", json.load(f))
+
+    def test_a_case_filter_selects_exactly_its_cases(self):
+        # The confirmation's filter, checked against the binary's own regex (std::regex,
+        # which refuses "\\]"): each default case alone, and all of them at once.
+        g = import_gate()
+        names = g.list_cases(self.bin, self.data, g.DEFAULT_FILTER, [])
+        self.assertGreater(len(names), 20)
+        self.assertTrue(any("[" in n for n in names))  # random_affine's translate:[...]
+        self.assertEqual(g.list_cases(self.bin, self.data, g.case_filter(names), []), names)
+        for n in names:
+            if "[" in n or "." in n:
+                self.assertEqual(g.list_cases(self.bin, self.data, g.case_filter([n]), []), [n])
 
     def test_hook_refuses_what_it_cannot_slow(self):
         def listing(value):
@@ -460,6 +619,17 @@ esac""")
             doc = json.load(f)
         self.assertEqual(doc["regressions"], ["BM_Transform/normalize"])
         self.assertEqual((doc["result"], doc["exit_status"]), ("FAIL", 1))
+        # Caught by the screen, then confirmed in rounds of its own (the default 6).
+        self.assertIn("BM_Transform/normalize", doc["suspects"])
+        (case,) = [c for c in doc["cases"] if c["name"] == "BM_Transform/normalize"]
+        self.assertEqual((case["stage"], case["blocks"], len(case["round_ratios"])),
+                         ("confirmation", 6, 6))
+        self.assertEqual(case["screen"]["blocks"], 5)
+        self.assertRegex(p.stdout, r"ab: measured again: BM_Transform/normalize: screen "
+                                   r"1\.[3-7]\d* \[.*\] over 5 rounds -> 1\.[3-7]\d* .* over 6 "
+                                   r"rounds of its own: REGRESSION")
+        self.assertEqual(len(re.findall(r"^ab: confirmation round \d/6 block", p.stderr, re.M)),
+                         24)
         # The gate does not pass the variable on: an A/A run with it set in the caller's
         # environment is still A/A.
         # BASE is the wrapper (normalize +50 %), NEW the plain binary: stripped, NEW/BASE is
