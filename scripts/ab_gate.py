@@ -557,6 +557,17 @@ def summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed
 
 # --- main --------------------------------------------------------------------------------
 
+def int_option(value, ok, message):
+    """int(value) when ok(it), else BadInput(message, and what was given)."""
+    try:
+        v = int(value)
+    except ValueError:
+        v = None
+    if v is None or not ok(v):
+        raise BadInput(f"{message}, got {value!r}")
+    return v
+
+
 def parse_args(argv):
     argv = list(argv)
     extra = []
@@ -624,24 +635,13 @@ def parse_args(argv):
         except (ValueError, AssertionError):
             raise BadInput(f"--max-noise must be a number >= 0 or inf, got "
                            f"{args.max_noise!r}") from None
-    try:
-        args.blocks = int(args.blocks)
-        assert 2 <= args.blocks <= 1000
-    except (ValueError, AssertionError):
-        raise BadInput(f"--blocks must be an integer in [2, 1000] (a t interval needs 2 "
-                       f"rounds), got {args.blocks!r}") from None
-    try:
-        args.confirm = int(args.confirm)
-        assert args.confirm == 0 or 2 <= args.confirm <= 1000
-    except (ValueError, AssertionError):
-        raise BadInput(f"--confirm must be 0 (off) or an integer in [2, 1000], got "
-                       f"{args.confirm!r}") from None
-    try:
-        args.confirm_max = int(args.confirm_max)
-        assert 1 <= args.confirm_max <= 10000
-    except (ValueError, AssertionError):
-        raise BadInput(f"--confirm-max must be an integer >= 1, got "
-                       f"{args.confirm_max!r}") from None
+    args.blocks = int_option(args.blocks, lambda v: 2 <= v <= 1000,
+                             "--blocks must be an integer in [2, 1000] (a t interval needs 2 "
+                             "rounds)")
+    args.confirm = int_option(args.confirm, lambda v: v == 0 or 2 <= v <= 1000,
+                              "--confirm must be 0 (off) or an integer in [2, 1000]")
+    args.confirm_max = int_option(args.confirm_max, lambda v: 1 <= v <= 10000,
+                                  "--confirm-max must be an integer >= 1")
     try:
         assert 0 < float(args.min_time) < 1e4
     except (ValueError, AssertionError):
