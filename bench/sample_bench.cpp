@@ -107,7 +107,9 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 // block of kPairBlock images of the round (B A A B on every second block: counterbalanced;
 // the two sides' scratch memory exchanged every second pair of blocks, both patterns
 // turned over from one round to the next;
-// smaller blocks on a round of fewer than 128 images; the round repeated for at least
+// smaller blocks on a round of fewer than 128 images, in whole groups of four blocks so
+// that both patterns are balanced within one round, model::paired_block_sizes; the round
+// repeated for at least
 // kPairedBudgetShare of --budget), the same bytes (read once per block, before the
 // four runs: a pure CPU comparison) and the same random draws (one stream per operator,
 // transforms/rng.h). presized:<N> pairs today's pipeline on the originals (A) with the same
@@ -175,8 +177,14 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
   AlignedVector<float> store_a(a.pipeline->output_floats()), store_b(b.pipeline->output_floats());
   float* out_a = store_a.data();
   float* out_b = store_b.data();
-  std::vector<std::vector<uint8_t>> buf_a(kPairBlock), buf_b(kPairBlock);
-  std::vector<std::span<const uint8_t>> bytes_a(kPairBlock), bytes_b(kPairBlock);
+  // Blocks of up to kPairBlock images, smaller on a small round (about 8 blocks where the
+  // round allows, at least 4 images each: more blocks narrow the interval), in whole
+  // groups of four so that order and placement (below) are balanced within one round.
+  const std::vector<size_t> blocks =
+      model::paired_block_sizes(round.size(), std::clamp<size_t>(round.size() / 8, 4, kPairBlock), 4);
+  const size_t most = blocks.empty() ? 0 : *std::max_element(blocks.begin(), blocks.end());
+  std::vector<std::vector<uint8_t>> buf_a(most), buf_b(most);
+  std::vector<std::span<const uint8_t>> bytes_a(most), bytes_b(most);
   std::vector<double> a_ms, b_ms;  // per block, ms per sample
   std::vector<int> position;       // per block, its place in the round (the same images)
   int64_t b_cpu_ns = 0, a_cpu_ns = 0, b_images = 0;
@@ -192,9 +200,6 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
   };
   bool failed = round.empty();
   if (failed) ctx.fail_case(state, "every file of the round is bad (see the skipped files)");
-  // Blocks of kPairBlock images, fewer on a small round (at least 8 blocks per round where
-  // the round allows, at least 4 images each): more blocks narrow the interval.
-  const size_t block = std::clamp<size_t>(round.size() / 8, 4, kPairBlock);
   int round_index = 0;
   bool swapped = false;  // the sides' scratch exchanged (PipelineWorkspace::swap_scratch)
   const double paired_seconds = kPairedBudgetShare * c.budget_s;
@@ -203,9 +208,10 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
     // As many rounds as kPairedSeconds allows (at least one): the case's time budget.
     const int64_t start = now_ns();
     do {
-    for (size_t first = 0; first < round.size() && !failed; first += block) {
-      const size_t n = std::min(block, round.size() - first);
-      const int pos = static_cast<int>(first / block);
+    size_t first = 0;
+    for (size_t p = 0; p < blocks.size() && !failed; first += blocks[p], ++p) {
+      const size_t n = blocks[p];
+      const int pos = static_cast<int>(p);
       try {
         for (size_t k = 0; k < n; ++k) {
           bytes_a[k] = a.source->bytes(a.index[first + k], buf_a[k]);

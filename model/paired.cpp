@@ -140,6 +140,24 @@ MeanEstimate mean_interval(std::span<const double> x) {
   return e;
 }
 
+std::vector<size_t> paired_block_sizes(size_t n, size_t target, size_t min_block) {
+  if (min_block < 1 || target < min_block)
+    throw std::invalid_argument("paired_block_sizes: need target >= min_block >= 1, got target " +
+                                std::to_string(target) + ", min_block " + std::to_string(min_block));
+  if (n == 0) return {};
+  size_t k = std::max<size_t>(1, n / min_block);  // a small round: blocks of min_block
+  if (n >= 4 * min_block) {
+    k = (n + target - 1) / target;  // about n / target blocks
+    k = (k + 3) / 4 * 4;            // in whole groups of four
+    while (k > 4 && n / k < min_block) k -= 4;
+  }
+  std::vector<size_t> sizes(k, n / k);
+  const size_t extra = n % k;
+  // One more image for each block of whole groups of four, then for the last few.
+  for (size_t p = 0; p < extra; ++p) ++sizes[p];
+  return sizes;
+}
+
 std::vector<double> block_means(std::span<const double> x, size_t block) {
   std::vector<double> out;
   if (block == 0) return out;

@@ -59,6 +59,19 @@ PairedEstimate paired_estimate(std::span<const double> a, std::span<const double
 PairedEstimate paired_estimate(std::span<const double> a, std::span<const double> b,
                                std::span<const int> positions, double round_share = 1.0);
 
+/// How a paired case splits a round of `n` images into blocks: their sizes, in order. The
+/// paired case runs block p in the order A B B A when p is even (B A A B when odd) and
+/// exchanges the sides' scratch when p / 2 is odd, so that within one round the four
+/// combinations come in groups of four consecutive blocks. The count is a multiple of 4
+/// wherever that leaves blocks of at least `min_block` images (n >= 4 min_block), about
+/// n / `target` blocks (`target` >= `min_block` >= 1: images per block), and the images
+/// left over go one each to the first blocks, so that each combination covers the same
+/// number of images but for (n mod k) mod 4 images, which tip it by one image each. A round that was cut into 9 blocks (44 images, 5 per block) gave A B B A five
+/// blocks and B A A B four, and an A/A control read B slower in 20 of 20 runs. Smaller
+/// rounds: one block per `min_block` images (at least one block). Errors:
+/// std::invalid_argument when target < min_block or min_block < 1.
+std::vector<size_t> paired_block_sizes(size_t n, size_t target, size_t min_block);
+
 /// t(0.975, df): the two-sided 95 % Student t quantile; df >= 1 (not necessarily whole:
 /// Satterthwaite's degrees of freedom).
 double t_quantile_975(double df);

@@ -414,6 +414,37 @@ TEST(Paired, MeanIntervalAndBlockMeansWorkedByHand) {
   EXPECT_THROW(model::mean_interval(std::vector<double>{1, std::nan("")}), std::invalid_argument);
 }
 
+// The paired case's blocks: whole groups of four (order A B B A / B A A B by p % 2, the
+// scratch exchanged by (p / 2) % 2), so that each of the four combinations covers the same
+// images' count within one round. 44 photos were cut into 9 blocks of 5 (and 4) before.
+TEST(Paired, BlocksComeInBalancedGroupsOfFour) {
+  using V = std::vector<size_t>;
+  EXPECT_EQ(model::paired_block_sizes(44, 5, 4), (V{6, 6, 6, 6, 5, 5, 5, 5}));
+  EXPECT_EQ(model::paired_block_sizes(256, 16, 4), V(16, 16));
+  EXPECT_EQ(model::paired_block_sizes(20, 4, 4), (V{5, 5, 5, 5}));
+  EXPECT_EQ(model::paired_block_sizes(10, 4, 4), (V{5, 5}));  // below 16: blocks of >= 4
+  EXPECT_EQ(model::paired_block_sizes(3, 4, 4), (V{3}));
+  EXPECT_TRUE(model::paired_block_sizes(0, 4, 4).empty());
+  EXPECT_THROW(model::paired_block_sizes(10, 3, 4), std::invalid_argument);
+  EXPECT_THROW(model::paired_block_sizes(10, 4, 0), std::invalid_argument);
+  for (size_t n = 16; n <= 600; ++n) {
+    const size_t target = std::clamp<size_t>(n / 8, 4, 16);  // as bench/sample_bench.cpp asks
+    const V b = model::paired_block_sizes(n, target, 4);
+    SCOPED_TRACE(n);
+    ASSERT_EQ(b.size() % 4, 0u);
+    size_t sum = 0, by[4] = {0, 0, 0, 0};
+    for (size_t p = 0; p < b.size(); ++p) {
+      EXPECT_GE(b[p], 4u);
+      EXPECT_LE(b[p], 2 * target);
+      sum += b[p];
+      by[(p % 2) + 2 * ((p / 2) % 2)] += b[p];
+    }
+    EXPECT_EQ(sum, n);
+    const size_t tip = (n % b.size()) % 4;  // the images that can tip the balance
+    EXPECT_LE(*std::max_element(by, by + 4) - *std::min_element(by, by + 4), tip > 0 ? 1u : 0u);
+  }
+}
+
 TEST(Paired, ASavingWithinNoiseIsNeverRecommendedAndTheControlIsChecked) {
   Written w;
   add_sweep(w, "emulated", 120, 120);  // data-bound: a fix would be recommended
