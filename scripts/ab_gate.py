@@ -745,7 +745,8 @@ def report(args, docs, results, errored_new, skipped, lost, elapsed):
                if r["ratio"] is not None else "-")
         print(f"ab: measured again: {name}: screen {sc['ratio']:.4f} "
               f"[{sc['ci_low']:.4f}..{sc['ci_high']:.4f}] over {sc['blocks']} rounds -> "
-              f"{now} over {r['blocks']} rounds of its own: {r['verdict_text']}")
+              f"{now} over {r['blocks']} rounds of its own: "
+              f"{r['verdict_text'].split(' [measured again')[0]}")
     unconfirmed = getattr(args, "unconfirmed", [])
     if unconfirmed:
         print(f"ab: note: {len(unconfirmed)} suspect(s) not measured again (beyond "
