@@ -5,12 +5,17 @@
 //                    on its per-sample stream (draw_horizontal_flips)
 //   mixup            lam from draw_mix with mixup_alpha 0.8 (timm's DeiT setting)
 //   cutmix           the box from draw_mix with cutmix_alpha 1.0
+//   normalize        uint8 NHWC in, float32 NCHW out (a second device buffer):
+//                    (q / 255 - mean) / std with ImageNet's mean and std, the kernel the
+//                    CUDA steps run after the copy of a uint8 batch
+//                    (cuda_kernels::normalize_u8, pipeline/train_step_cuda.cu); uint8 only
 // for uint8 NHWC and float32 NCHW batches of 3 x --size x --size, n = 64, 256
 // (model::kDeviceOpBatches) and the run's --batch. The draws are made on the host before
 // each iteration, outside the timed span; the soft labels (host work, N x classes floats) are
 // not in it. Counters: batch_ms (the CUDA-event time of one batch, ms, mean over the
-// iterations), batch_images (n), batch_bytes (the batch's bytes), GB_per_second (those bytes
-// / the time, 1e9 bytes/s), us_per_image.
+// iterations), batch_images (n), batch_bytes (the input batch's bytes; normalize also
+// writes 4 bytes per value), GB_per_second (batch_bytes / the time, 1e9 bytes/s),
+// us_per_image.
 // Named in the Transform family with the detail "device/<format>/batch:<n>"
 // (model::device_op_case); the what-if row "finish on the accelerator" (report/whatif.h)
 // reads the uint8 NHWC cases at the run's batch.
@@ -28,6 +33,11 @@
 #include "model/catalogue.h"
 #include "pipeline/cuda.h"
 #include "transforms/batch_ops_device.h"
+#include "transforms/normalize.h"
+
+#ifdef PIPEBENCH_HAVE_CUDA
+#include "pipeline/cuda_step_base.h"  // cuda_kernels::normalize_u8
+#endif
 
 namespace pipebench::bench {
 namespace {
@@ -60,6 +70,8 @@ void BM_DeviceOp(benchmark::State& state, BenchContext& ctx, const std::string& 
       }
       copy_to_device(device.data(), host.data(), b.bytes(), nullptr);
     }
+    // normalize's float32 NCHW output.
+    DeviceBuffer normalized(op == "normalize" ? b.sample_elements() * n * sizeof(float) : 0);
     CudaStream stream;
     CudaEvent start, stop;
     Rng batch_rng = Rng::for_batch(c.seed, 0, 0);
@@ -69,6 +81,7 @@ void BM_DeviceOp(benchmark::State& state, BenchContext& ctx, const std::string& 
     std::vector<uint8_t> flips;
     MixDraw draw;
     const auto draw_next = [&] {  // the host's draws for the next batch
+      if (op == "normalize") return;  // none
       if (op == "horizontal_flip") {
         rngs.clear();
         for (int i = 0; i < n; ++i) rngs.push_back(Rng::for_sample(c.seed, 0, sample++).stream(flip_salt));
@@ -78,7 +91,13 @@ void BM_DeviceOp(benchmark::State& state, BenchContext& ctx, const std::string& 
       }
     };
     const auto run = [&] {
-      if (op == "horizontal_flip") {
+      if (op == "normalize") {
+#ifdef PIPEBENCH_HAVE_CUDA
+        cuda_kernels::normalize_u8(static_cast<const uint8_t*>(b.data), static_cast<float*>(normalized.data()), n,
+                                   b.c, b.h, b.w, /*nhwc=*/true, kImageNetMean.data(), kImageNetStd.data(), 255.0f,
+                                   stream.handle());
+#endif
+      } else if (op == "horizontal_flip") {
         device_horizontal_flip(b, flips, stream.handle());
       } else {
         device_apply_mix(b, draw, stream.handle());
@@ -118,16 +137,15 @@ void register_device_op_benchmarks(BenchContext& ctx) {
   if (!cuda_available()) return;  // main() says once why the CUDA cases are not run
   std::set<int> batches(std::begin(model::kDeviceOpBatches), std::end(model::kDeviceOpBatches));
   batches.insert(ctx.config().batch);  // the size the what-if table prices
-  for (const std::string_view op : model::kDeviceBatchOps) {
-    for (auto format : {DeviceBatchFormat::kUint8Nhwc, DeviceBatchFormat::kFloat32Nchw}) {
-      for (int n : batches) {
-        const model::CaseKey key = model::device_op_case(std::string(op), device_batch_format_name(format), n);
-        register_case(ctx, key, BM_DeviceOp, std::string(op), format, n)
-            ->UseManualTime()
-            ->Unit(benchmark::kMicrosecond);
-      }
-    }
-  }
+  const auto add = [&](const std::string& op, DeviceBatchFormat format, int n) {
+    const model::CaseKey key = model::device_op_case(op, device_batch_format_name(format), n);
+    register_case(ctx, key, BM_DeviceOp, op, format, n)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  };
+  for (const std::string_view op : model::kDeviceBatchOps)
+    for (auto format : {DeviceBatchFormat::kUint8Nhwc, DeviceBatchFormat::kFloat32Nchw})
+      for (int n : batches) add(std::string(op), format, n);
+  // normalize turns the uint8 batch into the float32 one: uint8 in only.
+  for (int n : batches) add(std::string(model::kDeviceNormalizeOp), DeviceBatchFormat::kUint8Nhwc, n);
 }
 
 }  // namespace pipebench::bench

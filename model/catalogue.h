@@ -49,9 +49,10 @@ inline constexpr std::string_view kStageNames[] = {"read",      "decode", "trans
 /// The device batch operators bench times (bench/device_op_bench.cpp, model::device_op_case:
 /// BM_Transform/<op>/device/<format>/batch:<n>, counter batch_ms: CUDA-event ms per batch),
 /// at each of kDeviceOpBatches and the run's own --batch. The what-if row "finish on the
-/// accelerator" (report/whatif.h) reads them at the run's batch in kDeviceFinishFormat, plus
-/// a device "normalize" where a run has one (none is timed yet).
+/// accelerator" (report/whatif.h) reads them at the run's batch in kDeviceFinishFormat, and
+/// kDeviceNormalizeOp's case (uint8 NHWC in, float32 NCHW out: the CUDA steps' own kernel).
 inline constexpr std::string_view kDeviceBatchOps[] = {"horizontal_flip", "mixup", "cutmix"};
+inline constexpr std::string_view kDeviceNormalizeOp = "normalize";
 inline constexpr int kDeviceOpBatches[] = {64, 256};
 /// The batch the loader hands over when the device finishes it: uint8 NHWC, the uint8
 /// collate's (transforms/batch_ops_device.h's device_batch_format_name(kUint8Nhwc)).

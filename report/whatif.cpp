@@ -265,7 +265,7 @@ void read_device_finish(const BenchRun& run, const std::string& pipeline, WhatIf
   if (in.device_normalize) f.device.push_back(*in.device_normalize);
   else
     f.not_moved.push_back("normalize (on the device after the copy, as collate:uint8 does it; its time not "
-                          "measured: no " + model::device_op_case("normalize", format, in.batch).name() +
+                          "measured: no " + model::device_op_case(std::string(model::kDeviceNormalizeOp), format, in.batch).name() +
                           ", so not in the step)");
   for (const auto& p : in.prices) {
     const Movable* m = nullptr;
@@ -323,7 +323,7 @@ void read_device_finish(const BenchRun& run, const std::string& pipeline, WhatIf
 void read_device(const BenchRun& run, const std::string& pipeline, WhatIfInputs& in) {
   in.gpu_available = run.flag("gpu_available").value_or(false);
   if (!in.today || in.batch <= 0) return;
-  in.device_normalize = device_op_time(run, "normalize", in.batch);
+  in.device_normalize = device_op_time(run, std::string(model::kDeviceNormalizeOp), in.batch);
   if (SampleCost* u8 = uint8_fix(in); u8 && in.device_normalize)
     u8->device_ms_per_batch = in.device_normalize->ms_per_batch;
   read_device_decode(run, in);
