@@ -66,8 +66,9 @@ PairedEstimate paired_estimate(std::span<const double> a, std::span<const double
 /// wherever that leaves blocks of at least `min_block` images (n >= 4 min_block), about
 /// n / `target` blocks (`target` >= `min_block` >= 1: images per block), and the images
 /// left over go one each to the first blocks, so that each combination covers the same
-/// number of images but for (n mod k) mod 4 images, which tip it by one image each. A round that was cut into 9 blocks (44 images, 5 per block) gave A B B A five
-/// blocks and B A A B four, and an A/A control read B slower in 20 of 20 runs. Smaller
+/// number of images but for (n mod k) mod 4 images, which tip it by one image each. A
+/// round cut into 9 blocks (44 images, 5 per block) gave A B B A five blocks and B A A B
+/// four (a single round of large originals: photos-full). Smaller
 /// rounds: one block per `min_block` images (at least one block). Errors:
 /// std::invalid_argument when target < min_block or min_block < 1.
 std::vector<size_t> paired_block_sizes(size_t n, size_t target, size_t min_block);
