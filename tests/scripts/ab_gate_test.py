@@ -719,6 +719,45 @@ class BuildRefTest(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(d, "out")))
 
 
+    def test_on_a_temporary_clone(self):
+        # build_ref.sh of a temporary clone (its own scripts/, so the clone is the
+        # repository it works in): a ref only that clone has, whose configure fails on
+        # purpose (seconds, no compile), exits 1 with the end of the configure log, and
+        # leaves no worktree behind, no output folder, and the clone's checkout as it was.
+        with tempfile.TemporaryDirectory() as d:
+            clone = os.path.join(d, "clone")
+            p = run(["git", "clone", "--quiet", REPO, clone])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            git = ["git", "-C", clone, "-c", "user.name=t", "-c", "user.email=t@t"]
+            run(git + ["checkout", "--quiet", "-b", "broken-on-purpose"])
+            cml = os.path.join(clone, "CMakeLists.txt")
+            with open(cml) as f:
+                text = f.read()
+            with open(cml, "w") as f:
+                f.write('message(FATAL_ERROR "broken on purpose by ab_gate_test")\n' + text)
+            self.assertEqual(run(git + ["commit", "--quiet", "-am", "broken"]).returncode, 0)
+            run(git + ["checkout", "--quiet", "-"])
+            head = run(git + ["rev-parse", "HEAD"]).stdout
+            tool = os.path.join(clone, "scripts", "build_ref.sh")
+            out = os.path.join(d, "out")
+            p = run([tool, "--dry-run", "broken-on-purpose", out])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("would build broken-on-purpose", p.stdout)
+            p = run([tool, "broken-on-purpose", out], timeout=600)
+            self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+            self.assertIn("broken on purpose by ab_gate_test", p.stderr)
+            self.assertIn("build_ref: error: configuring broken-on-purpose", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(out, "bench")))
+            worktrees = run(git + ["worktree", "list"]).stdout.strip().splitlines()
+            self.assertEqual(len(worktrees), 1, worktrees)  # the clone's own checkout only
+            self.assertEqual(run(git + ["rev-parse", "HEAD"]).stdout, head)
+            self.assertEqual(run(git + ["status", "--porcelain"]).stdout, "")
+            # The user's repository does not have that ref.
+            p = self.build_ref("--dry-run", "broken-on-purpose", out)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("unknown ref 'broken-on-purpose'", p.stderr)
+
+
 # A real build of HEAD: seconds with a warm ccache (6 s on a 2-core VM, every object a
 # hit), many minutes cold. Only with PIPEBENCH_AB_TEST_BUILD=1, and not defined otherwise
 # (a skip would show the whole test as Skipped in ctest).
