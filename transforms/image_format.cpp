@@ -187,15 +187,12 @@ TiffLayout tiff_layout(Bytes b, std::string_view file) {
   return t;
 }
 
-Size tiff_size(Bytes b, std::string_view file) { return tiff_layout(b, file).size; }
-
 Size header_size(ImageFormat f, Bytes b, std::string_view file) {
   switch (f) {
     case ImageFormat::kPng: return png_size(b, file);
     case ImageFormat::kWebp: return webp_size(b, file);
     case ImageFormat::kBmp: return bmp_size(b, file);
     case ImageFormat::kPnm: return pnm_size(b, file);
-    case ImageFormat::kTiff: return tiff_size(b, file);
     default: break;
   }
   throw DecodeError(file, Reason::kUnsupported, detail::describe_signature(b));
@@ -258,7 +255,9 @@ ImageInfo read_image_info(std::span<const uint8_t> bytes, std::string_view file,
   }
   if (info.format == ImageFormat::kUnknown)
     throw DecodeError(file, Reason::kNotImage, detail::describe_signature(bytes));
-  const Size s = header_size(info.format, bytes, file);
+  // A TIFF's IFD0 read once: its size and the strip or tile OpenCV will allocate.
+  const TiffLayout tiff = info.format == ImageFormat::kTiff ? tiff_layout(bytes, file) : TiffLayout{};
+  const Size s = info.format == ImageFormat::kTiff ? tiff.size : header_size(info.format, bytes, file);
   if (s.width <= 0 || s.height <= 0 || s.width > INT32_MAX || s.height > INT32_MAX) {
     char detail[160];
     std::snprintf(detail, sizeof detail, "%s header declares %" PRId64 " x %" PRId64 " pixels",
@@ -269,7 +268,7 @@ ImageInfo read_image_info(std::span<const uint8_t> bytes, std::string_view file,
   info.height = static_cast<int>(s.height);
   detail::check_pixel_limit(info.width, info.height, file, options);
   if (info.format == ImageFormat::kTiff) {
-    const int64_t buffer = tiff_layout(bytes, file).buffer_pixels;
+    const int64_t buffer = tiff.buffer_pixels;
     if (buffer > std::max<int64_t>(options.max_pixels, int64_t{s.width} * s.height)) {
       char detail[200];
       std::snprintf(detail, sizeof detail,
