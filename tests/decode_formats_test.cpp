@@ -11,6 +11,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -278,6 +279,26 @@ TEST(DecodeFormats, TruncatedCorruptAndUnsupportedAreNamed) {
   EXPECT_NO_THROW(d.turbo.decode(testing::make_jpeg(32, 16), "ok.jpg", ok));
 }
 
+// cv::imdecode tries DICOM (GDCM, "DICM" at byte 128) when the named format's own check
+// fails; fuzz_decode_opencv found a WebP-signed file that GDCM read as a 136 MiB element.
+// Any file with both signatures is refused, in every backend, before OpenCV sees it; the
+// same file without the DICOM magic still decodes.
+TEST(DecodeFormats, ADicomSignatureBehindAnotherFormatIsRefused) {
+  const int w = 64, h = 48;
+  auto rgb = pixels(w, h, 11);
+  const cv::Mat bgr = bgr_of(rgb, w, h);
+  Decoders d;
+  for (const std::string ext : {".webp", ".png", ".bmp", ".tiff"}) {
+    SCOPED_TRACE(ext);
+    const auto clean = encode(ext, bgr);
+    ASSERT_GT(clean.size(), 132u);
+    auto both = clean;
+    std::memcpy(both.data() + 128, "DICM", 4);
+    expect_reason(d, both, Reason::kUnsupported, "DICOM's ('DICM' at byte 128)", w, h);
+    EXPECT_EQ(d.decode(Backend::kOpenCv, clean, w, h).width, w);
+  }
+}
+
 // Headers declaring more than max_pixels are refused before any pixel buffer exists, for
 // each format's own size fields.
 TEST(DecodeFormats, AboveMaxPixelsIsRefusedBeforeAllocating) {
@@ -343,6 +364,24 @@ TEST(DecodeFormats, HeaderSizesFromTheSpecificationFields) {
   EXPECT_EQ(i.height, 567);
   EXPECT_THROW(info("P6\n12x 34"), DecodeError);
   EXPECT_THROW(info("P5 99999999999 2"), DecodeError);
+  // '#' right after a number: a comment to Netpbm, the next number to OpenCV 4.6 (which
+  // would allocate 3821 x 5880 here, found by fuzz_decode_opencv): refused. A comment after
+  // whitespace is read as Netpbm and OpenCV both read it, and the file decodes at that size.
+  try {
+    info("P5 3821#5880P4 212#1\n4V");
+    ADD_FAILURE() << "accepted";
+  } catch (const DecodeError& e) {
+    EXPECT_EQ(e.reason(), Reason::kUnsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'#' right after a number (byte 7)"), std::string::npos) << e.what();
+  }
+  std::string pgm = "P5 4 #c 99\n2 255\n";
+  pgm.append(8, '\x80');
+  EXPECT_EQ(info(pgm).width, 4);
+  EXPECT_EQ(info(pgm).height, 2);
+  Image gray;
+  decode_opencv(std::vector<uint8_t>(pgm.begin(), pgm.end()), "c.pgm", gray);
+  EXPECT_EQ(gray.width, 4);
+  EXPECT_EQ(gray.height, 2);
   // BMP, BITMAPINFOHEADER with a negative (top-down) height.
   std::string bmp(54, '\0');
   bmp[0] = 'B', bmp[1] = 'M', bmp[14] = 40;

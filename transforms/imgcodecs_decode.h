@@ -11,8 +11,11 @@
 //
 // Before OpenCV allocates, the header's size is read (read_image_info) and checked against
 // options.max_pixels, and two cheap checks name truncation precisely: a PNG must hold its
-// IEND chunk and a WebP file must be as long as its RIFF header says. Anything else OpenCV
-// cannot decode is kCorrupt (OpenCV returns an empty image without a reason).
+// IEND chunk and a WebP file must be as long as its RIFF header says. A file that also
+// carries DICOM's signature ("DICM" at byte 128) is kUnsupported: cv::imdecode picks its
+// decoder by signature and could hand it to GDCM, which allocates before any size check.
+// Anything else OpenCV cannot decode is kCorrupt (OpenCV returns an empty image without a
+// reason).
 #pragma once
 
 #include <cstdint>
