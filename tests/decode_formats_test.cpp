@@ -402,11 +402,15 @@ TEST(DecodeFormats, HeaderSizesFromTheSpecificationFields) {
 }
 
 // A little-endian TIFF IFD0 at offset 8 with these (tag, SHORT value) entries.
-std::vector<uint8_t> tiff_with(const std::vector<std::pair<uint16_t, uint16_t>>& entries) {
+// A little-endian TIFF header and IFD0 of (tag, value) entries: SHORT values, LONG above
+// 65535.
+std::vector<uint8_t> tiff_with(const std::vector<std::pair<uint16_t, uint32_t>>& entries) {
   std::vector<uint8_t> b = {'I', 'I', 42, 0, 8, 0, 0, 0, static_cast<uint8_t>(entries.size()), 0};
   for (const auto& [tag, value] : entries) {
-    const uint8_t e[12] = {static_cast<uint8_t>(tag), static_cast<uint8_t>(tag >> 8), 3, 0, 1, 0, 0, 0,
-                           static_cast<uint8_t>(value), static_cast<uint8_t>(value >> 8), 0, 0};
+    const uint8_t type = value > 0xFFFF ? 4 : 3;
+    const uint8_t e[12] = {static_cast<uint8_t>(tag), static_cast<uint8_t>(tag >> 8), type, 0, 1, 0, 0, 0,
+                           static_cast<uint8_t>(value), static_cast<uint8_t>(value >> 8),
+                           static_cast<uint8_t>(value >> 16), static_cast<uint8_t>(value >> 24)};
     b.insert(b.end(), e, e + 12);
   }
   return b;
@@ -434,6 +438,12 @@ TEST(DecodeFormats, TiffStripsAndDuplicateSizesAreCheckedBeforeOpenCv) {
   EXPECT_NE(text.find("67371200 pixels"), std::string::npos) << text;  // 16400 x 4108
   std::tie(why, text) = reason_of(tiff_with({{256, 100}, {257, 12}, {322, 4096}, {323, 4096}}));
   EXPECT_EQ(why, Reason::kTooLarge) << text;  // a 4096 x 4096 tile
+  // A tile (or strip) of two LONGs near 2^32: the product is above int64's range (UBSan's
+  // signed overflow, found by fuzz_decode_opencv); it saturates and is refused.
+  std::tie(why, text) = reason_of(tiff_with({{256, 100}, {257, 12}, {322, 0xFFFFFFFF}, {323, 0xFF00FF03}}));
+  EXPECT_EQ(why, Reason::kTooLarge) << text;
+  std::tie(why, text) = reason_of(tiff_with({{256, 100}, {257, 12}, {278, 0xFFFFFFFE}}));
+  EXPECT_EQ(why, Reason::kTooLarge) << text;
   // What real files hold: a strip inside the image, the whole image (RowsPerStrip 0 or
   // absent: one strip), a strip a little taller than a short image, a tile larger than it.
   for (const auto& ok : {tiff_with({{256, 2000}, {257, 1500}, {278, 8}}),

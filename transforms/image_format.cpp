@@ -187,12 +187,18 @@ TiffLayout tiff_layout(Bytes b, std::string_view file) {
   }
   const auto& [w, h, rows, tile_w, tile_h] = fields;
   if (!w.value || !h.value) throw DecodeError(file, Reason::kCorrupt, "TIFF: IFD0 has no ImageWidth or ImageLength");
+  // Each field is below 2^32, so a product of two fits in uint64; above int64's range it
+  // saturates (it is refused as too large either way).
+  auto pixels = [](int64_t a, int64_t b) {
+    const uint64_t p = static_cast<uint64_t>(a) * static_cast<uint64_t>(b);
+    return p > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(p);
+  };
   TiffLayout t{{*w.value, *h.value}, 0};
   if (tile_w.value && tile_h.value) {
-    t.buffer_pixels = *tile_w.value * *tile_h.value;
+    t.buffer_pixels = pixels(*tile_w.value, *tile_h.value);
   } else {
     const int64_t r = rows.value.value_or(0);
-    t.buffer_pixels = *w.value * (r == 0 || r >= 0xFFFFFFFF ? *h.value : r);
+    t.buffer_pixels = pixels(*w.value, r == 0 || r >= 0xFFFFFFFF ? *h.value : r);
   }
   return t;
 }
