@@ -123,6 +123,8 @@ StepInput step_input(const Batch& b) {
   in.dtype = b.format.dtype;
   in.layout = b.format.layout;
   in.normalize = b.normalize;
+  in.flips = b.flips;
+  in.mixes = b.mixes;
   return in;
 }
 

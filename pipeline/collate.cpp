@@ -2,6 +2,7 @@
 #include "pipeline/collate.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -107,6 +108,27 @@ void normalize_u8_batch(const uint8_t* in, BatchLayout layout, int n, int channe
         dst[p] = norm != nullptr ? (q / 255.0f - norm->mean[c]) / norm->std[c] : q;
       }
     }
+  }
+}
+
+void finish_u8_batch(uint8_t* data, int n, int channels, int height, int width, const uint8_t* flips,
+                     std::span<const MixDraw> mixes) {
+  if (data == nullptr) throw std::invalid_argument("finish_u8_batch: the batch is null");
+  check_dims("finish_u8_batch", n, channels, height, width);
+  const size_t px = static_cast<size_t>(channels), row = px * width, sample = row * height;
+  if (flips != nullptr) {
+    for (int i = 0; i < n; ++i) {
+      if (flips[i] == 0) continue;
+      for (int y = 0; y < height; ++y) {
+        uint8_t* r = data + i * sample + y * row;
+        for (int a = 0, b = width - 1; a < b; ++a, --b) std::swap_ranges(r + a * px, r + (a + 1) * px, r + b * px);
+      }
+    }
+  }
+  for (const MixDraw& d : mixes) {
+    if (!d.apply) continue;
+    if (d.cut) cut_batch_u8_nhwc(data, n, height, width, channels, d.box);
+    else mix_batch_u8(data, n, sample, static_cast<float>(d.lam));
   }
 }
 

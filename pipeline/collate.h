@@ -15,6 +15,9 @@
 //   normalize_u8_batch      N uint8 samples (NCHW or NHWC) -> N x C x H x W float32,
 //                           (q / 255 - mean[c]) / std[c] (DeferredNormalize), or q itself
 //                           when there is no normalize (a uint8 batch of raw pixels)
+//   finish_u8_batch         the flips and mixing a `finish: device` batch leaves for after
+//                           the copy, on N x H x W x C uint8 in place: what the device
+//                           kernels (transforms/batch_ops_device.h) do before normalize
 //
 // Labels are collated by the caller (int32, N). Errors (std::invalid_argument): a null
 // pointer, a sample of another shape than the first, a dimension <= 0, a normalize with
@@ -25,6 +28,7 @@
 #include <cstdint>
 #include <span>
 
+#include "transforms/batch_mix.h"
 #include "transforms/image.h"
 #include "transforms/pipeline_output.h"
 
@@ -52,5 +56,15 @@ void collate_chw_f32_to_hwc(const float* chw, int channels, int height, int widt
 /// std[c] in float32 when `norm` is given (then channels must be 3), q otherwise.
 void normalize_u8_batch(const uint8_t* in, BatchLayout layout, int n, int channels, int height,
                         int width, const DeferredNormalize* norm, float* out);
+
+/// The flips and mixing deferred to after the copy (CPU reference of the device's; the
+/// loader's Batch::flips and Batch::mixes): data is n x height x width x channels uint8
+/// (NHWC), changed in place: each sample whose flag in flips (n bytes; null: none) is set
+/// is mirrored left-right, then each draw of mixes is applied in order as
+/// device_apply_mix applies it (mix_batch_u8 / cut_batch_u8_nhwc, transforms/batch_mix.h).
+/// The soft labels are not touched (the loader mixed them). Throws std::invalid_argument
+/// for a null batch, n < 0 or C, H, W <= 0, a box outside the image or lam outside [0, 1].
+void finish_u8_batch(uint8_t* data, int n, int channels, int height, int width, const uint8_t* flips,
+                     std::span<const MixDraw> mixes);
 
 }  // namespace pipebench

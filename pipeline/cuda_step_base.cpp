@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "pipeline/stage_timers.h"
+#include "transforms/batch_ops_device.h"
 
 namespace pipebench::detail {
 namespace {
@@ -88,8 +89,9 @@ void CudaStepBase::warm_up(const float* x) {
   for (compute_.synchronize(); now_ns() < until; compute_.synchronize()) run_step(x);
 }
 
-// A uint8 batch: its bytes into the slot's staging buffer, then the float32 NCHW input by
-// the normalize kernel (or q itself), both on the copy stream.
+// A uint8 batch: its bytes into the slot's staging buffer, the deferred flips and mixing
+// (finish: device; check_input has checked NHWC), then the float32 NCHW input by the
+// normalize kernel (or q itself), all on the copy stream.
 void CudaStepBase::copy_u8(const StepInput& batch, int slot) {
   if (u8_[slot].bytes() < batch.bytes()) {  // first uint8 batch, or a larger one
     synchronize();  // no copy may still read the buffer being replaced
@@ -98,6 +100,11 @@ void CudaStepBase::copy_u8(const StepInput& batch, int slot) {
   void* s = copy_.handle();
   PIPEBENCH_CUDA_CHECK(cudaMemcpyAsync(u8_[slot].data(), batch.data, batch.bytes(),
                                        cudaMemcpyHostToDevice, static_cast<cudaStream_t>(s)));
+  // finish: device: the flips, then the mixing, in the order the CPU operators run them.
+  const DeviceBatch device{u8_[slot].data(), batch.n, batch.c, batch.h, batch.w, DeviceBatchFormat::kUint8Nhwc};
+  if (batch.flips != nullptr)
+    device_horizontal_flip(device, std::vector<uint8_t>(batch.flips, batch.flips + batch.n), s);
+  for (const MixDraw& d : batch.mixes) device_apply_mix(device, d, s);
   const float zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
   const DeferredNormalize* norm = batch.normalize;
   cuda_kernels::normalize_u8(static_cast<const uint8_t*>(u8_[slot].data()), f(x_[slot]), batch.n,

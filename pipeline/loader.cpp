@@ -91,6 +91,8 @@ struct Slot {
   std::vector<int64_t> batch_op_ns;  // per batch operator, this batch's time
   std::vector<int64_t> indices;    // batch_size dataset indices
   std::vector<uint8_t> ok;         // 0 where a skipped sample found no replacement
+  std::vector<uint8_t> flips;      // batch_size, the deferred flip's draws (finish: device)
+  std::vector<MixDraw> mixes;      // the batch's mixing draws, for the device (finish: device)
   DeviceBuffer device;             // when copy_to_device
   std::shared_ptr<EpochState> epoch;
   int64_t seq = 0;
@@ -196,6 +198,10 @@ struct Loader::Impl {
       }
       s->indices.resize(b);
       s->ok.resize(b);
+      if (pipeline->defers_flip()) {
+        s->flips.resize(b);
+        s->batch.flips = s->flips.data();
+      }
       if (options.copy_to_device) s->device = DeviceBuffer(b * sample_bytes);
       s->batch.format = format;
       s->batch.channels = format.channels;
@@ -445,6 +451,7 @@ struct Loader::Impl {
     const int64_t t3 = timed && !pipeline->output().in_place() ? now_ns() : t2;
     if (options.stage_timers) sample_cpu_ns.fetch_add(thread_cpu_ns() - cpu0, std::memory_order_relaxed);
     s.labels[pos] = dataset.label(static_cast<size_t>(index));
+    if (!s.flips.empty()) s.flips[pos] = w.ws.deferred_flip() ? 1 : 0;
     processed.fetch_add(1, std::memory_order_relaxed);
     // A success ends a run of failures (read first: no shared write per sample).
     if (failed_since_success.load(std::memory_order_relaxed) != 0) {
@@ -560,6 +567,7 @@ struct Loader::Impl {
         std::memcpy(slot_of(s, dst), slot_of(s, src), sample_bytes);
         s.labels[dst] = s.labels[src];
         s.indices[dst] = s.indices[src];
+        if (!s.flips.empty()) s.flips[dst] = s.flips[src];
       }
       size = out;
     }
@@ -574,7 +582,8 @@ struct Loader::Impl {
   // The spec's batch operators on the complete batch, drawing from the batch's generator.
   void run_batch_ops(Slot& s) {
     BatchData b;
-    // Null for uint8 batches: only label operators run on them (check_collate, spec.h).
+    // Null for uint8 batches: only label operators run on them, or the mixing operators'
+    // draws and label halves when the device finishes the pixels (check_collate, spec.h).
     b.data = s.batch.data_u8 != nullptr ? nullptr : s.data.as<float>();
     b.size = s.batch.size;
     b.channels = s.batch.channels;
@@ -592,7 +601,8 @@ struct Loader::Impl {
     TraceSpan span(options.trace, "batch_ops", "loader", s.seq);
     const int64_t t0 = now_ns();
     try {
-      pipeline->run_batch(b, rng, timed ? op_ns.data() : nullptr);
+      pipeline->run_batch(b, rng, timed ? op_ns.data() : nullptr, &s.mixes);
+      s.batch.mixes = s.mixes;
     } catch (const std::exception& e) {
       fail("", "loader stopped at batch " + std::to_string(s.batch.index) + " of epoch " +
                    std::to_string(s.batch.epoch) + ": " + e.what());

@@ -98,6 +98,12 @@ struct Batch {
   /// uint8 batches whose spec ends with normalize: what the consumer applies after the
   /// copy (pipeline_output.h); null otherwise (a uint8 batch without it is raw pixels)
   const DeferredNormalize* normalize = nullptr;
+  /// `collate: {..., finish: device}` (uint8 NHWC): size flags, 1 where the deferred
+  /// horizontal_flip mirrors that sample after the copy; null when nothing is deferred.
+  const uint8_t* flips = nullptr;
+  /// finish: device: the batch's mixup / cutmix draws, applied to the pixels after the
+  /// copy in this order (soft_labels are already mixed); empty otherwise.
+  std::span<const MixDraw> mixes;
   const int32_t* labels = nullptr;                  ///< size labels
   /// size x num_classes float32 soft labels (mixed / smoothed by the spec's batch
   /// operators); null when the spec has none.

@@ -39,6 +39,10 @@ void check_input(const char* where, const StepInput& in) {
   if (in.normalize != nullptr && (in.dtype != SampleDtype::kUint8 || in.c != 3))
     throw std::invalid_argument(std::string(where) + ": a deferred normalize needs a uint8 batch of 3 "
                                 "channels, got " + dtype_name(in.dtype) + " with " + std::to_string(in.c));
+  if ((in.flips != nullptr || !in.mixes.empty()) &&
+      (in.dtype != SampleDtype::kUint8 || in.layout != BatchLayout::kNHWC))
+    throw std::invalid_argument(std::string(where) + ": deferred flips or mixing need a uint8 NHWC batch, got " +
+                                dtype_name(in.dtype) + " " + layout_name(in.layout));
 }
 
 void check_iters(const char* where, int iters) {

@@ -26,13 +26,17 @@
 // or NCHW, transforms/pipeline_output.h) with, for uint8, the normalize the spec deferred
 // to after the copy (DeferredNormalize):
 //   emulated  reads nothing: it needs only the shape (and a non-null pointer); the
-//             deferred normalize counts as part of its compute time (on an H100 it is tens
-//             of microseconds for 64 x 3 x 224 x 224, against a 25 ms step), so it is not
-//             run on the consumer's CPU, which would charge the host for the device's work.
+//             deferred normalize (and with finish: device the deferred flips and mixing)
+//             counts as part of its compute time (on an H100 it is tens of microseconds
+//             for 64 x 3 x 224 x 224, against a 25 ms step), so it is not run on the
+//             consumer's CPU, which would charge the host for the device's work.
 //   cuda, cuda:cnn  copy the batch's own bytes (a quarter of float32's for uint8), then, for
 //             uint8, a kernel on the copy stream writes the float32 NCHW input,
 //             (q / 255 - mean) / std, or q without a normalize: the same float arithmetic as
-//             normalize_u8_batch (pipeline/collate.h), its CPU reference. Float32 NHWC is
+//             normalize_u8_batch (pipeline/collate.h), its CPU reference. Before it, on
+//             the same stream, the deferred flips and mixing of a finish: device batch
+//             (device_horizontal_flip, device_apply_mix: transforms/batch_ops_device.h;
+//             CPU reference finish_u8_batch in pipeline/collate.h). Float32 NHWC is
 //             fed as is: the model sees the pixels in another fixed order (for the CNN, a
 //             scrambled image of the same shape), which costs the same FLOPs.
 //             measure_compute_ms() times the float32 step without that kernel.
@@ -47,9 +51,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "transforms/batch_mix.h"
 #include "transforms/pipeline_output.h"
 
 namespace pipebench {
@@ -62,6 +68,11 @@ struct StepInput {
   BatchLayout layout = BatchLayout::kNCHW;
   /// uint8 only: the normalize to apply after the copy; null: the raw values
   const DeferredNormalize* normalize = nullptr;
+  /// uint8 NHWC only (`collate: {..., finish: device}`): n flags, 1 where the sample is
+  /// mirrored after the copy (null: none), and the batch's mixup / cutmix draws, applied
+  /// in order after the flips and before the normalize.
+  const uint8_t* flips = nullptr;
+  std::span<const MixDraw> mixes;
 
   /// n x c x h x w float32 NCHW, the default batch.
   static StepInput float_nchw(const float* data, int n, int c, int h, int w) {

@@ -198,5 +198,50 @@ TEST(NormalizeU8Batch, RejectsBadArguments) {
                std::invalid_argument);
 }
 
+// The CPU reference of the device's finish: a flag mirrors its sample (and only it), a
+// mixup draw mixes the pairs with uint8 rounding, a cutmix draw swaps the box; bad
+// arguments throw.
+TEST(FinishU8Batch, FlipsThenMixesInPlace) {
+  const int n = 2, h = 2, w = 3, c = 3;
+  std::vector<uint8_t> x(static_cast<size_t>(n) * h * w * c);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<uint8_t>(k);
+  std::vector<uint8_t> y = x;
+  const uint8_t flips[2] = {1, 0};
+  finish_u8_batch(y.data(), n, c, h, w, flips, {});
+  for (int row = 0; row < h; ++row)
+    for (int col = 0; col < w; ++col)
+      for (int ch = 0; ch < c; ++ch) {
+        const size_t at = (static_cast<size_t>(row) * w + col) * c + ch;
+        const size_t mirrored = (static_cast<size_t>(row) * w + (w - 1 - col)) * c + ch;
+        EXPECT_EQ(y[at], x[mirrored]);  // sample 0 mirrored
+        EXPECT_EQ(y[h * w * c + at], x[h * w * c + at]);  // sample 1 as it was
+      }
+  MixDraw mix;
+  mix.apply = true;
+  mix.lam = 0.25;
+  std::vector<uint8_t> m = x;
+  finish_u8_batch(m.data(), n, c, h, w, nullptr, std::vector<MixDraw>{mix});
+  std::vector<uint8_t> want = x;
+  mix_batch_u8(want.data(), n, static_cast<size_t>(h) * w * c, 0.25f);
+  EXPECT_EQ(m, want);
+  EXPECT_NE(m, x);
+  MixDraw cut;
+  cut.apply = cut.cut = true;
+  cut.box = CropWindow{1, 0, 2, 2};
+  std::vector<uint8_t> k = x;
+  finish_u8_batch(k.data(), n, c, h, w, nullptr, std::vector<MixDraw>{cut});
+  EXPECT_EQ(k[0], x[0]);                  // outside the box
+  EXPECT_EQ(k[3], x[h * w * c + 3]);      // inside: the partner's pixel
+  MixDraw off;  // the prob coin came up tails: nothing
+  std::vector<uint8_t> same = x;
+  finish_u8_batch(same.data(), n, c, h, w, nullptr, std::vector<MixDraw>{off});
+  EXPECT_EQ(same, x);
+  EXPECT_THROW(finish_u8_batch(nullptr, n, c, h, w, flips, {}), std::invalid_argument);
+  EXPECT_THROW(finish_u8_batch(y.data(), n, c, 0, w, flips, {}), std::invalid_argument);
+  cut.box = CropWindow{2, 0, 2, 2};  // outside the 3-pixel-wide image
+  EXPECT_THROW(finish_u8_batch(k.data(), n, c, h, w, nullptr, std::vector<MixDraw>{cut}), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace pipebench
+

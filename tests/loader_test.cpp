@@ -630,12 +630,15 @@ TEST_F(LoaderTest, PerOperatorTimersSplitTheTransformStage) {
 namespace pipebench {
 namespace {
 
-// imagenet_train at 32 px with another collate dtype / layout (and optionally a batch list).
+// imagenet_train at 32 px with another collate dtype / layout (and optionally a batch list
+// and where the batch is finished).
 std::shared_ptr<const Pipeline> collated(const std::string& dtype, const std::string& layout,
-                                         const std::vector<std::string>& batch_ops = {}) {
+                                         const std::vector<std::string>& batch_ops = {},
+                                         const std::string& finish = "host") {
   PipelineSpec spec = recipe_spec("imagenet_train", 32);
   spec.collate_dtype = dtype;
   spec.collate_layout = layout;
+  spec.collate_finish = finish;
   spec.name = "imagenet_train_" + dtype + "_" + layout;
   for (const auto& b : batch_ops) spec.batch.push_back(parse_pipeline_spec("[" + b + "]", "test").batch.at(0));
   return Pipeline::build(spec);
@@ -843,3 +846,94 @@ TEST_F(LoaderTest, LabelSmoothingRunsOnUint8Batches) {
 
 }  // namespace
 }  // namespace pipebench
+
+// --- collate finish: device (the flip and the mixing left for after the copy) ---------------
+
+namespace pipebench {
+namespace {
+
+struct FinishedBatches {
+  std::vector<std::vector<uint8_t>> bytes;  // per batch, as delivered
+  std::vector<std::vector<uint8_t>> flips;  // per batch, Batch::flips (empty: none)
+  std::vector<std::vector<MixDraw>> mixes;
+  std::vector<std::vector<float>> soft_labels;
+  std::vector<int> sizes;
+};
+
+FinishedBatches load_finished(const std::filesystem::path& root, std::shared_ptr<const Pipeline> p) {
+  ImageFolder ds(root);
+  LoaderOptions o;
+  o.pipeline = std::move(p);
+  o.batch_size = 6;
+  o.workers = 2;
+  o.sampler.seed = 77;
+  o.sampler.shuffle = true;
+  o.epochs = 2;
+  Loader loader(ds, o);
+  FinishedBatches r;
+  while (auto h = loader.next()) {
+    const Batch& b = **h;
+    const auto* q = static_cast<const uint8_t*>(b.host_data());
+    r.bytes.emplace_back(q, q + b.bytes());
+    r.flips.emplace_back();
+    if (b.flips != nullptr) r.flips.back().assign(b.flips, b.flips + b.size);
+    r.mixes.emplace_back(b.mixes.begin(), b.mixes.end());
+    r.soft_labels.emplace_back();
+    if (b.soft_labels != nullptr)
+      r.soft_labels.back().assign(b.soft_labels, b.soft_labels + static_cast<size_t>(b.size) * b.num_classes);
+    r.sizes.push_back(b.size);
+  }
+  return r;
+}
+
+// With finish: device the loader stops before imagenet_train's horizontal_flip and its
+// mixup_cutmix's pixels, and hands over their draws. Finished on the host by the CPU
+// reference of the device's work (finish_u8_batch), the batch is exactly the uint8 batch
+// whose flip ran on the CPU, and, normalized, the float32 batch mixed on the CPU (to the
+// uint8 rounding of mixup, timm's FastCollateMixup); the soft labels are the float32
+// pipeline's exactly: the same draws, from each operator's own stream.
+TEST_F(LoaderTest, FinishOnDeviceHandsOverTheSameDrawsAsTheCpuRuns) {
+  const auto device = collated("uint8", "NHWC", {"mixup_cutmix: {mixup_alpha: 0.8, cutmix_alpha: 1.0}"}, "device");
+  EXPECT_TRUE(device->defers_flip());
+  EXPECT_EQ(device->step_labels(), (std::vector<std::string>{"random_resized_crop"}));
+  EXPECT_NE(device->plan_text().find("collate(uint8 NHWC; horizontal_flip, mixup_cutmix, normalize after the copy)"),
+            std::string::npos) << device->plan_text();
+  const FinishedBatches d = load_finished(*root_, device);
+  const FinishedBatches u = load_finished(*root_, collated("uint8", "NHWC"));
+  const FinishedBatches f = load_finished(
+      *root_, collated("float32", "NCHW", {"mixup_cutmix: {mixup_alpha: 0.8, cutmix_alpha: 1.0}"}));
+  ASSERT_EQ(d.sizes, u.sizes);
+  ASSERT_EQ(d.sizes, f.sizes);
+  int flipped = 0, kept = 0, cut = 0, mixed = 0;
+  double worst = 0;
+  const DeferredNormalize norm{{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
+  for (size_t b = 0; b < d.sizes.size(); ++b) {
+    const int n = d.sizes[b];
+    ASSERT_EQ(d.flips[b].size(), static_cast<size_t>(n));
+    for (uint8_t x : d.flips[b]) (x != 0 ? flipped : kept)++;
+    ASSERT_EQ(d.mixes[b].size(), 1u) << "one mixing operator, one draw per batch";
+    (d.mixes[b][0].cut ? cut : mixed)++;
+    EXPECT_EQ(d.soft_labels[b], f.soft_labels[b]) << "batch " << b;
+    // The flips alone give the CPU-flipped uint8 batch, byte for byte.
+    std::vector<uint8_t> x = d.bytes[b];
+    finish_u8_batch(x.data(), n, 3, 32, 32, d.flips[b].data(), {});
+    EXPECT_EQ(x, u.bytes[b]) << "batch " << b;
+    // Flips and mixing, then normalize: the float32 batch mixed on the CPU.
+    finish_u8_batch(x.data(), n, 3, 32, 32, nullptr, d.mixes[b]);
+    std::vector<float> got(static_cast<size_t>(n) * 3 * 32 * 32);
+    normalize_u8_batch(x.data(), BatchLayout::kNHWC, n, 3, 32, 32, &norm, got.data());
+    const auto* want = reinterpret_cast<const float*>(f.bytes[b].data());
+    for (size_t k = 0; k < got.size(); ++k) worst = std::max(worst, static_cast<double>(std::abs(got[k] - want[k])));
+  }
+  EXPECT_GT(flipped, 0);
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(cut, 0);
+  EXPECT_GT(mixed, 0);
+  // mixup rounds to uint8 (half a level: 0.5 / 255 / 0.224 = 0.0088 after normalize);
+  // cutmix and the flips move bytes and are exact.
+  EXPECT_LE(worst, 0.0088) << "max |float batch - normalize(finish(device batch))|";
+}
+
+}  // namespace
+}  // namespace pipebench
+

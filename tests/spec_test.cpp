@@ -108,6 +108,36 @@ TEST(Spec, CollateUint8RefusesFloatOnlyOperators) {
                {"varies per sample", "uint8"});
 }
 
+// collate finish: device leaves the flip and the mixing to the device: it needs uint8
+// NHWC (what the device operators take) and then allows the pixel-mixing batch operators,
+// cutmix's boxes included; the spec round-trips with it.
+TEST(Spec, CollateFinishOnDevice) {
+  expect_error("{transforms: [center_crop, normalize], collate: {dtype: uint8, finish: device}}", "1:49",
+               {"finish: device needs {dtype: uint8, layout: NHWC}", "layout: NCHW"});
+  expect_error("{transforms: [center_crop, normalize], collate: {layout: NHWC, finish: device}}", "1:49",
+               {"finish: device", "dtype: float32"});
+  expect_error("{transforms: [center_crop], collate: {dtype: uint8, finish: gpu}}", "1:61",
+               {"finish must be one of host, device", "gpu"});
+  const std::string text =
+      "{name: d, transforms: [random_resized_crop, horizontal_flip, normalize], "
+      "collate: {dtype: uint8, layout: NHWC, finish: device}, batch: [cutmix, label_smoothing]}";
+  const auto spec = parse_pipeline_spec(text, "x");
+  EXPECT_EQ(spec.collate_finish, "device");
+  const auto p = Pipeline::build(spec);
+  EXPECT_TRUE(p->finishes_on_device());
+  EXPECT_TRUE(p->defers_flip());
+  EXPECT_NE(p->plan_text().find("; horizontal_flip, cutmix, normalize after the copy)"), std::string::npos)
+      << p->plan_text();
+  const std::string yaml = spec.to_yaml();
+  EXPECT_NE(yaml.find("finish: device"), std::string::npos) << yaml;
+  EXPECT_EQ(parse_pipeline_spec(yaml, "--pipeline").to_yaml(), yaml);
+  // A flip that does not end the operators runs on the CPU; finish: host is the default.
+  const auto mid = Pipeline::build(parse_pipeline_spec(
+      "{transforms: [horizontal_flip, center_crop, normalize], collate: {dtype: uint8, layout: NHWC, finish: device}}", "x"));
+  EXPECT_FALSE(mid->defers_flip());
+  EXPECT_EQ(parse_pipeline_spec("{transforms: [center_crop]}", "x").to_yaml().find("finish"), std::string::npos);
+}
+
 TEST(Spec, CollateUint8AndNhwcBuildAndRoundTrip) {
   const auto spec = parse_pipeline_spec(
       "{name: u8, transforms: [random_resized_crop, horizontal_flip, normalize], "

@@ -116,6 +116,13 @@ TEST(EmulatedStep, TakesUint8Batches) {
   in.c = 3;
   in.dtype = SampleDtype::kFloat32;  // the normalize of a float32 batch ran on the CPU
   EXPECT_THROW(step->step(in), std::invalid_argument);
+  // Deferred flips and mixing (finish: device) only on uint8 NHWC.
+  const uint8_t flips[2] = {1, 0};
+  in.dtype = SampleDtype::kUint8;
+  in.flips = flips;
+  EXPECT_THROW(step->step(in), std::invalid_argument);  // NCHW
+  in.layout = BatchLayout::kNHWC;
+  EXPECT_NO_THROW(step->step(in));
   in.dtype = SampleDtype::kUint8;
   in.data = nullptr;
   EXPECT_THROW(step->step(in), std::invalid_argument);

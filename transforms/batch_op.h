@@ -38,12 +38,24 @@ struct BatchData {
   size_t sample_floats() const { return static_cast<size_t>(channels) * height * width; }
 };
 
+struct MixDraw;  // batch_mix.h
+
 class BatchOperator {
  public:
   virtual ~BatchOperator() = default;
   /// The registry name ("mixup", "cutmix", "mixup_cutmix", "label_smoothing").
   virtual const std::string& name() const = 0;
   virtual void apply(BatchData& batch, Rng& rng) const = 0;
+  /// For a batch whose pixels the device finishes (`collate: {..., finish: device}`,
+  /// uint8 NHWC; batch.data may be null): makes apply()'s draws on rng and does the label
+  /// half on the host. An operator that mixes pixels (mixup, cutmix, mixup_cutmix) sets
+  /// `draw` and returns true (the device applies it: batch_ops_device.h); a labels-only
+  /// operator (label_smoothing) is applied whole and returns false.
+  virtual bool apply_labels(BatchData& batch, Rng& rng, MixDraw& draw) const {
+    (void)draw;
+    apply(batch, rng);
+    return false;
+  }
 };
 
 }  // namespace pipebench

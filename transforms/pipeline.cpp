@@ -247,8 +247,12 @@ std::string Pipeline::plan_text() const {
   return s;
 }
 
-void Pipeline::run_batch(BatchData& batch, Rng& rng, int64_t* op_ns) const {
+void Pipeline::run_batch(BatchData& batch, Rng& rng, int64_t* op_ns,
+                         std::vector<MixDraw>* device_mixes) const {
+  if (device_mixes != nullptr) device_mixes->clear();
   if (batch_ops_.empty()) return;
+  if (finishes_on_device() && device_mixes == nullptr)
+    throw std::logic_error(spec_.name + ": run_batch(): the pixels are mixed on the device; pass device_mixes");
   const BatchOperator* current = nullptr;
   try {
     one_hot_labels(batch);
@@ -256,7 +260,9 @@ void Pipeline::run_batch(BatchData& batch, Rng& rng, int64_t* op_ns) const {
       current = batch_ops_[i].get();
       const int64_t t0 = op_ns != nullptr ? now_ns() : 0;
       Rng own = rng.stream(batch_salts_[i]);
-      current->apply(batch, own);
+      MixDraw draw;
+      if (!finishes_on_device()) current->apply(batch, own);
+      else if (current->apply_labels(batch, own, draw)) device_mixes->push_back(draw);
       if (op_ns != nullptr) op_ns[i] += now_ns() - t0;
     }
   } catch (const std::exception& e) {
@@ -374,6 +380,10 @@ void Pipeline::run(std::span<const uint8_t> bytes, std::string_view file, Rng& r
     times->decode_ns = t1 - t0;
     times->transform_ns = (laps != nullptr ? last : now_ns()) - t1;
   }
+  if (deferred_flip_) {  // drawn from the flip's own stream, as the operator would
+    Rng own = rng.stream(deferred_flip_->salt);
+    ws.flip_ = FlipOp(true, deferred_flip_->p).draw(own);
+  }
   // A uint8 pipeline given a buffer: the image into it in the batch's layout (not timed
   // as transform: it is the collate's copy).
   if (out != nullptr && output_.dtype == SampleDtype::kUint8)
@@ -386,7 +396,9 @@ std::span<const OpSpec> Pipeline::per_sample_ops(const PipelineSpec& spec) {
   check_collate(spec);  // throws SpecError for an operator the dtype / layout cannot run
   std::span<const OpSpec> ops(spec.transforms);
   if (spec.collate_dtype == "uint8" && !ops.empty() && ops.back().name == "normalize")
-    return ops.first(ops.size() - 1);  // deferred: finish_output records it
+    ops = ops.first(ops.size() - 1);  // deferred: finish_output records it
+  if (spec.collate_finish == "device" && !ops.empty() && ops.back().name == "horizontal_flip")
+    ops = ops.first(ops.size() - 1);  // the device's: finish_output records it
   return ops;
 }
 
@@ -412,6 +424,13 @@ void Pipeline::finish_output(const DataShape& shape) {
     deferred_ = DeferredNormalize{float3(spec_.transforms.back().params.get_list("mean")),
                                   float3(spec_.transforms.back().params.get_list("std"))};
   }
+  const size_t kept = per_sample_ops(spec_).size();
+  if (kept < spec_.transforms.size() && spec_.transforms[kept].name == "horizontal_flip") {
+    int occurrence = 0;  // its stream salt, as op_salts_ would have given it
+    for (size_t i = 0; i <= kept; ++i) occurrence += spec_.transforms[i].name == "horizontal_flip";
+    deferred_flip_ = DeferredFlip{spec_.transforms[kept].params.get_float("p"),
+                                  Rng::stream_salt("horizontal_flip", occurrence)};
+  }
   shape_ = shape;
   output_.channels = shape.channels;
   output_.height = shape.height;
@@ -421,7 +440,13 @@ void Pipeline::finish_output(const DataShape& shape) {
 std::string Pipeline::collate_plan_text() const {
   if (output_.in_place()) return "";
   std::string s = std::string(" => collate(") + dtype_name(output_.dtype) + " " + layout_name(output_.layout);
-  if (deferred_) s += "; normalize after the copy";
+  std::string after;
+  if (deferred_flip_) after += "horizontal_flip, ";
+  if (finishes_on_device())
+    for (const auto& op : batch_ops_)
+      if (op->name() != "label_smoothing") after += op->name() + ", ";
+  if (deferred_) after += "normalize, ";
+  if (!after.empty()) s += "; " + after.substr(0, after.size() - 2) + " after the copy";
   return s + ")";
 }
 

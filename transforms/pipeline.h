@@ -30,6 +30,12 @@
 // and run() leaves the image in the workspace (output_image()) for collate to copy into the
 // batch in its layout. Batch operators (mixup, cutmix, label smoothing: batch_op.h) run on
 // the collated batch through run_batch(), called by whoever collates (the loader).
+// With `collate: {dtype: uint8, layout: NHWC, finish: device}` the accelerator also finishes
+// the flip and the mixing (the split DALI, FFCV and timm use): a horizontal_flip ending the
+// operators (before the deferred normalize) is drawn but not run (ws.deferred_flip() says
+// whether this sample flips), and run_batch() draws mixup / cutmix and mixes the soft labels
+// but leaves the pixels to the device (the draws come back in order). Every draw comes
+// from the operator's own stream, so the device finishes the same batch the CPU would.
 //
 // Errors: build() throws SpecError (spec.h) naming the spec's source, line and column for a
 // chain that cannot run (ROI decode with no crop to fuse, normalize before the size is
@@ -47,6 +53,7 @@
 #include <string_view>
 #include <vector>
 
+#include "transforms/batch_mix.h"
 #include "transforms/batch_op.h"
 #include "transforms/jpeg_decode.h"
 #include "transforms/operator.h"
@@ -84,6 +91,9 @@ class PipelineWorkspace {
   /// After run() of a uint8 pipeline: the sample, H x W x C uint8 (output() gives its
   /// shape). Valid until the next run() on this workspace.
   const Image& output_image() const { return sample_.image; }
+  /// After run() of a pipeline that defers its flip (Pipeline::defers_flip()): whether
+  /// this sample is to be mirrored after the copy; false otherwise.
+  bool deferred_flip() const { return flip_; }
 
   /// Exchanges the memory this workspace and `other` work in (decoders' buffers, the
   /// resampler's scratch, the image and scratch buffers), each keeping its pipeline's
@@ -101,6 +111,7 @@ class PipelineWorkspace {
   Resampler resampler_;  // the fused resize + normalize steps' scratch
   SampleData sample_;
   std::vector<std::unique_ptr<OpState>> states_;  // one per operator
+  bool flip_ = false;  // the deferred flip's draw of the last run()
 };
 
 class Pipeline {
@@ -124,6 +135,10 @@ class Pipeline {
   /// The normalize left for after the copy (dtype uint8 and a normalize ending the
   /// operators); nullopt otherwise: a uint8 batch without it holds the raw pixels.
   const std::optional<DeferredNormalize>& deferred_normalize() const { return deferred_; }
+  /// `collate: {..., finish: device}`: the flip and the mixing are the device's.
+  bool finishes_on_device() const { return spec_.collate_finish == "device"; }
+  /// A horizontal_flip ending the operators is left to the device (its draw is recorded).
+  bool defers_flip() const { return deferred_flip_.has_value(); }
   /// What runs, in order, e.g. "decode(full) -> random_resized_crop+horizontal_flip+normalize".
   std::string plan_text() const;
   /// The decode actually used: "full", "scaled" or "roi" (auto resolved).
@@ -140,9 +155,14 @@ class Pipeline {
   const BatchOperator& batch_op(size_t i) const { return *batch_ops_[i]; }
   /// Runs the batch operators on a collated batch: soft labels set one-hot from the hard
   /// labels, then each operator in order, drawing from rng (Rng::for_batch). Adds each
-  /// operator's time to op_ns[i] (ns) when op_ns is non-null. Throws std::runtime_error
-  /// "PIPELINE: OPERATOR: reason" (a label outside [0, num_classes), say).
-  void run_batch(BatchData& batch, Rng& rng, int64_t* op_ns = nullptr) const;
+  /// operator's time to op_ns[i] (ns) when op_ns is non-null. When the pipeline finishes
+  /// on the device, a mixing operator only draws and mixes the soft labels; its draw is
+  /// appended to *device_mixes (cleared first; required then, batch.data may be null), for
+  /// the device to mix the pixels in that order. Throws std::runtime_error
+  /// "PIPELINE: OPERATOR: reason" (a label outside [0, num_classes), say), and
+  /// std::logic_error for a device-finished pipeline without device_mixes.
+  void run_batch(BatchData& batch, Rng& rng, int64_t* op_ns = nullptr,
+                 std::vector<MixDraw>* device_mixes = nullptr) const;
 
   /// Decodes `bytes` (a JPEG; `file` names it in errors) and applies the operators. A
   /// float32 pipeline writes output_floats() floats, C x H x W, to `out` (either layout:
@@ -201,6 +221,11 @@ class Pipeline {
   DataShape shape_;
   SampleFormat output_;
   std::optional<DeferredNormalize> deferred_;
+  struct DeferredFlip {
+    double p = 0.5;     // the horizontal_flip's probability
+    uint64_t salt = 0;  // its stream (op_salts_ as if it ran)
+  };
+  std::optional<DeferredFlip> deferred_flip_;
 };
 
 }  // namespace pipebench

@@ -18,6 +18,11 @@
 // it becomes the batch's DeferredNormalize, applied after the H2D copy (normalize_u8_batch
 // in pipeline/collate.h is its CPU reference; the CUDA training step runs it as a kernel).
 // Every other float-only operator is refused by the spec (check_collate, spec.h).
+//
+// With `collate: {dtype: uint8, layout: NHWC, finish: device}` a horizontal_flip ending the
+// per-sample operators and the pixels of mixup / cutmix / mixup_cutmix are left to the
+// device too: the batch carries their draws (pipeline.h; the loader's Batch::flips and
+// Batch::mixes), and the device applies them before the normalize.
 #pragma once
 
 #include <array>

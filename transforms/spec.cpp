@@ -281,15 +281,19 @@ void parse_collate(const YAML::Node& n, const std::string& source, PipelineSpec&
     } else if (key == "layout") {
       if (v != "NCHW" && v != "NHWC") fail(m, "collate: layout must be one of NCHW, NHWC, got " + shown(kv.second));
       spec.collate_layout = v;
+    } else if (key == "finish") {
+      if (v != "host" && v != "device") fail(m, "collate: finish must be one of host, device, got " + shown(kv.second));
+      spec.collate_finish = v;
     } else {
-      fail(mark_of(kv.first, source), "collate: unknown parameter '" + key + "'; its parameters: dtype, layout");
+      fail(mark_of(kv.first, source), "collate: unknown parameter '" + key + "'; its parameters: dtype, layout, finish");
     }
   }
 }
 
 // "collate: {dtype: uint8, layout: NHWC} (line 7)", for the combination errors.
 std::string collate_text(const PipelineSpec& spec) {
-  std::string s = "collate: {dtype: " + spec.collate_dtype + ", layout: " + spec.collate_layout + "}";
+  std::string s = "collate: {dtype: " + spec.collate_dtype + ", layout: " + spec.collate_layout +
+                  (spec.collate_finish == "device" ? ", finish: device}" : "}");
   if (spec.collate_mark.line > 0) s += " (line " + std::to_string(spec.collate_mark.line) + ")";
   return s;
 }
@@ -355,6 +359,10 @@ double OpParams::get_float(const std::string& name) const {
 }
 
 void check_collate(const PipelineSpec& spec) {
+  const bool on_device = spec.collate_finish == "device";
+  if (on_device && (spec.collate_dtype != "uint8" || spec.collate_layout != "NHWC"))
+    fail(spec.collate_mark, "collate: finish: device needs {dtype: uint8, layout: NHWC} (the device's "
+                            "flip, mixup and cutmix take uint8 NHWC batches), got " + collate_text(spec));
   if (spec.collate_dtype == "uint8") {
     for (size_t i = 0; i < spec.transforms.size(); ++i) {
       const OpSpec& op = spec.transforms[i];
@@ -374,14 +382,15 @@ void check_collate(const PipelineSpec& spec) {
                         "collate dtype float32");
     }
     for (const OpSpec& op : spec.batch) {
-      if (labels_only(op.name)) continue;
+      if (labels_only(op.name) || on_device) continue;  // on the device: mixed after the copy
       fail(op.mark, op.name + " mixes the pixels of float32 batches, but " + collate_text(spec) +
-                        " gives uint8 batches, normalized only after the copy; pipebench does not "
-                        "mix uint8 pixels (timm's FastCollateMixup does, rounding). Use collate "
+                        " gives uint8 batches, normalized only after the copy; on the CPU pipebench "
+                        "does not mix uint8 pixels. Add finish: device to collate (the device mixes "
+                        "them after the copy, rounding as timm's FastCollateMixup), use collate "
                         "dtype float32, or remove " + op.name);
     }
   }
-  if (spec.collate_layout == "NHWC") {
+  if (spec.collate_layout == "NHWC" && !on_device) {  // the device cuts uint8 NHWC boxes
     for (const OpSpec& op : spec.batch) {
       if (op.name != "cutmix" && op.name != "mixup_cutmix") continue;
       fail(op.mark, op.name + " cuts its boxes out of NCHW batches, but " + collate_text(spec) +
@@ -466,8 +475,9 @@ std::string PipelineSpec::to_yaml() const {
   e << YAML::Key << "transforms" << YAML::Value;
   emit_ops(e, transforms);
   e << YAML::Key << "collate" << YAML::Value << YAML::BeginMap << YAML::Key << "dtype"
-    << YAML::Value << collate_dtype << YAML::Key << "layout" << YAML::Value << collate_layout
-    << YAML::EndMap;
+    << YAML::Value << collate_dtype << YAML::Key << "layout" << YAML::Value << collate_layout;
+  if (collate_finish != "host") e << YAML::Key << "finish" << YAML::Value << collate_finish;
+  e << YAML::EndMap;
   if (!batch.empty()) {
     e << YAML::Key << "batch" << YAML::Value;
     emit_ops(e, batch);

@@ -77,6 +77,8 @@ struct PipelineSpec {
   std::vector<OpSpec> transforms;    ///< per-sample operators, in order
   std::string collate_dtype = "float32";  ///< float32 | uint8 (transforms/pipeline_output.h)
   std::string collate_layout = "NCHW";    ///< NCHW | NHWC
+  /// host | device: where a uint8 batch's flip and mixing finish (pipeline_output.h)
+  std::string collate_finish = "host";
   SpecMark collate_mark;                  ///< where `collate:` stands; line 0 without one
   std::vector<OpSpec> batch;         ///< batch operators (transforms/batch_op.h), in order
   /// Faster variants of this pipeline (shipped recipes) and the stage each one speeds up:
@@ -104,9 +106,13 @@ PipelineSpec load_pipeline_spec(const std::filesystem::path& file, int default_s
 ///                 random_erasing, a normalize followed by another operator): they need the
 ///                 float32 tensor, which a uint8 batch has only after the copy; a normalize
 ///                 that ends the operators is allowed (it moves after the copy);
-///                 a batch operator that mixes pixels (mixup, cutmix, mixup_cutmix):
-///                 pipebench mixes float32 batches only (label_smoothing, labels only, runs);
-///   layout NHWC   cutmix, mixup_cutmix (their boxes are cut from NCHW batches).
+///                 a batch operator that mixes pixels (mixup, cutmix, mixup_cutmix), unless
+///                 finish is device: on the CPU pipebench mixes float32 batches only
+///                 (label_smoothing, labels only, runs);
+///   layout NHWC   cutmix, mixup_cutmix (their boxes are cut from NCHW batches), unless
+///                 finish is device;
+///   finish device anything but dtype uint8 with layout NHWC (what the device operators
+///                 take: transforms/batch_ops_device.h), at the collate's line.
 void check_collate(const PipelineSpec& spec);
 
 /// --pipeline=VALUE: a file when VALUE names one (or ends in .yaml / .yml), else inline
