@@ -110,7 +110,9 @@ struct Batch {
   const float* soft_labels = nullptr;
   int num_classes = 0;
   std::span<const int64_t> sample_indices;          ///< dataset indices, size entries
-  const void* device_data = nullptr;  ///< same batch on the device when copy_to_device
+  /// The same batch on the device when copy_to_device, as delivered: a finish: device
+  /// batch's flips and mixes are not applied there (the training step applies them).
+  const void* device_data = nullptr;
   /// The batch's host bytes, whatever its dtype.
   const void* host_data() const {
     return data != nullptr ? static_cast<const void*>(data) : static_cast<const void*>(data_u8);

@@ -12,6 +12,7 @@
 #include "model/catalogue.h"
 #include "pipeline/cuda.h"
 #include "pipeline/cuda_step_base.h"
+#include "transforms/batch_ops_device.h"
 #include "pipeline/train_step_cnn.h"
 
 #ifdef PIPEBENCH_HAVE_CUDA
@@ -43,6 +44,9 @@ void check_input(const char* where, const StepInput& in) {
       (in.dtype != SampleDtype::kUint8 || in.layout != BatchLayout::kNHWC))
     throw std::invalid_argument(std::string(where) + ": deferred flips or mixing need a uint8 NHWC batch, got " +
                                 dtype_name(in.dtype) + " " + layout_name(in.layout));
+  if (in.flips != nullptr && in.n > kDeviceFlipMaxBatch)  // before any copy is queued
+    throw std::invalid_argument(std::string(where) + ": the device flips at most " +
+                                std::to_string(kDeviceFlipMaxBatch) + " samples per batch, got " + std::to_string(in.n));
 }
 
 void check_iters(const char* where, int iters) {

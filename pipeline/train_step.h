@@ -43,7 +43,9 @@
 // Units: step times in ms, compute_gflop() in GFLOP (1e9 FLOPs) per step.
 //
 // Errors: std::invalid_argument for a negative or non-finite step time or batch shape
-// <= 0, a null batch, a normalize on other than 3 channels, an unknown baseline name;
+// <= 0, a null batch, a normalize on other than 3 channels, deferred flips or mixing on
+// other than a uint8 NHWC batch, flips of more than kDeviceFlipMaxBatch samples
+// (transforms/batch_ops_device.h), an unknown baseline name;
 // CudaUnavailable for "cuda" / "cuda:cnn" where no device exists, and for "cuda:cnn" in a
 // build without cuDNN; CudaError for a failed CUDA, cuBLAS or cuDNN call.
 #pragma once

@@ -128,6 +128,18 @@ TEST(Spec, CollateFinishOnDevice) {
   EXPECT_TRUE(p->defers_flip());
   EXPECT_NE(p->plan_text().find("; horizontal_flip, cutmix, normalize after the copy)"), std::string::npos)
       << p->plan_text();
+  // The batch operators on the host: cutmix's draw comes back, label_smoothing runs; no
+  // pixels are needed (a null batch). Without a vector the draws are dropped.
+  const int32_t labels[4] = {0, 1, 2, 3};
+  std::vector<float> soft(4 * 4);
+  BatchData b{nullptr, 4, 3, 224, 224, labels, soft.data(), 4};
+  Rng rng(5);
+  std::vector<MixDraw> draws;
+  p->run_batch(b, rng, nullptr, &draws);
+  ASSERT_EQ(draws.size(), 1u);
+  EXPECT_TRUE(draws[0].cut);
+  EXPECT_NE(soft[0], 1.0f);  // mixed and smoothed
+  EXPECT_NO_THROW(p->run_batch(b, rng));
   const std::string yaml = spec.to_yaml();
   EXPECT_NE(yaml.find("finish: device"), std::string::npos) << yaml;
   EXPECT_EQ(parse_pipeline_spec(yaml, "--pipeline").to_yaml(), yaml);

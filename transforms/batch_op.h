@@ -49,8 +49,9 @@ class BatchOperator {
   /// For a batch whose pixels the device finishes (`collate: {..., finish: device}`,
   /// uint8 NHWC; batch.data may be null): makes apply()'s draws on rng and does the label
   /// half on the host. An operator that mixes pixels (mixup, cutmix, mixup_cutmix) sets
-  /// `draw` and returns true (the device applies it: batch_ops_device.h); a labels-only
-  /// operator (label_smoothing) is applied whole and returns false.
+  /// `draw` and returns true, also when its prob coin left the batch unmixed (draw.apply
+  /// false: the device does nothing); a labels-only operator (label_smoothing) is applied
+  /// whole and returns false.
   virtual bool apply_labels(BatchData& batch, Rng& rng, MixDraw& draw) const {
     (void)draw;
     apply(batch, rng);

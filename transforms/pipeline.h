@@ -157,10 +157,10 @@ class Pipeline {
   /// labels, then each operator in order, drawing from rng (Rng::for_batch). Adds each
   /// operator's time to op_ns[i] (ns) when op_ns is non-null. When the pipeline finishes
   /// on the device, a mixing operator only draws and mixes the soft labels; its draw is
-  /// appended to *device_mixes (cleared first; required then, batch.data may be null), for
-  /// the device to mix the pixels in that order. Throws std::runtime_error
-  /// "PIPELINE: OPERATOR: reason" (a label outside [0, num_classes), say), and
-  /// std::logic_error for a device-finished pipeline without device_mixes.
+  /// appended to *device_mixes (cleared first; batch.data may be null then), for the device
+  /// to mix the pixels in that order; a null device_mixes drops them (a caller that times
+  /// the host's share only). Throws std::runtime_error "PIPELINE: OPERATOR: reason" (a
+  /// label outside [0, num_classes), say).
   void run_batch(BatchData& batch, Rng& rng, int64_t* op_ns = nullptr,
                  std::vector<MixDraw>* device_mixes = nullptr) const;
 
@@ -191,10 +191,11 @@ class Pipeline {
   Pipeline() = default;
   // The output format (collate dtype / layout), kept apart from the planner:
   // the operators that run per sample (the spec's, less a normalize deferred to after the
-  // copy), after check_collate (spec.h; throws SpecError);
+  // copy and, with finish: device, a horizontal_flip before it), after check_collate
+  // (spec.h; throws SpecError);
   static std::span<const OpSpec> per_sample_ops(const PipelineSpec& spec);
-  // checks the chain's last shape against the collate dtype and sets shape_, output_ and
-  // deferred_ (throws SpecError for a chain that cannot collate);
+  // checks the chain's last shape against the collate dtype and sets shape_, output_,
+  // deferred_ and deferred_flip_ (throws SpecError for a chain that cannot collate);
   void finish_output(const DataShape& shape);
   // " => collate(uint8 NHWC) -> normalize after the copy" and the like; "" for float32 NCHW.
   std::string collate_plan_text() const;

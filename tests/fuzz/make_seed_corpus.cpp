@@ -219,7 +219,8 @@ void spec_dictionary(const fs::path& path) {
   std::set<std::string> words = {"name",   "decode", "transforms", "batch",   "collate",
                                  "variants", "mode", "full",       "scaled",  "roi",
                                  "auto",   "dtype",  "float32",    "layout",  "NCHW",
-                                 "recipe", "fixes",  "imagenet",   "true",    "false"};
+                                 "recipe", "fixes",  "imagenet",   "true",    "false",
+                                 "finish", "host",   "device",     "uint8",   "NHWC"};
   for (const auto& op : OpRegistry::instance().all()) {
     words.insert(op.name);
     for (const auto& p : op.params) {
