@@ -207,6 +207,10 @@ void specs(const fs::path& dir) {
                     "  - label_smoothing: {smoothing: 0.1}\n"));
   write(dir / "one_line.yaml",
         std::string("[decode, {random_resized_crop: {size: 176}}, horizontal_flip, normalize]"));
+  write(dir / "finish_on_device.yaml",  // uint8 NHWC, flip and mixing left to the device
+        std::string("transforms: [random_resized_crop, horizontal_flip, normalize]\n"
+                    "collate: {dtype: uint8, layout: NHWC, finish: device}\n"
+                    "batch: [cutmix, {mixup_cutmix: {mixup_alpha: 0.8, cutmix_alpha: 1.0}}, label_smoothing]\n"));
   for (const auto& op : OpRegistry::instance().all()) {
     write(dir / ("op_" + op.name + ".yaml"), spec_for(op, ""));
     int k = 0;
