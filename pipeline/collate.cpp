@@ -2,10 +2,11 @@
 #include "pipeline/collate.h"
 
 #include <cmath>
-#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+
+#include "transforms/crop.h"
 
 namespace pipebench {
 namespace {
@@ -115,16 +116,9 @@ void finish_u8_batch(uint8_t* data, int n, int channels, int height, int width, 
                      std::span<const MixDraw> mixes) {
   if (data == nullptr) throw std::invalid_argument("finish_u8_batch: the batch is null");
   check_dims("finish_u8_batch", n, channels, height, width);
-  const size_t px = static_cast<size_t>(channels), row = px * width, sample = row * height;
-  if (flips != nullptr) {
-    for (int i = 0; i < n; ++i) {
-      if (flips[i] == 0) continue;
-      for (int y = 0; y < height; ++y) {
-        uint8_t* r = data + i * sample + y * row;
-        for (int a = 0, b = width - 1; a < b; ++a, --b) std::swap_ranges(r + a * px, r + (a + 1) * px, r + b * px);
-      }
-    }
-  }
+  const size_t sample = static_cast<size_t>(channels) * width * height;
+  for (int i = 0; flips != nullptr && i < n; ++i)
+    if (flips[i] != 0) horizontal_flip(data + i * sample, height, width, channels);
   for (const MixDraw& d : mixes) {
     if (!d.apply) continue;
     if (d.cut) cut_batch_u8_nhwc(data, n, height, width, channels, d.box);

@@ -63,7 +63,8 @@ void normalize_u8_batch(const uint8_t* in, BatchLayout layout, int n, int channe
 /// is mirrored left-right, then each draw of mixes is applied in order as
 /// device_apply_mix applies it (mix_batch_u8 / cut_batch_u8_nhwc, transforms/batch_mix.h).
 /// The soft labels are not touched (the loader mixed them). Throws std::invalid_argument
-/// for a null batch, n < 0 or C, H, W <= 0, a box outside the image or lam outside [0, 1].
+/// for a null batch, n < 0 or C, H, W <= 0, channels other than 1 or 3 with flips, a box
+/// outside the image or lam outside [0, 1].
 void finish_u8_batch(uint8_t* data, int n, int channels, int height, int width, const uint8_t* flips,
                      std::span<const MixDraw> mixes);
 

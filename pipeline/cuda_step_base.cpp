@@ -103,7 +103,7 @@ void CudaStepBase::copy_u8(const StepInput& batch, int slot) {
   // finish: device: the flips, then the mixing, in the order the CPU operators run them.
   const DeviceBatch device{u8_[slot].data(), batch.n, batch.c, batch.h, batch.w, DeviceBatchFormat::kUint8Nhwc};
   if (batch.flips != nullptr)
-    device_horizontal_flip(device, std::vector<uint8_t>(batch.flips, batch.flips + batch.n), s);
+    device_horizontal_flip(device, std::span<const uint8_t>(batch.flips, static_cast<size_t>(batch.n)), s);
   for (const MixDraw& d : batch.mixes) device_apply_mix(device, d, s);
   const float zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
   const DeferredNormalize* norm = batch.normalize;

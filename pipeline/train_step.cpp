@@ -12,8 +12,8 @@
 #include "model/catalogue.h"
 #include "pipeline/cuda.h"
 #include "pipeline/cuda_step_base.h"
-#include "transforms/batch_ops_device.h"
 #include "pipeline/train_step_cnn.h"
+#include "transforms/batch_ops_device.h"
 
 #ifdef PIPEBENCH_HAVE_CUDA
 #include <cublas_v2.h>

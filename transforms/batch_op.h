@@ -46,16 +46,17 @@ class BatchOperator {
   /// The registry name ("mixup", "cutmix", "mixup_cutmix", "label_smoothing").
   virtual const std::string& name() const = 0;
   virtual void apply(BatchData& batch, Rng& rng) const = 0;
-  /// For a batch whose pixels the device finishes (`collate: {..., finish: device}`,
-  /// uint8 NHWC; batch.data may be null): makes apply()'s draws on rng and does the label
-  /// half on the host. An operator that mixes pixels (mixup, cutmix, mixup_cutmix) sets
-  /// `draw` and returns true, also when its prob coin left the batch unmixed (draw.apply
-  /// false: the device does nothing); a labels-only operator (label_smoothing) is applied
-  /// whole and returns false.
-  virtual bool apply_labels(BatchData& batch, Rng& rng, MixDraw& draw) const {
+  /// True for an operator that changes pixels (mixup, cutmix, mixup_cutmix), false for a
+  /// labels-only one (label_smoothing).
+  virtual bool mixes_pixels() const { return false; }
+  /// The host's half for a batch whose pixels the device finishes (`collate: {...,
+  /// finish: device}`, uint8 NHWC; batch.data may be null): apply()'s draws on rng and the
+  /// labels. A pixel-mixing operator sets `draw` for the device, also when its prob coin
+  /// left the batch unmixed (draw.apply false: the device does nothing); a labels-only
+  /// operator is applied whole and leaves `draw` alone.
+  virtual void apply_labels(BatchData& batch, Rng& rng, MixDraw& draw) const {
     (void)draw;
     apply(batch, rng);
-    return false;
   }
 };
 

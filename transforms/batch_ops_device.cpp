@@ -57,7 +57,7 @@ std::vector<uint8_t> draw_horizontal_flips(double p, std::vector<Rng>& rngs) {
   return flips;
 }
 
-void device_horizontal_flip(const DeviceBatch& b, const std::vector<uint8_t>& flips, void* stream) {
+void device_horizontal_flip(const DeviceBatch& b, std::span<const uint8_t> flips, void* stream) {
   check_batch(b, "device horizontal_flip");
   if (flips.size() != static_cast<size_t>(b.n))
     throw std::invalid_argument("device horizontal_flip: " + std::to_string(flips.size()) + " flags for " +

@@ -32,6 +32,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "transforms/batch_mix.h"
@@ -68,7 +69,7 @@ constexpr int kDeviceFlipMaxBatch = 4096;
 std::vector<uint8_t> draw_horizontal_flips(double p, std::vector<Rng>& rngs);
 
 /// Mirrors left-right every sample i with flips[i] != 0 (flips: n host bytes).
-void device_horizontal_flip(const DeviceBatch& b, const std::vector<uint8_t>& flips, void* stream);
+void device_horizontal_flip(const DeviceBatch& b, std::span<const uint8_t> flips, void* stream);
 /// mixup's pixels: x_i = lam x_i + (1 - lam) x_{N-1-i} (uint8: rint, clamped).
 void device_mixup(const DeviceBatch& b, float lam, void* stream);
 /// cutmix's pixels: the box (pixel coordinates of one sample) swaps between x_i and

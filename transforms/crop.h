@@ -120,8 +120,11 @@ void random_crop(const Image& src, int size, Rng& rng, Image& out);
 /// The window random_crop would take (sizes only).
 CropWindow random_crop_window(int height, int width, int size, Rng& rng);
 
-/// Mirror left-right in place.
+/// Mirror left-right in place. Throws std::invalid_argument for channels other than 1 or 3.
 void horizontal_flip(Image& img);
+/// The same on a raw height x width x channels uint8 image (HWC, rows packed), e.g. one
+/// sample of an NHWC batch (pipeline/collate.h finish_u8_batch).
+void horizontal_flip(uint8_t* hwc, int height, int width, int channels);
 /// Mirror top-bottom in place.
 void vertical_flip(Image& img);
 

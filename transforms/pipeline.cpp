@@ -243,7 +243,7 @@ std::string Pipeline::plan_text() const {
   if (!batch_ops_.empty()) {
     if (output_.in_place()) s += " => collate";
     for (const auto& b : batch_ops_)  // a device-finished mixing: its labels only here
-      s += " -> " + b->name() + (finishes_on_device() && b->name() != "label_smoothing" ? " (labels)" : "");
+      s += " -> " + b->name() + (finishes_on_device() && b->mixes_pixels() ? " (labels)" : "");
   }
   return s;
 }
@@ -261,9 +261,11 @@ void Pipeline::run_batch(BatchData& batch, Rng& rng, int64_t* op_ns,
       current = batch_ops_[i].get();
       const int64_t t0 = op_ns != nullptr ? now_ns() : 0;
       Rng own = rng.stream(batch_salts_[i]);
-      MixDraw draw;
-      if (!finishes_on_device()) current->apply(batch, own);
-      else if (current->apply_labels(batch, own, draw)) device_mixes->push_back(draw);
+      if (finishes_on_device() && current->mixes_pixels()) {
+        current->apply_labels(batch, own, device_mixes->emplace_back());
+      } else {
+        current->apply(batch, own);
+      }
       if (op_ns != nullptr) op_ns[i] += now_ns() - t0;
     }
   } catch (const std::exception& e) {
@@ -425,7 +427,7 @@ void Pipeline::finish_output(const DataShape& shape) {
     deferred_ = DeferredNormalize{float3(spec_.transforms.back().params.get_list("mean")),
                                   float3(spec_.transforms.back().params.get_list("std"))};
   }
-  const size_t kept = per_sample_ops(spec_).size();
+  const size_t kept = ops_.size();  // one per kept OpSpec (build: per_sample_ops)
   if (kept < spec_.transforms.size() && spec_.transforms[kept].name == "horizontal_flip") {
     int occurrence = 0;  // its stream salt, as op_salts_ would have given it
     for (size_t i = 0; i <= kept; ++i) occurrence += spec_.transforms[i].name == "horizontal_flip";
@@ -445,7 +447,7 @@ std::string Pipeline::collate_plan_text() const {
   if (deferred_flip_) after += "horizontal_flip, ";
   if (finishes_on_device())
     for (const auto& op : batch_ops_)
-      if (op->name() != "label_smoothing") after += op->name() + ", ";
+      if (op->mixes_pixels()) after += op->name() + ", ";
   if (deferred_) after += "normalize, ";
   if (!after.empty()) s += "; " + after.substr(0, after.size() - 2) + " after the copy";
   return s + ")";

@@ -27,15 +27,15 @@ class MixOp final : public BatchOperator {
   MixOp(std::string name, double mixup_alpha, double cutmix_alpha, double prob, double switch_prob)
       : name_(std::move(name)), params_{mixup_alpha, cutmix_alpha, prob, switch_prob} {}
   const std::string& name() const override { return name_; }
+  bool mixes_pixels() const override { return true; }
   // The draws in draw_mix (batch_mix.h), shared with the device version (batch_ops_device.h).
   void apply(BatchData& b, Rng& rng) const override { apply_mix(b, draw_mix(params_, b.height, b.width, rng)); }
   // The same draws; the soft labels mixed with the weight the pixels will get.
-  bool apply_labels(BatchData& b, Rng& rng, MixDraw& draw) const override {
+  void apply_labels(BatchData& b, Rng& rng, MixDraw& draw) const override {
     draw = draw_mix(params_, b.height, b.width, rng);
     if (draw.apply)
       mix_soft_labels(b.soft_labels, b.size, b.num_classes,
                       draw.cut ? cut_lam(b.height, b.width, draw.box) : static_cast<float>(draw.lam));
-    return true;
   }
 
  private:
