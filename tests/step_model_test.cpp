@@ -1,0 +1,378 @@
+// The step model (model/step_model.h) against answers worked out by hand: constant costs
+// give back max(data, compute) (model/bound.h's bound); a slow sample per batch, a single
+// huge sample under in-order and out-of-order delivery, a sparse tail against the
+// prefetch depth, workers beyond the cores, callbacks sync and async, the max over ranks;
+// percentiles ordered, runs deterministic, bad input named.
+#include "model/step_model.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/bound.h"
+
+namespace pipebench::model {
+namespace {
+
+StepModelInput input(std::vector<double> costs, int batch, int workers, int depth, double compute_ms) {
+  StepModelInput in;
+  in.sample_ms = std::move(costs);
+  in.loader.batch = batch;
+  in.loader.workers = workers;
+  in.loader.prefetch_depth = depth;
+  in.loop.compute_ms = compute_ms;
+  return in;
+}
+
+// Replayed costs over a window that is a whole number of the pattern's periods.
+SimOptions replay(int steps = 2000, int warmup = 40) {
+  SimOptions o;
+  o.order = CostOrder::kReplay;
+  o.steps = steps;
+  o.warmup_steps = warmup;
+  return o;
+}
+
+// The extra time over compute_ms summed over the measured steps.
+double extra_ms(const StepPrediction& p, double compute_ms) {
+  return (p.step_ms - compute_ms) * p.steps;
+}
+
+TEST(StepModel, ConstantCostsGiveMaxOfDataAndComputeInBothRegimes) {
+  const int batch = 64;
+  const double cost = 0.5;
+  for (int workers : {1, 2, 3, 4, 7, 8}) {
+    for (int depth : {1, 2, 4}) {
+      LoaderShape shape;
+      shape.batch = batch;
+      shape.workers = workers;
+      shape.prefetch_depth = depth;
+      const double data = mean_data_ms(cost, shape);
+      if (depth > 1) EXPECT_DOUBLE_EQ(data, batch * cost / workers);
+      for (double compute : {0.5 * data, 2.0 * data}) {  // data-bound, compute-bound
+        SCOPED_TRACE("workers " + std::to_string(workers) + ", depth " + std::to_string(depth) +
+                     ", compute " + std::to_string(compute));
+        const StepPrediction p = predict_step(input({cost}, batch, workers, depth, compute), replay());
+        const Bound b = compute_bound(data, compute, p.step_ms);
+        EXPECT_NEAR(p.step_ms, b.bound_ms, 1e-6 * b.bound_ms);
+        EXPECT_NEAR(p.step_ms, mean_bound_ms(cost, shape, compute), 1e-6 * b.bound_ms);
+        EXPECT_NEAR(p.mean_bound_ms, b.bound_ms, 1e-9);
+        EXPECT_NEAR(p.au_pct, 100.0 * compute / b.bound_ms, 1e-4);
+        EXPECT_NEAR(p.au_pct + p.stall_pct, 100.0, 1e-12);
+        EXPECT_NEAR(p.data_ms, data, 1e-6 * data);
+      }
+    }
+  }
+}
+
+TEST(StepModel, DepthOneBatchRoundsUpToWholeRoundsOfTheWorkers) {
+  // Nothing is dispatched before the previous batch is released: ceil(10 / 4) = 3 rounds.
+  LoaderShape shape;
+  shape.batch = 10;
+  shape.workers = 4;
+  shape.prefetch_depth = 1;
+  EXPECT_DOUBLE_EQ(mean_data_ms(2.0, shape), 6.0);
+  EXPECT_NEAR(predict_data_ms({2.0}, shape, replay()), 6.0, 1e-9);
+  shape.prefetch_depth = 2;  // the workers go on with the next batch: 10 x 2 / 4
+  EXPECT_NEAR(predict_data_ms({2.0}, shape, replay()), 5.0, 1e-6);
+}
+
+// One slow sample S first in every batch of B, the others cost c, depth 1, W >= 2 workers:
+// one worker holds S while the other W - 1 share the rest, so a batch takes
+// max(S, ceil((B - 1) / (W - 1)) x c), not the mean's ((B - 1) c + S) / W.
+TEST(StepModel, OneSlowSamplePerBatchHoldsItsBatch) {
+  const int batch = 8;
+  for (double slow : {20.0, 3.0}) {
+    std::vector<double> costs(batch, 1.0);
+    costs[0] = slow;
+    for (int workers : {2, 3, 5}) {
+      SCOPED_TRACE("slow " + std::to_string(slow) + ", workers " + std::to_string(workers));
+      const double rest = std::ceil((batch - 1.0) / (workers - 1.0));
+      const double expected = std::max({slow, rest, 2.0});
+      const StepPrediction p = predict_step(input(costs, batch, workers, 1, 2.0), replay());
+      EXPECT_NEAR(p.step_ms, expected, 1e-9);
+      EXPECT_NEAR(p.p99_ms, expected, 1e-9);
+      EXPECT_GE(p.step_ms, p.mean_bound_ms - 1e-9);  // the mean never sees more than this
+    }
+  }
+  // A deep prefetch keeps every worker busy: the tail is absorbed, the mean holds.
+  std::vector<double> costs(batch, 1.0);
+  costs[0] = 20.0;
+  const StepPrediction deep = predict_step(input(costs, batch, 2, 8, 2.0), replay());
+  EXPECT_NEAR(deep.step_ms, (7.0 + 20.0) / 2, 1e-6);
+  EXPECT_NEAR(deep.mean_bound_ms, 13.5, 1e-12);
+}
+
+// One huge sample among cheap ones, compute-bound (4 workers make a 16-sample batch in
+// 0.4 ms against a 10 ms step). In order, the loader runs depth batches ahead, so the
+// huge sample's batch is due depth steps after its dispatch: the loop stalls
+// H - depth x compute, and every batch behind it waits. Out of order, the other batches
+// go past it on the three free workers: no stall.
+TEST(StepModel, HugeSampleBlocksInOrderDeliveryAndOutOfOrderGoesPastIt) {
+  const int batch = 16, depth = 4;
+  const double huge = 500, compute = 10;
+  std::vector<double> costs(static_cast<size_t>(batch) * 1000, 0.1);
+  costs[static_cast<size_t>(batch) * 50 + 3] = huge;
+  StepModelInput in = input(costs, batch, 4, depth, compute);
+  const StepPrediction ordered = predict_step(in, replay(300, 10));
+  EXPECT_NEAR(extra_ms(ordered, compute), huge - depth * compute, 1.0);
+  EXPECT_NEAR(ordered.max_ms, huge - (depth - 1) * compute, 1.0);
+  EXPECT_NEAR(ordered.p50_ms, compute, 1e-9);
+  in.loader.delivery = Delivery::kOutOfOrder;
+  const StepPrediction unordered = predict_step(in, replay(300, 10));
+  EXPECT_LT(extra_ms(unordered, compute), 1e-6);
+  EXPECT_LT(unordered.stall_pct, ordered.stall_pct);
+  EXPECT_NEAR(unordered.max_ms, compute, 1e-6);
+}
+
+// One worker, batches of 4 samples at 1 ms, every 20th batch with one sample of 41 ms
+// (the batch takes D = 44 ms), a 10 ms step: the loader runs `depth` batches ahead, so the
+// slow batch stalls the loop max(0, D - depth x compute) once every 20 steps:
+//   mean step = 10 + max(0, 44 - 10 depth) / 20.
+TEST(StepModel, DeeperPrefetchAbsorbsASparseTail) {
+  std::vector<double> costs(80, 1.0);
+  costs[0] = 41.0;
+  double previous = std::numeric_limits<double>::infinity();
+  for (int depth = 1; depth <= 6; ++depth) {
+    SCOPED_TRACE("depth " + std::to_string(depth));
+    const StepPrediction p = predict_step(input(costs, 4, 1, depth, 10.0), replay(2000, 40));
+    EXPECT_NEAR(p.step_ms, 10.0 + std::max(0.0, 44.0 - 10.0 * depth) / 20.0, 1e-9);
+    EXPECT_LE(p.step_ms, previous + 1e-12);
+    previous = p.step_ms;
+  }
+  // Two workers, a random sparse tail: a deeper prefetch never makes it worse.
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> tail(20000);
+  for (double& c : tail) c = u(rng) < 0.01 ? 60.0 : 0.2;
+  previous = std::numeric_limits<double>::infinity();
+  for (int depth : {1, 2, 4, 8, 16}) {
+    const StepPrediction p = predict_step(input(tail, 32, 2, depth, 6.0));
+    EXPECT_LE(p.step_ms, previous * (1 + 1e-3)) << "depth " << depth;
+    previous = p.step_ms;
+  }
+}
+
+TEST(StepModel, WorkersBeyondTheCoresSlowDataProportionally) {
+  LoaderShape shape;
+  shape.batch = 32;
+  shape.prefetch_depth = 2;
+  shape.cores = 2;
+  for (int workers : {2, 4, 8}) {
+    shape.workers = workers;
+    EXPECT_DOUBLE_EQ(contention_factor(shape), workers / 2.0);
+    EXPECT_NEAR(predict_data_ms({1.0}, shape, replay()), 16.0, 1e-6) << workers << " workers";
+  }
+  shape.cores = 0;  // enough cores: four workers make it in a quarter
+  shape.workers = 4;
+  EXPECT_NEAR(predict_data_ms({1.0}, shape, replay()), 8.0, 1e-6);
+  // The loop's thread keeps half a core busy: two workers share 1.5 cores.
+  shape.cores = 2;
+  shape.workers = 2;
+  shape.loop_cpu_share = 0.5;
+  EXPECT_NEAR(predict_data_ms({1.0}, shape, replay()), 32.0 / 1.5, 1e-6);
+  // A fractional quota (cgroup): one worker on half a core takes twice as long.
+  shape.cores = 0.5;
+  shape.workers = 1;
+  shape.loop_cpu_share = 0;
+  EXPECT_NEAR(predict_data_ms({1.0}, shape, replay()), 64.0, 1e-6);
+}
+
+// Compute-bound: two workers make a batch of 8 x 0.1 ms in 0.4 ms, the step is 10 ms.
+StepModelInput compute_bound_loop() { return input({0.1}, 8, 2, 2, 10.0); }
+
+TEST(StepModel, SyncCallbackThatWaitsForTheStepAddsToIt) {
+  StepModelInput in = compute_bound_loop();
+  in.loop.callbacks = {{3.0, 1, false, true}};  // metric: .item() after the step
+  EXPECT_NEAR(predict_step(in, replay()).step_ms, 13.0, 1e-9);
+  in.loop.callbacks = {{3.0, 2, false, true}};  // every other step: 3 ms per 2 steps
+  EXPECT_NEAR(predict_step(in, replay()).step_ms, 11.5, 1e-9);
+}
+
+// step() returns at once (one step in flight, train_step.h): a sync callback that does not
+// wait for the accelerator runs while it computes, and lengthens the step only by what it
+// takes beyond it.
+TEST(StepModel, SyncCallbackOverlapsTheAcceleratorsStepUntilItIsLonger) {
+  StepModelInput in = compute_bound_loop();
+  in.loop.callbacks = {{3.0, 1, false, false}};
+  EXPECT_NEAR(predict_step(in, replay()).step_ms, 10.0, 1e-9);
+  in.loop.callbacks = {{15.0, 1, false, false}};
+  EXPECT_NEAR(predict_step(in, replay()).step_ms, 15.0, 1e-9);
+  // 30 ms every 10th step: that step is 30 ms, the other nine 10: 12 ms, not 10 + 3.
+  in.loop.callbacks = {{30.0, 10, false, false}};
+  EXPECT_NEAR(predict_step(in, replay()).step_ms, 12.0, 1e-9);
+  // Data-bound (20 ms a batch): an 8 ms callback hides in the wait for data.
+  StepModelInput data_bound = input({1.0}, 20, 1, 2, 5.0);
+  data_bound.loop.callbacks = {{8.0, 1, false, false}};
+  EXPECT_NEAR(predict_step(data_bound, replay()).step_ms, 20.0, 1e-6);
+}
+
+TEST(StepModel, AsyncCallbackAddsNothingUntilItExceedsTheStep) {
+  StepModelInput in = compute_bound_loop();
+  in.loop.callbacks = {{8.0, 1, true, false}};
+  EXPECT_NEAR(predict_step(in, replay()).step_ms, 10.0, 1e-9);
+  // 15 ms of background work per 10 ms step: the queue fills, the hand-off waits, the
+  // background thread paces the loop.
+  in.loop.callbacks = {{15.0, 1, true, false}};
+  EXPECT_NEAR(predict_step(in, replay()).step_ms, 15.0, 1e-6);
+  // 30 ms every 10th step: 3 ms per step on average, absorbed by the queue.
+  in.loop.callbacks = {{30.0, 10, true, false}};
+  EXPECT_NEAR(predict_step(in, replay()).step_ms, 10.0, 1e-9);
+}
+
+// One sample per batch on one worker with depth 1: step = max(compute, max_r D_r).
+TEST(StepModel, SynchronisedRanksWaitForTheSlowest) {
+  StepModelInput in = input({}, 1, 1, 1, 5.0);
+  in.loop.ranks = 2;
+  in.rank_sample_ms = {{10, 1, 1, 1}, {1, 1, 10, 1}};
+  EXPECT_NEAR(predict_step(in, replay()).step_ms, (10 + 5 + 10 + 5) / 4.0, 1e-9);
+  in.loop.ranks = 1;
+  in.rank_sample_ms = {{10, 1, 1, 1}};
+  EXPECT_NEAR(predict_step(in, replay()).step_ms, (10 + 5 + 5 + 5) / 4.0, 1e-9);
+  // Independent draws of {10 w.p. 0.1, 1 otherwise} per rank: E[max(5, max_r D_r)] =
+  // 5 + 5 (1 - 0.9^R).
+  std::vector<double> costs(10, 1.0);
+  costs[0] = 10;
+  for (int ranks : {1, 2, 4, 8}) {
+    StepModelInput r = input(costs, 1, 1, 1, 5.0);
+    r.loop.ranks = ranks;
+    SimOptions o;
+    o.order = CostOrder::kResample;
+    o.steps = 10000;
+    EXPECT_NEAR(predict_step(r, o).step_ms, 5 + 5 * (1 - std::pow(0.9, ranks)), 0.1) << ranks << " ranks";
+  }
+}
+
+std::vector<double> lognormal_costs(size_t n, double sigma, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::lognormal_distribution<double> d(std::log(0.5), sigma);
+  std::vector<double> v(n);
+  for (double& c : v) c = d(rng);
+  return v;
+}
+
+TEST(StepModel, PercentilesAreOrderedAndRunsDeterministic) {
+  const auto costs = lognormal_costs(5000, 1.5, 3);
+  for (int workers : {1, 2, 4}) {
+    for (double compute : {2.0, 10.0, 40.0}) {
+      for (Delivery delivery : {Delivery::kInOrder, Delivery::kOutOfOrder}) {
+        StepModelInput in = input(costs, 32, workers, 2, compute);
+        in.loader.delivery = delivery;
+        const StepPrediction p = predict_step(in);
+        EXPECT_LE(p.p50_ms, p.p95_ms);
+        EXPECT_LE(p.p95_ms, p.p99_ms);
+        EXPECT_LE(p.p99_ms, p.max_ms);
+        EXPECT_GE(p.step_ms, compute - 1e-9);
+        EXPECT_GE(p.step_ms, p.mean_bound_ms * (1 - 1e-2));  // a tail only adds (up to the window)
+        EXPECT_GE(p.data_wait_ms, 0);
+        const StepPrediction again = predict_step(in);
+        EXPECT_EQ(p.step_ms, again.step_ms);
+        EXPECT_EQ(p.p99_ms, again.p99_ms);
+      }
+    }
+  }
+}
+
+TEST(StepModel, WorkersForTargetIsTheClosedFormOnConstantCosts) {
+  // The one formula: bound.h's predict_workers at 100 %, the what-if's and --workers=auto's
+  // at 90 %.
+  EXPECT_EQ(mean_workers_for_target(2.0, 64, 25.0, 100), predict_workers(2.0, 64, 25.0, 1.0));
+  EXPECT_EQ(mean_workers_for_target(2.0, 64, 25.0, 90), 5);  // 0.9 x 128 / 25 = 4.6
+  EXPECT_EQ(mean_workers_for_target(1.0, 50, 25.0, 100), 2);  // an exact fit stays exact
+  EXPECT_EQ(mean_workers_for_target(2.0, 64, 0.0, 90), 0);    // nothing keeps up with no step
+  for (double target : {50.0, 90.0, 100.0}) {
+    const WorkersForTarget w = workers_for_target(input({2.0}, 64, 1, 2, 25.0), target, 256, replay());
+    EXPECT_TRUE(w.reached);
+    EXPECT_EQ(w.workers, mean_workers_for_target(2.0, 64, 25.0, target)) << target;
+    EXPECT_GE(w.at.au_pct, target - 1e-6);
+  }
+}
+
+TEST(StepModel, WorkersForTargetSeesTheTailAndTheCores) {
+  // A sparse heavy tail at depth 2 needs more workers than the mean says.
+  std::vector<double> costs(2000, 0.5);
+  for (size_t i = 0; i < costs.size(); i += 200) costs[i] = 80;
+  StepModelInput in = input(costs, 32, 1, 2, 20.0);
+  const WorkersForTarget w = workers_for_target(in, 90);
+  ASSERT_TRUE(w.reached);
+  double mean = 0;
+  for (double c : costs) mean += c / costs.size();
+  EXPECT_GT(w.workers, mean_workers_for_target(mean, 32, 20.0, 90));
+  EXPECT_GE(w.at.au_pct, 90 - 1e-9);
+  in.loader.workers = w.workers - 1;
+  EXPECT_LT(predict_step(in).au_pct, 90);
+  // Two cores: 4 samples of 10 ms per batch cannot beat 20 ms a batch, against a 10 ms step.
+  StepModelInput bound = input({10.0}, 4, 1, 2, 10.0);
+  bound.loader.cores = 2;
+  const WorkersForTarget none = workers_for_target(bound, 90, 64, replay());
+  EXPECT_FALSE(none.reached);
+  EXPECT_EQ(none.workers, 2);  // the fewest with the highest AU (50 %)
+  EXPECT_NEAR(none.at.au_pct, 50, 1e-6);
+}
+
+TEST(StepModel, ADefaultRunIsFast) {
+  // 10000 steps of 64 samples on 8 workers (the longest automatic run), twice: the loop
+  // and the loader alone. A run calls the model many times; this is its budget's guard.
+  const auto costs = lognormal_costs(400000, 1.5, 5);
+  const auto t0 = std::chrono::steady_clock::now();
+  const StepPrediction p = predict_step(input(costs, 64, 8, 2, 10.0));
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(p.steps, 10000);
+  RecordProperty("seconds", std::to_string(s));
+  EXPECT_LT(s, 10.0);
+}
+
+void expect_invalid(const std::function<void()>& f, const std::string& names) {
+  try {
+    f();
+    ADD_FAILURE() << "no std::invalid_argument naming " << names;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
+  }
+}
+
+TEST(StepModel, BadInputIsNamed) {
+  const auto with = [](const std::function<void(StepModelInput&)>& change) {
+    return [change] {
+      StepModelInput in = input({1.0, 2.0}, 8, 2, 2, 5.0);
+      change(in);
+      predict_step(in);
+    };
+  };
+  const double nan = std::nan("");
+  expect_invalid(with([](StepModelInput& in) { in.sample_ms.clear(); }), "sample_ms");
+  expect_invalid(with([](StepModelInput& in) { in.sample_ms[1] = -1; }), "sample_ms[1]");
+  expect_invalid(with([&](StepModelInput& in) { in.sample_ms[0] = nan; }), "sample_ms[0]");
+  expect_invalid(with([](StepModelInput& in) { in.loader.batch = 0; }), "loader.batch");
+  expect_invalid(with([](StepModelInput& in) { in.loader.workers = 0; }), "loader.workers");
+  expect_invalid(with([](StepModelInput& in) { in.loader.prefetch_depth = 0; }), "loader.prefetch_depth");
+  expect_invalid(with([](StepModelInput& in) { in.loader.cores = -1; }), "loader.cores");
+  expect_invalid(with([](StepModelInput& in) { in.loader.cores = 1, in.loader.loop_cpu_share = 1; }),
+                 "loader.loop_cpu_share");
+  expect_invalid(with([](StepModelInput& in) { in.loader.deliver_ms = -1; }), "loader.deliver_ms");
+  expect_invalid(with([&](StepModelInput& in) { in.loop.compute_ms = nan; }), "loop.compute_ms");
+  expect_invalid(with([](StepModelInput& in) { in.loop.ranks = 0; }), "loop.ranks");
+  expect_invalid(with([](StepModelInput& in) { in.loop.callbacks = {{-1, 1, false, false}}; }),
+                 "loop.callbacks[0].ms");
+  expect_invalid(with([](StepModelInput& in) { in.loop.callbacks = {{1, 0, false, false}}; }),
+                 "loop.callbacks[0].every");
+  expect_invalid(with([](StepModelInput& in) { in.loop.callbacks = {{1, 1, true, true}}; }),
+                 "loop.callbacks[0]");
+  expect_invalid(with([](StepModelInput& in) { in.loop.ranks = 2, in.rank_sample_ms = {{1.0}}; }),
+                 "rank_sample_ms");
+  expect_invalid([] { predict_step(input({1.0}, 8, 1, 1, 1), SimOptions{-1}); }, "options.steps");
+  expect_invalid([] { workers_for_target(input({1.0}, 8, 1, 1, 1), 0); }, "target_au_pct");
+  expect_invalid([] { workers_for_target(input({1.0}, 8, 1, 1, 1), 90, 0); }, "max_workers");
+  expect_invalid([] { mean_workers_for_target(1, 0, 1); }, "batch");
+  expect_invalid([] { mean_data_ms(-1, LoaderShape{}); }, "mean_sample_ms");
+}
+
+}  // namespace
+}  // namespace pipebench::model
