@@ -347,6 +347,20 @@ StepPrediction loop_prediction(const StepModelInput& in, const SimOptions& o) {
   return p;
 }
 
+// The smallest w in (fail, pass] with good(w), given good(pass), assuming good does not
+// turn false as w grows.
+int bisect(int fail, int pass, const std::function<bool(int)>& good) {
+  while (pass - fail > 1) {
+    const int mid = fail + (pass - fail) / 2;
+    if (good(mid)) {
+      pass = mid;
+    } else {
+      fail = mid;
+    }
+  }
+  return pass;
+}
+
 }  // namespace
 
 double contention_factor(const LoaderShape& l) {
@@ -420,27 +434,23 @@ WorkersForTarget workers_for_target(const StepModelInput& in, double target_au_p
   int fail = std::clamp(lower, 1, max_workers);
   if (lower > 0 && ok(fail)) return {fail, true, at(fail)};
   // Widen by doubling steps until a count reaches the target, then bisect (fail, pass].
-  int pass = 0;
   for (int step = 1; lower > 0 && fail < max_workers; step *= 2) {
     const int w = std::min(max_workers, fail + step);
     if (ok(w)) {
-      pass = w;
-      break;
+      const int pass = bisect(fail, w, ok);
+      return {pass, true, at(pass)};
     }
     fail = w;
   }
-  if (pass > 0) {
-    while (pass - fail > 1) {
-      const int mid = fail + (pass - fail) / 2;
-      (ok(mid) ? pass : fail) = mid;
-    }
-    return {pass, true, at(pass)};
-  }
+  // Out of reach: the highest AU simulated, at the fewest workers that give it.
   if (seen.empty()) at(1);
-  const auto best = std::max_element(seen.begin(), seen.end(), [](const auto& a, const auto& b) {
-    return a.second.au_pct + 1e-9 < b.second.au_pct;  // the fewest on a tie: the first max
-  });
-  return {best->first, false, best->second};
+  double top = 0;
+  int top_workers = 1;
+  for (const auto& [w, p] : seen) {
+    if (p.au_pct > top + 1e-9) top = p.au_pct, top_workers = w;
+  }
+  const int fewest = bisect(0, top_workers, [&](int w) { return at(w).au_pct >= top - 1e-9; });
+  return {fewest, false, at(fewest)};
 }
 
 }  // namespace pipebench::model

@@ -160,7 +160,7 @@ double predict_data_ms(const std::vector<double>& sample_ms, const LoaderShape& 
 struct WorkersForTarget {
   int workers = 0;           ///< the smallest count reaching the target; see reached
   bool reached = false;      ///< false: no count <= max_workers reaches it; workers is then
-                             ///< the fewest with the highest AU among those simulated
+                             ///< the fewest giving the highest AU simulated (bisected below it)
   StepPrediction at;         ///< the prediction at `workers` (data_ms not filled: 0)
 };
 

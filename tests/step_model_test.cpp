@@ -55,11 +55,16 @@ TEST(StepModel, ConstantCostsGiveMaxOfDataAndComputeInBothRegimes) {
       shape.workers = workers;
       shape.prefetch_depth = depth;
       const double data = mean_data_ms(cost, shape);
-      if (depth > 1) EXPECT_DOUBLE_EQ(data, batch * cost / workers);
+      if (depth > 1) {
+        EXPECT_DOUBLE_EQ(data, batch * cost / workers);
+      }
       for (double compute : {0.5 * data, 2.0 * data}) {  // data-bound, compute-bound
         SCOPED_TRACE("workers " + std::to_string(workers) + ", depth " + std::to_string(depth) +
                      ", compute " + std::to_string(compute));
-        const StepPrediction p = predict_step(input({cost}, batch, workers, depth, compute), replay());
+        // 2100 steps: a whole number of the pattern's period (the batches' phase against
+        // the workers' rounds repeats every `workers` batches).
+        const StepPrediction p =
+            predict_step(input({cost}, batch, workers, depth, compute), replay(2100, 42));
         const Bound b = compute_bound(data, compute, p.step_ms);
         EXPECT_NEAR(p.step_ms, b.bound_ms, 1e-6 * b.bound_ms);
         EXPECT_NEAR(p.step_ms, mean_bound_ms(cost, shape, compute), 1e-6 * b.bound_ms);
@@ -84,23 +89,29 @@ TEST(StepModel, DepthOneBatchRoundsUpToWholeRoundsOfTheWorkers) {
   EXPECT_NEAR(predict_data_ms({2.0}, shape, replay()), 5.0, 1e-6);
 }
 
-// One slow sample S first in every batch of B, the others cost c, depth 1, W >= 2 workers:
-// one worker holds S while the other W - 1 share the rest, so a batch takes
-// max(S, ceil((B - 1) / (W - 1)) x c), not the mean's ((B - 1) c + S) / W.
+// One slow sample S first in every batch of B = 8, the others 1 ms, depth 1 (each batch
+// starts when the previous one is taken), W workers, a 2 ms step. S = 20: one worker holds
+// S while the other W - 1 finish the rest long before, so a batch takes S, not the mean's
+// ((B - 1) + S) / W (13.5 at W = 2). S = 3, worked by hand: W = 2, the other worker does
+// 3 samples by t = 3, then both share the last 4: 5; W = 3: two workers do 6 by t = 3, the
+// last one runs 3..4: 4; W = 5: four workers do all 7 by t = 2: 3.
 TEST(StepModel, OneSlowSamplePerBatchHoldsItsBatch) {
   const int batch = 8;
-  for (double slow : {20.0, 3.0}) {
+  struct Case {
+    double slow;
+    int workers;
+    double batch_ms;
+  };
+  for (const Case& c : {Case{20, 2, 20}, Case{20, 3, 20}, Case{20, 5, 20}, Case{3, 2, 5},
+                        Case{3, 3, 4}, Case{3, 5, 3}}) {
+    SCOPED_TRACE("slow " + std::to_string(c.slow) + ", workers " + std::to_string(c.workers));
     std::vector<double> costs(batch, 1.0);
-    costs[0] = slow;
-    for (int workers : {2, 3, 5}) {
-      SCOPED_TRACE("slow " + std::to_string(slow) + ", workers " + std::to_string(workers));
-      const double rest = std::ceil((batch - 1.0) / (workers - 1.0));
-      const double expected = std::max({slow, rest, 2.0});
-      const StepPrediction p = predict_step(input(costs, batch, workers, 1, 2.0), replay());
-      EXPECT_NEAR(p.step_ms, expected, 1e-9);
-      EXPECT_NEAR(p.p99_ms, expected, 1e-9);
-      EXPECT_GE(p.step_ms, p.mean_bound_ms - 1e-9);  // the mean never sees more than this
-    }
+    costs[0] = c.slow;
+    const StepPrediction p = predict_step(input(costs, batch, c.workers, 1, 2.0), replay());
+    EXPECT_NEAR(p.step_ms, c.batch_ms, 1e-9);
+    EXPECT_NEAR(p.p99_ms, c.batch_ms, 1e-9);
+    EXPECT_NEAR(p.au_pct, 100.0 * 2.0 / c.batch_ms, 1e-9);
+    EXPECT_GE(p.step_ms, p.mean_bound_ms - 1e-9);  // the mean never sees more than this
   }
   // A deep prefetch keeps every worker busy: the tail is absorbed, the mean holds.
   std::vector<double> costs(batch, 1.0);
@@ -296,18 +307,21 @@ TEST(StepModel, WorkersForTargetIsTheClosedFormOnConstantCosts) {
 }
 
 TEST(StepModel, WorkersForTargetSeesTheTailAndTheCores) {
-  // A sparse heavy tail at depth 2 needs more workers than the mean says.
-  std::vector<double> costs(2000, 0.5);
-  for (size_t i = 0; i < costs.size(); i += 200) costs[i] = 80;
+  // Every 10th batch of 32 holds large originals (4 ms each, the others 0.25 ms), a 20 ms
+  // step, depth 2: the loader is two steps (40 ms) ahead, so a large batch made in
+  // ceil(32 / w) x 4 ms stalls the loop by what exceeds 40 ms once every 10 steps:
+  // 2 workers 64 ms, a 22.4 ms step, AU 89.3 %; 3 workers 44 ms, 20.4 ms, AU 98.0 %. The
+  // mean (0.625 ms a sample) says one worker does.
+  std::vector<double> costs(320, 0.25);
+  std::fill(costs.begin(), costs.begin() + 32, 4.0);
   StepModelInput in = input(costs, 32, 1, 2, 20.0);
-  const WorkersForTarget w = workers_for_target(in, 90);
+  EXPECT_EQ(mean_workers_for_target(0.625, 32, 20.0, 90), 1);
+  const WorkersForTarget w = workers_for_target(in, 90, 256, replay());
   ASSERT_TRUE(w.reached);
-  double mean = 0;
-  for (double c : costs) mean += c / costs.size();
-  EXPECT_GT(w.workers, mean_workers_for_target(mean, 32, 20.0, 90));
-  EXPECT_GE(w.at.au_pct, 90 - 1e-9);
-  in.loader.workers = w.workers - 1;
-  EXPECT_LT(predict_step(in).au_pct, 90);
+  EXPECT_EQ(w.workers, 3);
+  EXPECT_NEAR(w.at.step_ms, 20.4, 1e-9);
+  in.loader.workers = 2;
+  EXPECT_NEAR(predict_step(in, replay()).step_ms, 22.4, 1e-9);
   // Two cores: 4 samples of 10 ms per batch cannot beat 20 ms a batch, against a 10 ms step.
   StepModelInput bound = input({10.0}, 4, 1, 2, 10.0);
   bound.loader.cores = 2;
