@@ -1,8 +1,7 @@
 #include "bench/console_reporter.h"
 
-#include <map>
-
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -49,8 +48,10 @@ const char* big_o_name(benchmark::BigO o) {
   }
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+// A rate unit: its values get "/s" on the console.
+bool is_rate(model::Unit u) {
+  using U = model::Unit;
+  return u == U::kImagesPerSecond || u == U::kBytesPerSecond || u == U::kMegapixelsPerSecond || u == U::kGBPerSecond;
 }
 
 // ANSI colours, as Google Benchmark's console uses them (names green, times yellow, ...).
@@ -109,32 +110,52 @@ std::string format_counter_value(double value, int one_k) {
 ConsoleCounter console_counter(const std::string& name, const benchmark::Counter& counter,
                                bool percent_row) {
   if (percent_row) return {name, strf("%.2f%%", 100.0 * counter.value)};
-  const bool rate = (counter.flags & benchmark::Counter::kIsRate) != 0;
-  const char* unit = !rate ? "" : (counter.flags & benchmark::Counter::kInvert) != 0 ? "s" : "/s";
   double value = counter.value;
   std::string shown = name;
-  if (!rate && ends_with(name, "_ms") && value != 0 && std::fabs(value) < 0.1) {
-    shown = name.substr(0, name.size() - 3) + "_us";
-    value *= 1000.0;
+  const auto unit = model::unit_of(name);
+  const char* suffix = "";
+  if (unit) {  // the schema's entry decides, the same for every row (one unit per column)
+    if (*unit == model::Unit::kMs && model::shown_unit_of(name) == model::Unit::kUs) {
+      shown.replace(shown.size() - 3, 3, "_us");  // every such entry's name ends in _ms
+      value *= 1000.0;
+    }
+    suffix = is_rate(*unit) ? "/s" : "";
+  } else if ((counter.flags & benchmark::Counter::kIsRate) != 0) {  // another program's counter
+    suffix = (counter.flags & benchmark::Counter::kInvert) != 0 ? "s" : "/s";
   }
-  return {shown, format_counter_value(value, static_cast<int>(counter.oneK)) + unit};
+  return {shown, format_counter_value(value, static_cast<int>(counter.oneK)) + suffix};
 }
 
-const std::vector<std::string>& compact_counters(const std::string& family) {
-  static const std::map<std::string, std::vector<std::string>> kColumns = {
-      {"Read", {"us_per_image"}},
-      {"Decode", {"us_per_image", "source_megapixels_per_second"}},
-      {"Transform", {"us_per_image"}},
-      {"Sample", {"us_per_image", "paired_saving_ms", "paired_saving_ci_ms"}},
-      {"Loader", {"data_ms", "cpu_cores_used", "sample_cpu_ms"}},
-      {"StageTimers", {"overhead_pct"}},
-      {"SystemSampler", {"sampler_cores", "overhead_pct"}},
-      {"TrainStep", {"compute_ms"}},
-      {"EndToEnd", {"step_ms", "au_pct", "stall_pct", "prediction_error_pct"}},
+const std::vector<model::CounterId>& compact_counters(const std::string& family) {
+  using C = model::CounterId;
+  static const std::map<std::string, std::vector<C>> kColumns = {
+      {"Read", {C::kUsPerImage}},
+      {"Decode", {C::kUsPerImage, C::kSourceMegapixelsPerSecond}},
+      {"Transform", {C::kUsPerImage}},
+      {"Sample", {C::kUsPerImage, C::kPairedSavingMs, C::kPairedSavingCiMs}},
+      {"Loader", {C::kDataMs, C::kCpuCoresUsed, C::kSampleCpuMs}},
+      {"StageTimers", {C::kOverheadPct}},
+      {"SystemSampler", {C::kSamplerCores, C::kOverheadPct}},
+      {"TrainStep", {C::kComputeMs}},
+      {"EndToEnd", {C::kStepMs, C::kAuPct, C::kStallPct, C::kPredictionErrorPct}},
   };
-  static const std::vector<std::string> kNone;
+  static const std::vector<C> kNone;
   const auto it = kColumns.find(family);
   return it == kColumns.end() ? kNone : it->second;
+}
+
+std::string_view compact_heading(model::CounterId id) {
+  using C = model::CounterId;
+  // Short headings for the compact columns, each ending in the column's console unit (the
+  // JSON keeps the counters' own names): tests/console_reporter_test.cpp checks them.
+  static const std::map<C, std::string_view> kShort = {
+      {C::kItemsPerSecond, "images/s"}, {C::kUsPerImage, "us/image"},
+      {C::kPairedSavingMs, "saving_us"}, {C::kPairedSavingCiMs, "ci95_us"},
+      {C::kCpuCoresUsed, "cores"},       {C::kSourceMegapixelsPerSecond, "MP/s"},
+      {C::kSampleCpuMs, "cpu_us"},       {C::kAuPct, "AU_pct"},
+      {C::kPredictionErrorPct, "err_pct"}};
+  const auto it = kShort.find(id);
+  return it == kShort.end() ? model::counter_spec(id).name : it->second;
 }
 
 std::vector<ConsoleCounter> UnitsConsoleReporter::shown(const Run& run) const {
@@ -144,24 +165,17 @@ std::vector<ConsoleCounter> UnitsConsoleReporter::shown(const Run& run) const {
   const auto& keep = compact_counters(family);
   if (keep.empty() && family.empty()) return all;  // a case no family names: as it is
   std::vector<ConsoleCounter> out;
-  const auto pick = [&](const std::string& name) {
-    const auto c = run.counters.find(name);
+  const bool percent_row = run.run_type == Run::RT_Aggregate && run.aggregate_unit == benchmark::kPercentage;
+  const auto pick = [&](model::CounterId id) {
+    const auto c = run.counters.find(std::string(model::counter_name(id)));
     if (c == run.counters.end()) return;
-    const bool percent_row = run.run_type == Run::RT_Aggregate && run.aggregate_unit == benchmark::kPercentage;
-    out.push_back(console_counter(name, c->second, percent_row));
+    ConsoleCounter shown = console_counter(c->first, c->second, percent_row);
+    shown.name = compact_heading(id);
+    if (!percent_row && shown.text.ends_with("/s")) shown.text.resize(shown.text.size() - 2);  // the heading says /s
+    out.push_back(std::move(shown));
   };
-  pick("items_per_second");
-  for (const auto& name : keep) pick(name);
-  // Short headings for the compact columns (the JSON keeps the counters' own names).
-  static const std::map<std::string, std::string> kShort = {
-      {"items_per_second", "images"},      {"us_per_image", "us/image"},
-      {"paired_saving_ms", "saving_ms"},   {"paired_saving_ci_ms", "ci95_ms"},
-      {"paired_saving_us", "saving_us"},   {"paired_saving_ci_us", "ci95_us"},
-      {"cpu_cores_used", "cores"},         {"source_megapixels_per_second", "MP"},
-      {"sample_cpu_ms", "cpu_ms"},         {"sample_cpu_us", "cpu_us"},
-      {"au_pct", "AU_pct"},                {"prediction_error_pct", "err_pct"}};
-  for (auto& c : out)
-    if (const auto s = kShort.find(c.name); s != kShort.end()) c.name = s->second;
+  pick(model::CounterId::kItemsPerSecond);
+  for (const auto id : keep) pick(id);
   return out;
 }
 

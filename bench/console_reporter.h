@@ -8,14 +8,16 @@
 //     are plain decimals (about four significant digits, integers without decimals);
 //     from 100000 up the large prefixes k, M, G, T (Ki, Mi, ... for 1024-based counters)
 //     keep the columns narrow, as Google Benchmark does; below 1e-7, scientific notation;
-//   - a millisecond counter (name ending in "_ms") whose magnitude is below 0.1 ms is
-//     shown in microseconds under the name ending in "_us" (collate_ms = 0.000257 is
-//     shown as collate_us=0.257): a reader never sees a tiny fraction of a millisecond.
-//     Zero stays "_ms". In the tabular layout (--benchmark_counters_tabular=true) the
-//     column header follows the names shown, so a new header is printed when a row's
-//     units change, as Google Benchmark does when the counter set changes;
-//   - rates keep their "/s" ("s" for inverted rates), and the coefficient-of-variation
-//     rows of repetitions (aggregate unit percentage) print "12.34%" for every counter.
+//   - each counter is shown in the unit its entry of the counter schema gives
+//     (model/counters.h, CounterSpec::shown), the same in every row: a millisecond counter
+//     whose values are fractions of a millisecond (the per-sample stage times, waits, a
+//     paired saving) is shown in microseconds under its name ending in "_us"
+//     (collate_ms = 0.000257 is shown as collate_us=0.257, and collate_ms = 2.5 as
+//     collate_us=2500), a per-batch one (step_ms, data_ms) in ms: one unit per column,
+//     never chosen by the row. A counter the schema does not hold is shown as it is;
+//   - rates (the schema's images/s, bytes/s, MP/s, GB/s units) keep their "/s", and the
+//     coefficient-of-variation rows of repetitions (aggregate unit percentage) print
+//     "12.34%" for every counter.
 // Only the console changes: the JSON (bench/run_output.h) keeps the counters' names and
 // values in their own units (ms), which the report and the scripts read.
 #pragma once
@@ -24,13 +26,16 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "model/counters.h"
 
 namespace pipebench::bench {
 
 /// One counter as the console shows it.
 struct ConsoleCounter {
-  std::string name;  ///< the counter's name, or its "_us" form (see above)
+  std::string name;  ///< the counter's name, its "_us" form, or its compact heading (see above)
   std::string text;  ///< the value with its rate or percent unit, no SI fraction prefix
 };
 
@@ -44,7 +49,10 @@ ConsoleCounter console_counter(const std::string& name, const benchmark::Counter
 
 /// The counters the compact console shows for a case of `family` (model::family_name:
 /// "EndToEnd", ...), at most four besides items_per_second; empty: every counter.
-const std::vector<std::string>& compact_counters(const std::string& family);
+const std::vector<model::CounterId>& compact_counters(const std::string& family);
+/// The compact console's heading of a counter's column ("saving_us", "images/s"), which
+/// ends in the column's console unit; the counter's name where it has no short one.
+std::string_view compact_heading(model::CounterId id);
 
 /// Google Benchmark's console reporter with the counters shown as above. With a family
 /// lookup (`family_of`: a registered case name -> its family, "" when unknown), the compact

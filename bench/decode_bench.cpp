@@ -26,6 +26,7 @@
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "bench/counter_put.h"
 #include "bench/image_round.h"
 #include "pipeline/cuda.h"
 #include "pipeline/nvjpeg_decode.h"
@@ -81,8 +82,7 @@ void BM_Decode(benchmark::State& state, BenchContext& ctx, Backend backend) {
   }
   state.SetBytesProcessed(bytes);
   set_round_counters(state, images, round.size(), cpu_ns);
-  state.counters["source_megapixels_per_second"] =
-      benchmark::Counter(pixels / 1e6, benchmark::Counter::kIsRate);
+  put(state, CounterId::kSourceMegapixelsPerSecond, benchmark::Counter(pixels / 1e6, benchmark::Counter::kIsRate));
 }
 
 void BM_DecodeNvjpeg(benchmark::State& state, BenchContext& ctx) {
@@ -127,8 +127,7 @@ void BM_DecodeNvjpeg(benchmark::State& state, BenchContext& ctx) {
   }
   state.SetBytesProcessed(bytes);
   set_round_counters(state, images, round.size(), cpu_ns);
-  state.counters["source_megapixels_per_second"] =
-      benchmark::Counter(pixels / 1e6, benchmark::Counter::kIsRate);
+  put(state, CounterId::kSourceMegapixelsPerSecond, benchmark::Counter(pixels / 1e6, benchmark::Counter::kIsRate));
 }
 
 }  // namespace

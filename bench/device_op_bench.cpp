@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench/benchmarks.h"
+#include "bench/counter_put.h"
 #include "model/catalogue.h"
 #include "pipeline/cuda.h"
 #include "transforms/batch_ops_device.h"
@@ -122,13 +123,13 @@ void BM_DeviceOp(benchmark::State& state, BenchContext& ctx, const std::string& 
   }
   state.SetItemsProcessed(state.iterations() * n);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(b.bytes()));
-  state.counters["batch_ms"] = state.iterations() > 0 ? total_ms / static_cast<double>(state.iterations()) : 0.0;
-  state.counters["batch_images"] = n;
-  state.counters["batch_bytes"] = static_cast<double>(b.bytes());
-  state.counters["GB_per_second"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * b.bytes() / 1e9, benchmark::Counter::kIsRate);
-  state.counters["us_per_image"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * n / 1e6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  put(state, CounterId::kBatchMs, state.iterations() > 0 ? total_ms / static_cast<double>(state.iterations()) : 0.0);
+  put(state, CounterId::kBatchImages, n);
+  put(state, CounterId::kBatchBytes, static_cast<double>(b.bytes()));
+  put(state, CounterId::kGBPerSecond, benchmark::Counter(
+      static_cast<double>(state.iterations()) * b.bytes() / 1e9, benchmark::Counter::kIsRate));
+  put(state, CounterId::kUsPerImage, benchmark::Counter(
+      static_cast<double>(state.iterations()) * n / 1e6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert));
 }
 
 }  // namespace

@@ -43,6 +43,7 @@
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "bench/counter_put.h"
 #include "model/catalogue.h"
 #include "model/cores.h"
 #include "bench/loader_util.h"
@@ -93,10 +94,10 @@ void BM_TrainStep(benchmark::State& state, BenchContext& ctx, const std::string&
     state.SetIterationTime(step->measure_compute_ms(n, ch, h, w, 1) / 1e3);
   }
   state.SetItemsProcessed(state.iterations() * n);
-  state.counters["compute_ms"] = compute_ms;
+  put(state, CounterId::kComputeMs, compute_ms);
   // FLOPs are known for a real step only; an emulated one has no counter rather than 0.
   if (const double gflop = step->compute_gflop(n, ch, h, w); gflop > 0)
-    state.counters["compute_gflop"] = gflop;
+    put(state, CounterId::kComputeGflop, gflop);
 }
 
 // One BM_EndToEnd case, phase by phase. The same loop on every rank under mpirun
@@ -219,20 +220,19 @@ class EndToEndCase {
     items_ = std::llround(sustained * window_->mean_batch(c_.batch));
     state_.SetItemsProcessed(items_);
     bound_ = compute_bound(data_.data_ms, compute_ms_, step_ms);
-    auto& k = state_.counters;
-    k["workers"] = workers_;
-    k["batch_size"] = c_.batch;
+    put(state_, CounterId::kWorkers, workers_);
+    put(state_, CounterId::kBatchSize, c_.batch);
     // The images a batch held as delivered (short batches: drop_last false, a dataset
     // smaller than a batch): what images/s and every per-batch figure rest on.
-    k["images_per_batch"] = window_->mean_batch(c_.batch);
-    k["data_ms"] = bound_.data_ms;
-    k["compute_ms"] = bound_.compute_ms;
-    k["step_ms"] = bound_.step_ms;
-    k["bound_ms"] = bound_.bound_ms;
-    k["au_pct"] = bound_.au_pct;
-    k["stall_pct"] = bound_.stall_pct;
-    k["prediction_error_pct"] = bound_.prediction_error_pct;
-    k["data_drift_pct"] = drift_pct_;
+    put(state_, CounterId::kImagesPerBatch, window_->mean_batch(c_.batch));
+    put(state_, CounterId::kDataMs, bound_.data_ms);
+    put(state_, CounterId::kComputeMs, bound_.compute_ms);
+    put(state_, CounterId::kStepMs, bound_.step_ms);
+    put(state_, CounterId::kBoundMs, bound_.bound_ms);
+    put(state_, CounterId::kAuPct, bound_.au_pct);
+    put(state_, CounterId::kStallPct, bound_.stall_pct);
+    put(state_, CounterId::kPredictionErrorPct, bound_.prediction_error_pct);
+    put(state_, CounterId::kDataDriftPct, drift_pct_);
     // How sure step_ms is: the steps' mean in blocks of prefetch + 1 (batch means: with a
     // prefetch queue consecutive steps are correlated), a 95 % t interval over the blocks
     // (model/paired.h); only with at least 2 blocks.
@@ -240,49 +240,46 @@ class EndToEndCase {
     for (size_t i = 1; i < step_starts_.size(); ++i) steps_ms.push_back((step_starts_[i] - step_starts_[i - 1]) / 1e6);
     const auto blocks = model::block_means(steps_ms, static_cast<size_t>(c_.prefetch) + 1);
     if (blocks.size() >= 2) {
-      k["step_ms_ci"] = model::mean_interval(blocks).half;
-      k["step_ms_blocks"] = static_cast<double>(blocks.size());
+      put(state_, CounterId::kStepMsCi, model::mean_interval(blocks).half);
+      put(state_, CounterId::kStepMsBlocks, static_cast<double>(blocks.size()));
     }
     if (synced_) {
-      k["sync_ms"] = sync_ms_;
-      k["sync_cpu_ms"] = sync_cpu_ms_ / consumed_;
-      if (c_.sync == dist::SyncMode::kEmulated) k["sync_model_ms"] = sync_->modelled_ms();
+      put(state_, CounterId::kSyncMs, sync_ms_);
+      put(state_, CounterId::kSyncCpuMs, sync_cpu_ms_ / consumed_);
+      if (c_.sync == dist::SyncMode::kEmulated) put(state_, CounterId::kSyncModelMs, sync_->modelled_ms());
     }
     add_stage_counters(ctx_, state_, *window_);  // the loop's window: sample_cpu_ms is the loop's
     // The workers' CPU per sample in the loader-alone windows, where data_ms comes from:
     // what the report's physical floor for data_ms must be made of (the loop's is higher
     // under contention: photos-full w2, 39.0 ms in the loop, 36 alone).
-    if (alone_cpu_ms_ > 0) k["alone_sample_cpu_ms"] = alone_cpu_ms_;
+    if (alone_cpu_ms_ > 0) put(state_, CounterId::kAloneSampleCpuMs, alone_cpu_ms_);
     add_region_counters(ctx_, state_, regions_);
     // The workers' CPU per sample in the loop against alone: a loop that ran on a slower or
     // more contended machine than the windows around it (which data_drift_pct cannot see).
     if (const double loop_cpu_ms = window_->sample_cpu_ms(); loop_cpu_ms > 0 && alone_cpu_ms_ > 0) {
       loop_cpu_drift_pct_ = 100.0 * (loop_cpu_ms / alone_cpu_ms_ - 1.0);
-      k["loop_cpu_drift_pct"] = loop_cpu_drift_pct_;
+      put(state_, CounterId::kLoopCpuDriftPct, loop_cpu_drift_pct_);
     }
     if (extras_) report_callbacks();
   }
 
   // Every rank's figures to rank 0 (collective), which writes the global and per-rank ones.
   void report_ranks() {
-    const auto counter = [&](const char* name) {
-      const auto it = state_.counters.find(name);
-      return it == state_.counters.end() ? 0.0 : static_cast<double>(it->second);
-    };
+    const auto counter = [&](CounterId id) { return put_value(state_, id); };
     RankFigures f;
     f.data_ms = bound_.data_ms;
     f.compute_ms = bound_.compute_ms;
     f.step_ms = bound_.step_ms;
     f.au_pct = bound_.au_pct;
     f.images_per_second = bound_.step_ms > 0 ? window_->mean_batch(c_.batch) * 1000.0 / bound_.step_ms : 0;
-    f.consumer_wait_ms = counter("consumer_wait_ms");
-    f.worker_wait_ms = counter("worker_wait_ms");
+    f.consumer_wait_ms = counter(CounterId::kConsumerWaitMs);
+    f.worker_wait_ms = counter(CounterId::kWorkerWaitMs);
     f.sync_wait_ms = sync_wait_ms_ / consumed_;
     f.sync_cpu_ms = sync_cpu_ms_ / consumed_;
-    f.read_ms = counter("read_ms");
-    f.decode_ms = counter("decode_ms");
-    f.transform_ms = counter("transform_ms");
-    f.sample_cpu_ms = counter("sample_cpu_ms");
+    f.read_ms = counter(CounterId::kReadMs);
+    f.decode_ms = counter(CounterId::kDecodeMs);
+    f.transform_ms = counter(CounterId::kTransformMs);
+    f.sample_cpu_ms = counter(CounterId::kSampleCpuMs);
     f.items = static_cast<double>(items_);
     f.data_drift_pct = drift_pct_;
     f.loop_cpu_drift_pct = loop_cpu_drift_pct_;
@@ -365,16 +362,13 @@ class EndToEndCase {
     bool all_async = true;
     for (size_t i = 0; i < callbacks_.size(); ++i) {
       const double ms = extras_->thread_ms()[i] / consumed_;
-      std::string key = "callback:";  // appended: GCC 12's -Wrestrict misfires on "..." + s
-      key += callbacks_[i].label();
-      key += "_ms";
-      state_.counters[key] = ms;
+      put(state_, CounterId::kCallbackMs, callbacks_[i].label(), ms);
       total += ms;
       all_async = all_async && callbacks_[i].async;
     }
-    state_.counters["callbacks_ms"] = total;
-    state_.counters["callbacks_pct"] = 100.0 * total / std::max(1e-9, bound_.step_ms);
-    state_.counters["callbacks_async"] = all_async ? 1 : 0;
+    put(state_, CounterId::kCallbacksMs, total);
+    put(state_, CounterId::kCallbacksPct, 100.0 * total / std::max(1e-9, bound_.step_ms));
+    put(state_, CounterId::kCallbacksAsync, all_async ? 1 : 0);
   }
 
   benchmark::State& state_;

@@ -79,6 +79,8 @@ std::vector<FlagSpec> make_table() {
   t.push_back({"list-ops", "", "", "print every operator, its parameters, types, defaults and ranges, "
                "and exit (--list-ops=markdown: docs/operators.md's table)", nullptr});
   t.push_back({"list-recipes", "", "", "print the shipped recipes and their specs, and exit", nullptr});
+  t.push_back({"list-counters", "", "", "print every counter a run writes, its unit, family and meaning "
+               "(model/counters.h), as docs/counters.md's tables, and exit", nullptr});
   t.push_back({"workers", "LIST|auto", "1,2,4,... up to 2x cores",
                "worker counts to sweep, e.g. 1,2,4; auto: the fewest workers that keep the "
                "accelerator >= 90 % busy within --cpu-budget, found by a short search "

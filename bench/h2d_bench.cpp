@@ -20,6 +20,7 @@
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "bench/counter_put.h"
 #include "pipeline/cuda.h"
 #include "pipeline/stage_timers.h"
 
@@ -63,9 +64,9 @@ void BM_H2D(benchmark::State& state, BenchContext& ctx, MemoryKind memory, bool 
   }
   state.SetItemsProcessed(state.iterations() * (batch > 0 ? batch : static_cast<int64_t>(bytes >> 20)));
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
-  state.counters["batch_bytes"] = static_cast<double>(bytes);
-  state.counters["GB_per_second"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * bytes / 1e9, benchmark::Counter::kIsRate);
+  put(state, CounterId::kBatchBytes, static_cast<double>(bytes));
+  put(state, CounterId::kGBPerSecond, benchmark::Counter(
+      static_cast<double>(state.iterations()) * bytes / 1e9, benchmark::Counter::kIsRate));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "bench/image_round.h"
 
+#include "bench/counter_put.h"
+
 namespace pipebench::bench {
 
 std::vector<size_t> round_indices(size_t dataset_size, size_t round) {
@@ -15,8 +17,8 @@ std::vector<size_t> round_indices(size_t dataset_size, size_t round) {
 void set_round_counters(benchmark::State& state, int64_t images, size_t round_size,
                         int64_t cpu_or_wall_ns) {
   state.SetItemsProcessed(images);
-  state.counters["images_per_round"] = static_cast<double>(round_size);
-  if (images > 0) state.counters["us_per_image"] = cpu_or_wall_ns / 1e3 / images;
+  put(state, CounterId::kImagesPerRound, static_cast<double>(round_size));
+  if (images > 0) put(state, CounterId::kUsPerImage, cpu_or_wall_ns / 1e3 / images);
 }
 
 }  // namespace pipebench::bench

@@ -25,6 +25,7 @@
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "bench/counter_put.h"
 #include "model/paired.h"
 #include "bench/loader_util.h"
 #include "bench/packed_copy.h"
@@ -59,10 +60,10 @@ void BM_Loader(benchmark::State& state, BenchContext& ctx, const std::shared_ptr
   window.finish(*loader);
   // What the workers produced in the window, not what the consumer took (backlog).
   state.SetItemsProcessed(window.produced);
-  state.counters["workers"] = workers;
-  state.counters["data_ms"] = window.wall_ms / std::max(1e-9, window.produced_batches(ctx.config().batch));
+  put(state, CounterId::kWorkers, workers);
+  put(state, CounterId::kDataMs, window.wall_ms / std::max(1e-9, window.produced_batches(ctx.config().batch)));
   add_stage_counters(ctx, state, window);
-  if (ctx.throttle()) state.counters["read_throttle_mib_s"] = ctx.throttle()->mib_per_s();
+  if (ctx.throttle()) put(state, CounterId::kReadThrottleMibS, ctx.throttle()->mib_per_s());
 }
 
 /// ms per batch over `batches` batches of a fresh, warmed-up loader; adds the images they
@@ -100,13 +101,13 @@ void BM_StageTimers(benchmark::State& state, BenchContext& ctx,
   }
   const double n = static_cast<double>(state.iterations());
   state.SetItemsProcessed(images);  // as delivered: short batches count what they held
-  state.counters["batches"] = static_cast<double>(state.iterations() * 2 * steps);
-  state.counters["on_ms"] = on_ms / n;
-  state.counters["off_ms"] = off_ms / n;
-  state.counters["overhead_pct"] = 100.0 * (on_ms - off_ms) / off_ms;
+  put(state, CounterId::kBatches, static_cast<double>(state.iterations() * 2 * steps));
+  put(state, CounterId::kOnMs, on_ms / n);
+  put(state, CounterId::kOffMs, off_ms / n);
+  put(state, CounterId::kOverheadPct, 100.0 * (on_ms - off_ms) / off_ms);
   // The pairs' 95 % t interval (model/paired.h): with two pairs, wide (t = 12.7).
-  if (pair_pct.size() >= 2) state.counters["overhead_ci_pct"] = model::mean_interval(pair_pct).half;
-  state.counters["pairs"] = static_cast<double>(pair_pct.size());
+  if (pair_pct.size() >= 2) put(state, CounterId::kOverheadCiPct, model::mean_interval(pair_pct).half);
+  put(state, CounterId::kPairs, static_cast<double>(pair_pct.size()));
 }
 
 }  // namespace

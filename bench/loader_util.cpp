@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "bench/counter_put.h"
 #include "bench/machine.h"
 #include "pipeline/dist/dist.h"
 #include "pipeline/trace.h"
@@ -139,41 +140,41 @@ void warm_up(const BenchContext& ctx, Loader& loader, TrainStep* step) {
 
 namespace {
 
-// The system sampler's summary as counters, units in the names; a metric the machine does
+// The system sampler's summary as counters (model/counters.h, family kSystem); a metric the machine does
 // not expose (no block device under the dataset: tmpfs, overlay) has no counter.
 void add_system_counters(BenchContext& ctx, benchmark::State& state, const LoaderWindow& w) {
   if (!w.system) return;
   const SystemSummary& s = *w.system;
-  state.counters["cpu_util_pct_mean"] = s.cpu_util_pct_mean;
-  state.counters["cpu_util_pct_max"] = s.cpu_util_pct_max;
-  state.counters["cpu_busy_cores_mean"] = s.cpu_busy_cores_mean;
-  const auto put = [&](const char* name, const auto& v) {
-    if (v) state.counters[name] = static_cast<double>(*v);
+  put(state, CounterId::kCpuUtilPctMean, s.cpu_util_pct_mean);
+  put(state, CounterId::kCpuUtilPctMax, s.cpu_util_pct_max);
+  put(state, CounterId::kCpuBusyCoresMean, s.cpu_busy_cores_mean);
+  const auto put_some = [&](CounterId id, const auto& v) {
+    if (v) put(state, id, static_cast<double>(*v));
   };
-  put("rss_mib_max", s.rss_mib_max);
-  put("mem_available_mib_min", s.mem_available_mib_min);
-  put("disk_read_mib_per_s", s.disk_read_mib_per_s);
-  put("net_rx_mib_per_s", s.net_rx_mib_per_s);  // every interface but lo; then each
-  put("net_tx_mib_per_s", s.net_tx_mib_per_s);
+  put_some(CounterId::kRssMibMax, s.rss_mib_max);
+  put_some(CounterId::kMemAvailableMibMin, s.mem_available_mib_min);
+  put_some(CounterId::kDiskReadMibPerS, s.disk_read_mib_per_s);
+  put_some(CounterId::kNetRxMibPerS, s.net_rx_mib_per_s);  // every interface but lo; then each
+  put_some(CounterId::kNetTxMibPerS, s.net_tx_mib_per_s);
   for (const auto& [iface, rx, tx] : s.net_per_iface) {
-    state.counters["net:" + iface + "_rx_mib_per_s"] = rx;
-    state.counters["net:" + iface + "_tx_mib_per_s"] = tx;
+    put(state, CounterId::kNetIfaceRxMibPerS, iface, rx);
+    put(state, CounterId::kNetIfaceTxMibPerS, iface, tx);
   }
-  put("disk_read_iops", s.disk_read_iops);
-  put("process_read_mib_per_s", s.process_read_mib_per_s);
-  state.counters["cpu_user_pct_mean"] = s.cpu_user_pct_mean;
-  state.counters["cpu_system_pct_mean"] = s.cpu_system_pct_mean;
-  if (!s.core_util_pct_mean.empty()) state.counters["cpu_core_util_pct_max"] = s.cpu_core_util_pct_max;
-  put("voluntary_switches_per_s", s.voluntary_switches_per_s);
-  put("involuntary_switches_per_s", s.involuntary_switches_per_s);
-  put("context_switches_per_s", s.context_switches_per_s);
-  put("major_faults", s.major_faults);
-  put("gpu_util_pct_mean", s.gpu_util_pct_mean);
-  put("gpu_util_pct_max", s.gpu_util_pct_max);
-  put("gpu_mem_used_mib_max", s.gpu_mem_used_mib_max);
-  put("gpu_pcie_rx_mib_per_s", s.gpu_pcie_rx_mib_per_s);
-  put("gpu_pcie_tx_mib_per_s", s.gpu_pcie_tx_mib_per_s);
-  put("gpu_sm_clock_mhz_mean", s.gpu_sm_clock_mhz_mean);
+  put_some(CounterId::kDiskReadIops, s.disk_read_iops);
+  put_some(CounterId::kProcessReadMibPerS, s.process_read_mib_per_s);
+  put(state, CounterId::kCpuUserPctMean, s.cpu_user_pct_mean);
+  put(state, CounterId::kCpuSystemPctMean, s.cpu_system_pct_mean);
+  if (!s.core_util_pct_mean.empty()) put(state, CounterId::kCpuCoreUtilPctMax, s.cpu_core_util_pct_max);
+  put_some(CounterId::kVoluntarySwitchesPerS, s.voluntary_switches_per_s);
+  put_some(CounterId::kInvoluntarySwitchesPerS, s.involuntary_switches_per_s);
+  put_some(CounterId::kContextSwitchesPerS, s.context_switches_per_s);
+  put_some(CounterId::kMajorFaults, s.major_faults);
+  put_some(CounterId::kGpuUtilPctMean, s.gpu_util_pct_mean);
+  put_some(CounterId::kGpuUtilPctMax, s.gpu_util_pct_max);
+  put_some(CounterId::kGpuMemUsedMibMax, s.gpu_mem_used_mib_max);
+  put_some(CounterId::kGpuPcieRxMibPerS, s.gpu_pcie_rx_mib_per_s);
+  put_some(CounterId::kGpuPcieTxMibPerS, s.gpu_pcie_tx_mib_per_s);
+  put_some(CounterId::kGpuSmClockMhzMean, s.gpu_sm_clock_mhz_mean);
   if (ctx.trace()) trace_system_samples(*ctx.trace(), w.system_samples);
   ctx.system_series().add(ctx.current_case(), w.system_samples);
 }
@@ -194,16 +195,15 @@ void add_stage_counters(BenchContext& ctx, benchmark::State& state, const Loader
     if (stage != Stage::kRead && stage != Stage::kDecode && stage != Stage::kTransform &&
         after.stage_ns[s] == before.stage_ns[s])
       continue;
-    const std::string name = std::string(stage_name(static_cast<Stage>(s))) + "_ms";
-    state.counters[name] = (after.stage_ns[s] - before.stage_ns[s]) / 1e6 / samples;
+    put(state, model::stage_counter(static_cast<size_t>(s)), (after.stage_ns[s] - before.stage_ns[s]) / 1e6 / samples);
   }
   // Per-operator timers: op:<step>_ms per sample, and op:<step>_pct of the sample's time.
   double sample_ns = 0;
   for (int s = 0; s < static_cast<int>(Stage::kH2D); ++s) sample_ns += after.stage_ns[s] - before.stage_ns[s];
   for (size_t k = 0; k < after.step_labels.size() && k < before.step_ns.size(); ++k) {
     const double ns = static_cast<double>(after.step_ns[k] - before.step_ns[k]);
-    state.counters["op:" + after.step_labels[k] + "_ms"] = ns / 1e6 / samples;
-    if (sample_ns > 0) state.counters["op:" + after.step_labels[k] + "_pct"] = 100.0 * ns / sample_ns;
+    put(state, CounterId::kOpMs, after.step_labels[k], ns / 1e6 / samples);
+    if (sample_ns > 0) put(state, CounterId::kOpPct, after.step_labels[k], 100.0 * ns / sample_ns);
   }
   // CPU: the workers' thread CPU per sample against the wall time of the same stages
   // (read, decode, transform, and collate when the worker copies the sample).
@@ -211,31 +211,27 @@ void add_stage_counters(BenchContext& ctx, benchmark::State& state, const Loader
   for (Stage st : {Stage::kRead, Stage::kDecode, Stage::kTransform, Stage::kCollate})
     wall_ns += after.stage_ns[static_cast<int>(st)] - before.stage_ns[static_cast<int>(st)];
   if (const double cpu_ms = w.sample_cpu_ms(); cpu_ms > 0) {
-    state.counters["sample_cpu_ms"] = cpu_ms;
-    state.counters["preempted_ms"] = std::max(0.0, wall_ns / 1e6 / static_cast<double>(w.produced) - cpu_ms);
+    put(state, CounterId::kSampleCpuMs, cpu_ms);
+    put(state, CounterId::kPreemptedMs, std::max(0.0, wall_ns / 1e6 / static_cast<double>(w.produced) - cpu_ms));
   }
   const int batch_size = ctx.config().batch;
   const SampleFormat& format = w.format;
-  state.counters["batch_bytes"] = static_cast<double>(format.bytes()) * batch_size;
-  state.counters["batch_uint8"] = format.dtype == SampleDtype::kUint8 ? 1 : 0;
-  if (w.produced > 0) state.counters["wall_us_per_image"] = w.wall_ms * 1e3 / static_cast<double>(w.produced);
+  put(state, CounterId::kBatchBytes, static_cast<double>(format.bytes()) * batch_size);
+  put(state, CounterId::kBatchUint8, format.dtype == SampleDtype::kUint8 ? 1 : 0);
+  if (w.produced > 0) put(state, CounterId::kWallUsPerImage, w.wall_ms * 1e3 / static_cast<double>(w.produced));
   const double produced_batches = std::max(1e-9, w.produced_batches(batch_size));
-  state.counters["process_cpu_ms"] = w.process_cpu_ms / produced_batches;
-  state.counters["consumer_cpu_ms"] = w.consumer_cpu_ms / produced_batches;
-  state.counters["workers_cpu_ms"] = w.workers_cpu_ms / produced_batches;
-  if (w.wall_ms > 0) state.counters["cpu_cores_used"] = w.process_cpu_ms / w.wall_ms;
-  state.counters["consumer_wait_ms"] =
-      (after.consumer_wait_ns - before.consumer_wait_ns) / 1e6 / batches;
-  state.counters["worker_wait_ms"] =
-      (after.worker_wait_ns - before.worker_wait_ns) / 1e6 / batches;
+  put(state, CounterId::kProcessCpuMs, w.process_cpu_ms / produced_batches);
+  put(state, CounterId::kConsumerCpuMs, w.consumer_cpu_ms / produced_batches);
+  put(state, CounterId::kWorkersCpuMs, w.workers_cpu_ms / produced_batches);
+  if (w.wall_ms > 0) put(state, CounterId::kCpuCoresUsed, w.process_cpu_ms / w.wall_ms);
+  put(state, CounterId::kConsumerWaitMs, (after.consumer_wait_ns - before.consumer_wait_ns) / 1e6 / batches);
+  put(state, CounterId::kWorkerWaitMs, (after.worker_wait_ns - before.worker_wait_ns) / 1e6 / batches);
 }
 
 void add_region_counters(BenchContext& ctx, benchmark::State& state, RegionTimer& regions) {
   for (const RegionStats& s : regions.stats()) {
-    std::string key = "region:";  // appended: GCC 12's -Wrestrict misfires on "..." + s
-    key += s.key;
-    state.counters[key + "_ms"] = s.mean_ms;
-    state.counters[key + "_p99_ms"] = s.p99_ms;
+    put(state, CounterId::kRegionMs, s.key, s.mean_ms);
+    put(state, CounterId::kRegionP99Ms, s.key, s.p99_ms);
   }
   if (ctx.trace()) regions.write_trace(*ctx.trace());
 }

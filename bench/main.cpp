@@ -28,6 +28,7 @@
 #include "bench/ranks.h"
 #include "bench/worker_auto.h"
 #include "model/cores.h"
+#include "model/counters.h"
 #include "pipeline/cuda.h"
 #include "pipeline/dist/dist.h"
 #include "transforms/recipes.h"
@@ -95,7 +96,8 @@ Invocation read_invocation(int argc, char** argv, int rank) {
   return in;
 }
 
-// --list-ops, --list-ops=markdown, --help=markdown, --list-recipes: print and exit 0.
+// --list-ops, --list-ops=markdown, --help=markdown, --list-recipes, --list-counters: print
+// and exit 0.
 bool print_listing(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--list-ops") == 0) {
@@ -108,6 +110,10 @@ bool print_listing(int argc, char** argv) {
     }
     if (std::strcmp(argv[i], "--help=markdown") == 0) {  // docs' flag table
       std::fputs(pb::flags_markdown().c_str(), stdout);
+      return true;
+    }
+    if (std::strcmp(argv[i], "--list-counters") == 0) {  // docs/counters.md's tables
+      std::fputs(pipebench::model::counters_markdown().c_str(), stdout);
       return true;
     }
     if (std::strcmp(argv[i], "--list-recipes") == 0) {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/counter_put.h"
 #include "bench/loader_util.h"
 #include "datasets/file_io.h"
 #include "model/constants.h"
@@ -50,32 +51,31 @@ void set_global(benchmark::State& state, const std::vector<std::vector<double>>&
   const double data_max = *std::max_element(data.begin(), data.end());
   const double step_mean = mean(step), au_mean = mean(au);
   const double bound = std::max(data_max, *std::max_element(compute.begin(), compute.end()));
-  auto& c = state.counters;
-  c["world_size"] = static_cast<double>(ranks.size());
-  c["data_ms"] = data_max;
-  c["data_ms_mean"] = mean(data);
-  c["compute_ms"] = *std::max_element(compute.begin(), compute.end());
-  c["step_ms"] = step_mean;
-  c["bound_ms"] = bound;
-  c["au_pct"] = au_mean;
-  c["au_pct_min"] = *std::min_element(au.begin(), au.end());
-  c["au_pass"] = au_mean >= model::kAuTargetPct ? 1 : 0;
-  c["stall_pct"] = 100.0 - au_mean;
-  c["prediction_error_pct"] = dist::prediction_error_pct(bound, step_mean);
-  c["images_per_second_total"] = std::accumulate(ips.begin(), ips.end(), 0.0);
-  c["load_imbalance"] = mean(data) > 0 ? data_max / mean(data) : 1.0;
-  c["slowest_rank"] = static_cast<double>(std::max_element(data.begin(), data.end()) - data.begin());
+  put(state, CounterId::kWorldSize, static_cast<double>(ranks.size()));
+  put(state, CounterId::kDataMs, data_max);
+  put(state, CounterId::kDataMsMean, mean(data));
+  put(state, CounterId::kComputeMs, *std::max_element(compute.begin(), compute.end()));
+  put(state, CounterId::kStepMs, step_mean);
+  put(state, CounterId::kBoundMs, bound);
+  put(state, CounterId::kAuPct, au_mean);
+  put(state, CounterId::kAuPctMin, *std::min_element(au.begin(), au.end()));
+  put(state, CounterId::kAuPass, au_mean >= model::kAuTargetPct ? 1 : 0);
+  put(state, CounterId::kStallPct, 100.0 - au_mean);
+  put(state, CounterId::kPredictionErrorPct, dist::prediction_error_pct(bound, step_mean));
+  put(state, CounterId::kImagesPerSecondTotal, std::accumulate(ips.begin(), ips.end(), 0.0));
+  put(state, CounterId::kLoadImbalance, mean(data) > 0 ? data_max / mean(data) : 1.0);
+  put(state, CounterId::kSlowestRank, static_cast<double>(std::max_element(data.begin(), data.end()) - data.begin()));
   state.SetItemsProcessed(static_cast<int64_t>(std::llround(std::accumulate(items.begin(), items.end(), 0.0))));
   // The drifts furthest from 0 over the ranks: the ones that say most about the prediction.
   const auto furthest = [](const std::vector<double>& v) {
     return *std::max_element(v.begin(), v.end(), [](double a, double b) { return std::abs(a) < std::abs(b); });
   };
-  c["data_drift_pct"] = furthest(column(RankField::kDataDriftPct));
-  c["loop_cpu_drift_pct"] = furthest(column(RankField::kLoopCpuDriftPct));
+  put(state, CounterId::kDataDriftPct, furthest(column(RankField::kDataDriftPct)));
+  put(state, CounterId::kLoopCpuDriftPct, furthest(column(RankField::kLoopCpuDriftPct)));
   for (size_t k = 0; k < ranks.size(); ++k)
     for (size_t i = 0; i < kFieldCount; ++i)
       if (static_cast<RankField>(i) != RankField::kItems)  // items: in the total only
-        c[model::rank_counter(static_cast<int>(k), static_cast<RankField>(i))] = ranks[k][i];
+        put(state, CounterId::kRankFigure, model::rank_part(static_cast<int>(k), static_cast<RankField>(i)), ranks[k][i]);
 }
 
 }  // namespace
@@ -158,10 +158,10 @@ void add_rank_counters(benchmark::State& state, const RankFigures& mine,
   dist::StragglerOptions options;
   options.block = 4 * workers;  // a few bunches of the workers' batches (straggler.h)
   const auto p = dist::predict_synchronised_step(samples, compute, prefetch, options);
-  state.counters["straggler_pred_ms"] = p.queue_ms;
-  state.counters["straggler_iid_max_ms"] = p.iid_max_ms;
-  state.counters["straggler_pred_error_pct"] = dist::prediction_error_pct(p.queue_ms, step);
-  state.counters["straggler_iid_error_pct"] = dist::prediction_error_pct(p.iid_max_ms, step);
+  put(state, CounterId::kStragglerPredMs, p.queue_ms);
+  put(state, CounterId::kStragglerIidMaxMs, p.iid_max_ms);
+  put(state, CounterId::kStragglerPredErrorPct, dist::prediction_error_pct(p.queue_ms, step));
+  put(state, CounterId::kStragglerIidErrorPct, dist::prediction_error_pct(p.iid_max_ms, step));
 }
 
 bool merge_rank_traces(const std::string& path, int64_t origin_ns, const std::string& host) {

@@ -17,6 +17,7 @@
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "bench/counter_put.h"
 #include "bench/image_round.h"
 #include "bench/packed_copy.h"
 #include "pipeline/stage_timers.h"
@@ -59,7 +60,7 @@ void read_case(benchmark::State& state, BenchContext& ctx, const StoredSource& s
   }
   state.SetBytesProcessed(bytes);
   set_round_counters(state, images, round.size(), wall_ns);
-  if (ctx.throttle()) state.counters["read_throttle_mib_s"] = ctx.throttle()->mib_per_s();
+  if (ctx.throttle()) put(state, CounterId::kReadThrottleMibS, ctx.throttle()->mib_per_s());
 }
 
 void BM_Read(benchmark::State& state, BenchContext& ctx, CacheMode mode) {

@@ -20,6 +20,7 @@
 #include <algorithm>
 
 #include "bench/benchmarks.h"
+#include "bench/counter_put.h"
 #include "model/paired.h"
 #include "bench/loader_util.h"
 #include "bench/machine.h"
@@ -68,20 +69,20 @@ void BM_SystemSampler(benchmark::State& state, BenchContext& ctx,
   }
   const double pairs = static_cast<double>(state.iterations()) / 2;
   state.SetItemsProcessed(images);  // as delivered: short batches count what they held
-  state.counters["batches"] = static_cast<double>(state.iterations() * steps);
-  state.counters["workers"] = workers;
-  state.counters["on_ms"] = on_ms / pairs;
-  state.counters["off_ms"] = off_ms / pairs;
-  state.counters["overhead_pct"] = 100.0 * (on_ms - off_ms) / std::max(1e-9, off_ms);
+  put(state, CounterId::kBatches, static_cast<double>(state.iterations() * steps));
+  put(state, CounterId::kWorkers, workers);
+  put(state, CounterId::kOnMs, on_ms / pairs);
+  put(state, CounterId::kOffMs, off_ms / pairs);
+  put(state, CounterId::kOverheadPct, 100.0 * (on_ms - off_ms) / std::max(1e-9, off_ms));
   // Per pair (A B, then B A, ...): on / off - 1, %, and its 95 % t interval (model/paired.h).
   std::vector<double> pair_pct;
   for (size_t k = 0; k < std::min(on_each.size(), off_each.size()); ++k)
     if (off_each[k] > 0) pair_pct.push_back(100.0 * (on_each[k] / off_each[k] - 1));
-  if (pair_pct.size() >= 2) state.counters["overhead_ci_pct"] = model::mean_interval(pair_pct).half;
-  state.counters["pairs"] = static_cast<double>(pair_pct.size());
+  if (pair_pct.size() >= 2) put(state, CounterId::kOverheadCiPct, model::mean_interval(pair_pct).half);
+  put(state, CounterId::kPairs, static_cast<double>(pair_pct.size()));
   const double sampler_cores = sampler_cpu_ms / std::max(1e-9, on_wall_ms);
-  state.counters["sampler_cores"] = sampler_cores;
-  state.counters["sampler_cost_pct"] = 100.0 * sampler_cpu_ms / std::max(1e-9, on_cpu_ms);
+  put(state, CounterId::kSamplerCores, sampler_cores);
+  put(state, CounterId::kSamplerCostPct, 100.0 * sampler_cpu_ms / std::max(1e-9, on_cpu_ms));
 }
 
 }  // namespace

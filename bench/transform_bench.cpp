@@ -39,6 +39,7 @@
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "bench/counter_put.h"
 #include "model/paired.h"
 #include "pipeline/stage_timers.h"
 #include "transforms/batch_mix.h"
@@ -250,10 +251,10 @@ void BM_BatchTransform(benchmark::State& state, BenchContext& ctx, const std::st
   state.SetItemsProcessed(state.iterations() * n);
   if (!given || k == 0) return;
   const model::MeanEstimate e = model::mean_interval(batch_ms);
-  state.counters["batch_ms"] = e.mean;
-  state.counters["batch_images"] = n;
-  state.counters["batch_iterations"] = static_cast<double>(e.n);
-  if (e.n >= 2) state.counters["batch_ms_ci"] = e.half;
+  put(state, CounterId::kBatchMs, e.mean);
+  put(state, CounterId::kBatchImages, n);
+  put(state, CounterId::kBatchIterations, static_cast<double>(e.n));
+  if (e.n >= 2) put(state, CounterId::kBatchMsCi, e.half);
 }
 
 // "{dilation: conv, p: 1.0}" -> "dilation:conv/p:1.0" (the key's detail)

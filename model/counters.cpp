@@ -28,8 +28,8 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     // Per image of a round.
     {C::kUsPerImage, "us_per_image", U::kUs, F::kImage, "thread CPU per image (one thread; wall time for BM_Read; a paired case: the candidate's own)", U::kUs},
     {C::kImagesPerRound, "images_per_round", U::kImages, F::kImage, "images in the case's round (bench/image_round.h)", U::kImages},
-    {C::kPresizeShorterSidePx, "presize_shorter_side_px", U::kPx, F::kImage, "presized:<N>: the shorter side the presized copy keeps", U::kPx},
-    {C::kPresizeJpegQuality, "presize_jpeg_quality", U::kCount, F::kImage, "presized:<N>: the presized copy's JPEG quality, 1-100", U::kCount},
+    {C::kPresizeShorterSidePx, "presize_shorter_side_px", U::kPx, F::kImage, "`presized:N`: the shorter side the presized copy keeps", U::kPx},
+    {C::kPresizeJpegQuality, "presize_jpeg_quality", U::kCount, F::kImage, "`presized:N`: the presized copy's JPEG quality, 1-100", U::kCount},
     // The loader's stages, per sample.
     {C::kReadMs, "read_ms", U::kMs, F::kStage, "mean wall time per sample reading the file", U::kUs},
     {C::kDecodeMs, "decode_ms", U::kMs, F::kStage, "mean wall time per sample decoding", U::kUs},
@@ -142,9 +142,9 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kStragglerIidMaxMs, "straggler_iid_max_ms", U::kMs, F::kRanks, "the same, as the expected maximum of independent draws", U::kMs},
     {C::kStragglerPredErrorPct, "straggler_pred_error_pct", U::kPercent, F::kRanks, "the queue model's error against step_ms", U::kPercent},
     {C::kStragglerIidErrorPct, "straggler_iid_error_pct", U::kPercent, F::kRanks, "the iid model's error against step_ms", U::kPercent},
-    {C::kRankImagesPerSecond, "images_per_second", U::kImagesPerSecond, F::kRanks, "a rank's own images/s (written as rank<k>_images_per_second only)", U::kImagesPerSecond},
-    {C::kSyncWaitMs, "sync_wait_ms", U::kMs, F::kRanks, "a rank's wait in the synchronisation per step (rank<k>_sync_wait_ms only)", U::kMs},
-    {C::kRankFigure, "rank{}", U::kOfFigure, F::kRanks, "rank<k>_<figure>: rank k's figure (model/rank_fields.h), in the figure's unit", U::kOfFigure},
+    {C::kRankImagesPerSecond, "images_per_second", U::kImagesPerSecond, F::kRanks, "a rank's own images/s (written as `rank<k>_images_per_second` only)", U::kImagesPerSecond},
+    {C::kSyncWaitMs, "sync_wait_ms", U::kMs, F::kRanks, "a rank's wait in the synchronisation per step (`rank<k>_sync_wait_ms` only)", U::kMs},
+    {C::kRankFigure, "rank{}", U::kOfFigure, F::kRanks, "`rank<k>_<figure>`: rank k's figure (model/rank_fields.h), in the figure's unit", U::kOfFigure},
     // RegionTimer rows.
     {C::kTimerCount, "count", U::kCount, F::kRegion, "times the region was entered", U::kCount},
     {C::kTimerTotalMs, "total_ms", U::kMs, F::kRegion, "the region's total time", U::kMs},
@@ -278,7 +278,7 @@ std::string_view family_text(CounterFamily family) {
     case CounterFamily::kLoader: return "the loader's window (loader and end-to-end cases)";
     case CounterFamily::kLoop: return "the training loop (end-to-end and train-step cases)";
     case CounterFamily::kCallbacks: return "training extras (end-to-end cases with callbacks)";
-    case CounterFamily::kPaired: return "paired cases (BM_Sample/<pipeline>/<candidate>: B against today's A)";
+    case CounterFamily::kPaired: return "paired cases (`BM_Sample/<pipeline>/<candidate>`: B against today's A)";
     case CounterFamily::kBatch: return "batch operators, per batch";
     case CounterFamily::kOverhead: return "instrument overhead (BM_StageTimers, BM_SystemSampler)";
     case CounterFamily::kSystem: return "system metrics (loader and end-to-end cases)";

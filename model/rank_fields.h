@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "model/counters.h"
+
 namespace pipebench::model {
 
 enum class RankField {
@@ -28,9 +30,14 @@ static_assert(std::size(kRankFieldNames) == static_cast<size_t>(RankField::kCoun
 
 inline std::string_view rank_field_name(RankField f) { return kRankFieldNames[static_cast<size_t>(f)]; }
 
-/// The counter of rank k's field: "rank<k>_<name>".
-inline std::string rank_counter(int rank, RankField f) {
-  return "rank" + std::to_string(rank) + "_" + std::string(rank_field_name(f));
+/// The part of the schema's pattern rank{} (model/counters.h, CounterId::kRankFigure) for
+/// rank k's field: "<k>_<name>". Each name but items is a schema entry of its own, whose
+/// unit the rank's counter has (tests/counters_test.cpp).
+inline std::string rank_part(int rank, RankField f) {
+  return std::to_string(rank) + "_" + std::string(rank_field_name(f));
 }
+
+/// The counter of rank k's field: "rank<k>_<name>".
+inline std::string rank_counter(int rank, RankField f) { return counter_name(CounterId::kRankFigure, rank_part(rank, f)); }
 
 }  // namespace pipebench::model

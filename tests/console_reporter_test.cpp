@@ -1,6 +1,8 @@
 // The console table's counters (bench/console_reporter.h): no millisecond counter is shown
-// with an SI fraction prefix (Google Benchmark 1.7.1 prints 0.000257 ms as "257u"), tiny
-// ms values move to a "_us" name with the value x 1000, and large values stay readable.
+// with an SI fraction prefix (Google Benchmark 1.7.1 prints 0.000257 ms as "257u"); each
+// counter is shown in its schema entry's console unit (model/counters.h), the same in
+// every row (a per-sample ms counter under its "_us" name, x 1000), and large values stay
+// readable.
 // The reporter writes into a stringstream; the expected texts are worked out by hand.
 #include <gtest/gtest.h>
 
@@ -87,14 +89,23 @@ TEST(ConsoleCounter, TinyMillisecondsAreShownInMicroseconds) {
   const auto w = pb::console_counter("worker_wait_ms", benchmark::Counter(0.0133), false);
   EXPECT_EQ(w.name, "worker_wait_us");
   EXPECT_EQ(w.text, "13.30");
-  // 0.1 ms and above, and zero, stay in ms.
+  // The column's unit, not the row's: a per-sample counter is in us at any size, a
+  // per-batch one in ms at any size.
+  const auto slow = pb::console_counter("collate_ms", benchmark::Counter(2.5), false);
+  EXPECT_EQ(slow.name, "collate_us");
+  EXPECT_EQ(slow.text, "2500");
+  EXPECT_EQ(pb::console_counter("step_ms", benchmark::Counter(0.001), false).name, "step_ms");
   EXPECT_EQ(pb::console_counter("step_ms", benchmark::Counter(0.1), false).name, "step_ms");
   EXPECT_EQ(pb::console_counter("step_ms", benchmark::Counter(0.0), false).text, "0");
   const auto big = pb::console_counter("data_ms", benchmark::Counter(12345.6), false);
   EXPECT_EQ(big.name, "data_ms");
   EXPECT_EQ(big.text, "12346");
-  // Only a name ending in "_ms" is a millisecond counter.
+  // A counter the schema does not hold is shown as it is.
   EXPECT_EQ(pb::console_counter("ms_total", benchmark::Counter(0.001), false).name, "ms_total");
+  EXPECT_EQ(pb::console_counter("mine_ms", benchmark::Counter(0.001), false).name, "mine_ms");
+  // A pattern's counter takes its entry's unit: op:<step>_ms per sample, region:<key>_ms per step.
+  EXPECT_EQ(pb::console_counter("op:resize+crop_ms", benchmark::Counter(0.5), false).name, "op:resize+crop_us");
+  EXPECT_EQ(pb::console_counter("region:IO_ms", benchmark::Counter(0.05), false).name, "region:IO_ms");
 }
 
 TEST(ConsoleCounter, RatesAndPercentRows) {
@@ -119,13 +130,14 @@ TEST(UnitsConsoleReporter, NoMillisecondCounterCarriesAnSiSuffix) {
                {{"consumer_wait_ms", 0.000257}, {"preempted_ms", 3.1e-5}, {"collate_ms", 0.0424},
                 {"callbacks_ms", 0.00091}, {"step_ms", 25.3}, {"data_ms", 12345.6},
                 {"batch_bytes", 38535168}, {"prediction_error_pct", 0.00961}}),
-      make_run("BM_Sample/imagenet_train", {{"collate_ms", 133.24}, {"decode_ms", 1.5e-9}})};
+      make_run("BM_Sample/imagenet_train", {{"transform_ms", 13.324}, {"decode_ms", 1.5e-9}})};
   const std::string text = report(runs, false);
   const std::map<std::string, double> expected_us = {{"consumer_wait_us", 0.257},
                                                      {"preempted_us", 0.031},
                                                      {"collate_us", 42.4},
                                                      {"callbacks_us", 0.91},
-                                                     {"decode_us", 1.5e-6}};
+                                                     {"decode_us", 1.5e-6},
+                                                     {"transform_us", 13324}};
   int checked = 0;
   for (const auto& [name, value] : pairs(text)) {
     const bool ms = name.ends_with("_ms");
@@ -138,9 +150,9 @@ TEST(UnitsConsoleReporter, NoMillisecondCounterCarriesAnSiSuffix) {
     }
   }
   EXPECT_EQ(checked, 8) << text;
+  EXPECT_NE(text.find("transform_us=13324"), std::string::npos) << text;
   EXPECT_NE(text.find("step_ms=25.30"), std::string::npos) << text;
   EXPECT_NE(text.find("data_ms=12346"), std::string::npos) << text;
-  EXPECT_NE(text.find("collate_ms=133.2"), std::string::npos) << text;
   EXPECT_NE(text.find("decode_us=0.00000150"), std::string::npos) << text;
   EXPECT_NE(text.find("batch_bytes=38.5M"), std::string::npos) << text;
   EXPECT_NE(text.find("prediction_error_pct=0.00961"), std::string::npos) << text;
@@ -151,26 +163,66 @@ TEST(UnitsConsoleReporter, NoMillisecondCounterCarriesAnSiSuffix) {
   EXPECT_FALSE(std::regex_search(text, std::regex(R"(=[-0-9.]+[munpf]\b)"))) << text;
 }
 
-TEST(UnitsConsoleReporter, TabularHeaderFollowsTheUnitsShown) {
+TEST(UnitsConsoleReporter, TabularColumnsKeepOneUnit) {
+  // The unit is the column's (the schema's), never the row's: rows of 0.2 us and 2.5 ms of
+  // collate share one header, collate_us, and one unit.
   const std::vector<BenchRun> runs = {make_run("BM_A", {{"collate_ms", 0.0002}, {"step_ms", 25.0}}),
-                                 make_run("BM_B", {{"collate_ms", 0.0003}, {"step_ms", 24.0}}),
-                                 make_run("BM_C", {{"collate_ms", 2.5}, {"step_ms", 26.0}})};
+                                      make_run("BM_B", {{"collate_ms", 0.0003}, {"step_ms", 0.02}}),
+                                      make_run("BM_C", {{"collate_ms", 2.5}, {"step_ms", 26.0}})};
   const std::string text = report(runs, true);
   std::vector<std::string> headers;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);)
     if (line.rfind("Benchmark", 0) == 0) headers.push_back(line);
-  ASSERT_EQ(headers.size(), 2u) << text;  // BM_B shares BM_A's columns
+  ASSERT_EQ(headers.size(), 1u) << text;
   EXPECT_NE(headers[0].find("collate_us"), std::string::npos) << text;
   EXPECT_EQ(headers[0].find("collate_ms"), std::string::npos) << text;
-  EXPECT_NE(headers[1].find("collate_ms"), std::string::npos) << text;
+  EXPECT_NE(headers[0].find("step_ms"), std::string::npos) << text;
   EXPECT_NE(text.find("0.200"), std::string::npos) << text;  // 0.0002 ms in us
-  EXPECT_NE(text.find("2.500"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.0200"), std::string::npos) << text;  // 0.02 ms stays ms in the step_ms column
   // Each value is right-aligned under its column: the cell ends where the header's name ends.
   const size_t row_c = text.find("BM_C");
   const std::string row = text.substr(row_c, text.find('\n', row_c) - row_c);
-  const size_t end_header = headers[1].find("collate_ms") + std::string("collate_ms").size();
-  EXPECT_EQ(row.find("2.500") + 5, end_header) << text;
+  const size_t end_header = headers[0].find("collate_us") + std::string("collate_us").size();
+  EXPECT_EQ(row.find("2500") + 4, end_header) << text;
+}
+
+TEST(UnitsConsoleReporter, CompactHeadingsEndInTheirColumnsUnit) {
+  using model_id = pipebench::model::CounterId;
+  for (const char* family : {"Read", "Decode", "Transform", "Sample", "Loader", "StageTimers",
+                             "SystemSampler", "TrainStep", "EndToEnd"})
+    for (const model_id id : pb::compact_counters(family)) {
+      const auto& spec = pipebench::model::counter_spec(id);
+      const std::string heading(pb::compact_heading(id));
+      const std::string unit(pipebench::model::unit_text(spec.shown));
+      const std::string tail = unit == "%" ? "pct" : unit.ends_with("/s") ? "/s" : unit;
+      if (spec.shown == pipebench::model::Unit::kCores) continue;  // "cores" says it
+      EXPECT_NE(heading.find(tail), std::string::npos) << heading << " shows " << unit;
+    }
+  EXPECT_EQ(pb::compact_heading(model_id::kItemsPerSecond), "images/s");
+}
+
+TEST(UnitsConsoleReporter, APairedCaseShowsTheCandidatesOwnRate) {
+  // bench/sample_bench.cpp writes the candidate's own rate as items_per_second (not the
+  // A B B A pair's): the compact Sample row shows it under images/s, its saving in us.
+  BenchRun paired = make_run("BM_Sample/imagenet_train/decode:auto",
+                             {{"items_per_second", 2441.0}, {"us_per_image", 409.7},
+                              {"paired_saving_ms", 0.1493}, {"paired_saving_ci_ms", 0.0304}});
+  std::ostringstream out, err;
+  pb::UnitsConsoleReporter reporter(benchmark::ConsoleReporter::OO_Tabular,
+                                    [](const std::string&) { return std::string("Sample"); }, 40);
+  reporter.SetOutputStream(&out);
+  reporter.SetErrorStream(&err);
+  benchmark::BenchmarkReporter::Context context;
+  context.name_field_width = 40;
+  reporter.ReportContext(context);
+  reporter.ReportRuns({paired});
+  const std::string text = out.str();
+  EXPECT_NE(text.find("images/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("saving_us"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 2441"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 149.3"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 30.40"), std::string::npos) << text;
 }
 
 TEST(UnitsConsoleReporter, ErroredCasesStillSayErrorOccurred) {

@@ -3,12 +3,21 @@
 
 usage: check_run_json.py RUN.json [TRACE.json]
 Exits 1 naming every broken promise: a missing context field, a stage family without a
-case, a case without its counters, an H2D case neither measured nor skipped with a reason,
-or a trace without the loader's spans.
+case, a case without its counters, a counter the counter schema does not hold
+(model/counters.h, as docs/counters.md's generated tables list it), an H2D case neither
+measured nor skipped with a reason, or a trace without the loader's spans.
 """
 import json
+import os
 import re
 import sys
+
+RECORD_VERSION = 1  # model/constants.h kRecordVersion
+# Google Benchmark's own numeric row fields that are not counters.
+ROW_FIELDS = {"family_index", "per_family_instance_index", "repetitions", "repetition_index",
+              "threads"}
+COUNTERS_MD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                           "counters.md")
 
 CONTEXT = ["pipebench_version", "opencv_version", "libjpeg_turbo_version", "tbb_version",
            "cuda_runtime", "gpu", "dataset", "dataset_images", "dataset_fingerprint", "recipe",
@@ -31,6 +40,29 @@ COUNTERS = {
                      "bound_ms", "au_pct", "stall_pct", "prediction_error_pct", "data_drift_pct",
                      "loop_cpu_drift_pct"],
 }
+
+
+def schema_patterns(counters_md_text):
+    """The counter schema's names as regular expressions, from docs/counters.md's generated
+    tables (a pattern's "{}" is any non-empty part)."""
+    begin = counters_md_text.index("<!-- counters:begin")
+    end = counters_md_text.index("<!-- counters:end -->")
+    names = re.findall(r"^\| `([^`]+)` \|", counters_md_text[begin:end], re.M)
+    return [re.compile("^" + ".+".join(re.escape(p) for p in n.split("{}")) + "$") for n in names]
+
+
+def schema_problems(rows, counters_md_text):
+    """Every numeric field of every row is a schema counter (or Google Benchmark's own)."""
+    patterns = schema_patterns(counters_md_text)
+    problems = set()
+    for r in rows:
+        for field, v in r.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or field in ROW_FIELDS:
+                continue
+            if not any(p.match(field) for p in patterns):
+                problems.add(f"{r['name']}: counter {field} is not in the counter schema "
+                             "(model/counters.h)")
+    return sorted(problems)
 
 
 def is_paired(row):
@@ -86,8 +118,8 @@ def main(argv):
         run = json.load(f)
     ctx = run.get("context", {})
     problems += [f"context has no {k}" for k in CONTEXT if k not in ctx]
-    if ctx.get("pipebench_record") != 1:
-        problems.append(f"context pipebench_record is {ctx.get('pipebench_record')!r}, not 1")
+    if ctx.get("pipebench_record") != RECORD_VERSION:
+        problems.append(f"context pipebench_record is {ctx.get('pipebench_record')!r}, not {RECORD_VERSION}")
     rows = [r for r in run.get("benchmarks", []) if r.get("run_type", "iteration") == "iteration"]
     has_gpu = not ctx.get("gpu", "none").startswith("none")
     for fam in FAMILIES:
@@ -119,6 +151,8 @@ def main(argv):
             if abs(bound - r["bound_ms"]) > 1e-6 * max(1.0, bound):
                 problems.append(f"{r['name']}: bound_ms {r['bound_ms']} != max(data, compute) {bound}")
     problems += check_per_image(run, ctx, rows)
+    with open(COUNTERS_MD) as f:
+        problems += schema_problems(run.get("benchmarks", []), f.read())
     if len(argv) > 2:
         with open(argv[2]) as f:
             trace = json.load(f)

@@ -19,6 +19,7 @@ from ctest_unittest import run_tests
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_bench_json import Case, make_run  # noqa: E402
+import check_run_json  # noqa: E402
 
 ARGS = None
 
@@ -178,6 +179,10 @@ class PipebenchFlags(unittest.TestCase):
         rep = run(ARGS.report, out)
         self.assertEqual(rep.returncode, 0, rep.stderr)
         self.assertIn("System sampler's cost (BM_SystemSampler/", rep.stdout)
+        # Every counter these rows carry (system, regions, callbacks, loader, loop) is a
+        # counter schema entry: bench writes none by a name of its own.
+        with open(check_run_json.COUNTERS_MD) as f:
+            self.assertEqual(check_run_json.schema_problems(doc["benchmarks"], f.read()), [])
 
     def test_system_sampler_off(self):
         # --system-sample-hz=0: no sampler, so no system counters, no series and no
@@ -216,6 +221,19 @@ class PipebenchFlags(unittest.TestCase):
         for row in rows:  # every flag of the table is in --help, and parses or is an action
             flag = row.split("`")[1].split("=")[0]
             self.assertIn("  " + flag, helptext)
+
+    def test_counters_doc_is_the_generated_one(self):
+        # One counter schema (model/counters.h) drives bench's writers, the report's readers,
+        # the console and docs/counters.md's tables: that copy must be current.
+        r = run(ARGS.pipebench, "--list-counters")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        counters_md = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "counters.md")
+        with open(counters_md) as f:
+            text = f.read()
+        begin = text.index("-->\n", text.index("<!-- counters:begin")) + 4
+        end = text.index("<!-- counters:end -->")
+        self.assertEqual(text[begin:end], r.stdout,
+                         "docs/counters.md's counter tables are stale: paste `pipebench --list-counters`")
 
     def test_a_dataset_smaller_than_a_batch_is_reported_as_delivered(self):
         # 4 images, batch 16, drop_last false (the default when smaller than a batch): every
