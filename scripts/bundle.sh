@@ -28,17 +28,22 @@
 #             asked for (transforms/opencv_codecs.h).
 #   MANIFEST.txt   the build, each bundled library and its Debian package, the newest
 #                  GLIBC / GLIBCXX symbol versions the bundle needs from the target.
-#   gpu-suite.sh   every GPU figure in one call, within 9 minutes (scripts/gpu-suite.sh),
+#   gpu-suite.sh   every GPU figure in one call, within 7 minutes (scripts/gpu-suite.sh),
 #                  with its helpers in scripts/ (gpu_suite_summary.py, cnn_torch_check.py)
 # Binaries and tests get the RUNPATH $ORIGIN/../lib:/usr/local/cuda/lib64, libraries
 # $ORIGIN (patchelf, Debian package patchelf: scripts/setup.sh). A CUDA 13 elsewhere than
 # /usr/local/cuda is found through LD_LIBRARY_PATH, which the loader searches first.
 #
-# Checks (also --check): the bundle is at most 64 MiB, and with LD_LIBRARY_PATH empty
-# `ldd` resolves every library of every ELF file in it either inside the bundle or to one
-# of the target's libraries above (cuBLAS and the driver may be missing on a machine
-# without CUDA: reported, not an error). Exit codes: 0 made and checked; 1 a check
-# failed; 2 bad arguments, missing build or tools (patchelf, ldd, readelf).
+# It ships as one archive beside OUT, OUT.tar.gz (gzip; on the node: tar -xzf, then
+# OUT/gpu-suite.sh, which finds cuBLAS and cuDNN there: docs/gpu.md).
+# Checks (also --check): OUT.tar.gz together with the repository's files (tracked and
+# untracked-not-ignored: what travels with it to a GPU node) is at most 64 MiB, and with
+# LD_LIBRARY_PATH empty `ldd` resolves every library of every ELF file in it either inside
+# the bundle or to one of the target's libraries above (cuBLAS and the driver may be
+# missing on a machine without CUDA: reported, not an error). Every test binary the suite
+# runs must be built (the bundle fails naming a missing one). Exit codes: 0 made and
+# checked; 1 a check failed; 2 bad arguments, missing build, binaries or tools (patchelf,
+# ldd, readelf).
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -50,7 +55,7 @@ while [ $# -gt 0 ]; do
     --build) build="${2:?--build needs a directory}"; shift 2 ;;
     --build=*) build="${1#--build=}"; shift ;;
     --check) check_only=1; shift ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
     -*) echo "bundle: unknown option $1" >&2; exit 2 ;;
     *) out="$1"; shift ;;
   esac
@@ -86,13 +91,24 @@ elf_files() {  # every ELF file of the bundle
   done
 }
 
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+# The archive that ships (OUT.tar.gz) with the repository's files (tracked, and untracked
+# ones git does not ignore: what travels with it to a GPU node) must stay within 64 MiB.
+check_archive() {
+  local archive="$1" a r
+  a=$(stat -c %s "$archive")
+  r=$(cd "$repo" && { git ls-files -z -co --exclude-standard 2>/dev/null | xargs -0 -r stat -c %s 2>/dev/null || true; } |
+    awk '{ s += $1 } END { print s + 0 }')
+  if [ $((a + r)) -gt "$limit_bytes" ]; then
+    echo "bundle: FAIL $archive ($(mib "$a") MiB) with the repository's files ($(mib "$r") MiB) is $(mib $((a + r))) MiB, over the 64 MiB limit" >&2
+    return 1
+  fi
+  echo "bundle: $archive: $(mib "$a") MiB, with the repository's files ($(mib "$r") MiB) $(mib $((a + r))) MiB of 64 MiB"
+}
+
 check_bundle() {
   local dir="$1" failed=0 size
   size=$(du -sb "$dir" | cut -f1)
-  if [ "$size" -gt "$limit_bytes" ]; then
-    echo "bundle: FAIL $dir is $((size / 1024 / 1024)) MiB, over the 64 MiB limit" >&2
-    failed=1
-  fi
   local real_dir
   real_dir="$(cd "$dir" && pwd -P)"
   while read -r f; do
@@ -114,7 +130,7 @@ check_bundle() {
     done < <(env -u LD_LIBRARY_PATH ldd "$f" 2>/dev/null || true)
   done < <(elf_files "$dir")
   if [ "$failed" -eq 0 ]; then
-    echo "bundle: $dir checked: $((size / 1024)) KiB (limit 65536 KiB), every library resolves inside it or to the target's glibc, libstdc++ and CUDA"
+    echo "bundle: $dir checked: $(mib "$size") MiB unpacked, every library resolves inside it or to the target's glibc, libstdc++ and CUDA"
   fi
   return "$failed"
 }
@@ -122,6 +138,7 @@ check_bundle() {
 if [ "$check_only" -eq 1 ]; then
   [ -d "$out" ] || { echo "bundle: no bundle at $out" >&2; exit 2; }
   check_bundle "$out" || exit 1
+  if [ -f "${out%/}.tar.gz" ]; then check_archive "${out%/}.tar.gz" || exit 1; fi
   exit 0
 fi
 
@@ -131,15 +148,24 @@ fi
 [ -f "$build/CMakeCache.txt" ] || { echo "bundle: $build is not a CMake build directory" >&2; exit 2; }
 build="$(cd "$build" && pwd)"
 
+suite_tests="cuda_test train_step_test train_step_cnn_test loader_test region_timer_test nvml_test device_ops_test nvjpeg_test cnn_dump"
 binaries=()
 for b in bench/pipebench bench/pipebench-report datasets/pipebench-data; do
   [ -x "$build/$b" ] || { echo "bundle: $build/$b is missing: build it first (ninja -C $build pipebench pipebench-report pipebench-data)" >&2; exit 2; }
   binaries+=("$build/$b")
 done
+# Every test binary gpu-suite.sh and run-gpu-tests.sh use: a missing one is an error (the
+# suite would skip its checks on the node and say nothing).
 tests=()
-for t in cuda_test train_step_test train_step_cnn_test loader_test region_timer_test nvml_test device_ops_test nvjpeg_test cnn_dump; do
-  if [ -x "$build/tests/$t" ]; then tests+=("$build/tests/$t"); else echo "bundle: note: $build/tests/$t not built, left out"; fi
+missing=()
+for t in $suite_tests; do
+  if [ -x "$build/tests/$t" ]; then tests+=("$build/tests/$t"); else missing+=("tests/$t"); fi
 done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bundle: $build lacks ${missing[*]}, which the GPU suite runs: build them first (docs/gpu.md:" \
+    "ninja -C $build pipebench pipebench-report pipebench-data $suite_tests)" >&2
+  exit 2
+fi
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/tests" "$out/lib"
@@ -210,17 +236,27 @@ cat > "$out/tests/run-gpu-tests.sh" <<'EOF'
 #      named with --baseline (on a GPU the default is the ~1-2 ms MLP, which a run must not
 #      be mistaken for), on a tiny synthetic dataset in a temporary folder.
 # Options (gpu-suite.sh uses them to run the tests and their sanitizer pass apart):
-#   --sanitizer       each test binary of step 2 also under compute-sanitizer --tool memcheck
-#   --sanitizer-only  step 2 under compute-sanitizer only (no plain pass, no step 1)
+#   --sanitizer       also run compute-sanitizer --tool memcheck over the device-op, CUDA and
+#                     region-timer tests (cuda_test, device_ops_test, region_timer_test; the
+#                     timing tests filtered out)
+#   --sanitizer-only  that memcheck pass only (no plain pass, no step 1)
 #   --tests-only      no step 3
-#   --timeout S       bound each test binary's run (each pass) by S seconds (`timeout`); one
-#                     that runs out is reported ("timed out after S s") and fails the run
+#   --timeout S       bound each test binary's run (each pass) by S seconds (`timeout
+#                     --foreground`: the test stays in the caller's process group, so an outer
+#                     timeout ends it too); one that runs out is reported ("timed out after S
+#                     s") and fails the run
+# compute-sanitizer refusing the device ("Device not supported") ends the memcheck pass with
+# one line, "run-gpu-tests: compute-sanitizer: skipped: ...": exit 77 with --sanitizer-only.
 # Exit status: 0 every check passed (or skipped without a device), 1 one failed, 2 usage or
-# compute-sanitizer missing.
+# compute-sanitizer missing, 77 (--sanitizer-only) compute-sanitizer does not support the device.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bin="$here/../bin"
 filter='*Cuda*:*Pinned*:Nvml.*:RegionTimer.CudaEventClock'
+# memcheck: the device-op, CUDA and region-timer tests, no timing test (a wait that must not
+# spin, a warm-up by time) and none of the cuBLAS / cuDNN steps.
+sanitized=(cuda_test device_ops_test region_timer_test)
+sanitizer_filter='Cuda.*:*Pinned*:CudaBatchOps.*:RegionTimer.CudaEventClock-*Spin*:*WarmsUp*:*Flops*'
 sanitizer=""
 plain=1
 bench=1
@@ -232,18 +268,19 @@ while [ $# -gt 0 ]; do
     --tests-only) bench=0; shift ;;
     --timeout) limit="${2:?--timeout needs seconds}"; shift 2 ;;
     --timeout=*) limit="${1#--timeout=}"; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "run-gpu-tests: unknown option $1" >&2; exit 2 ;;
   esac
 done
+[ -z "$limit" ] || [[ "$limit" =~ ^[0-9]+$ ]] || { echo "run-gpu-tests: --timeout needs whole seconds, got '$limit'" >&2; exit 2; }
 if [ -n "$sanitizer" ]; then
   sanitizer="$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")"
   [ -x "$sanitizer" ] || { echo "run-gpu-tests: compute-sanitizer not found (PATH or \$CUDA_HOME/bin)" >&2; exit 2; }
 fi
-bounded() {  # bounded NAME CMD...: CMD under `timeout $limit` when --timeout was given
+bounded() {  # bounded NAME CMD...: CMD under `timeout --foreground $limit` when --timeout was given
   local name="$1" rc=0
   shift
-  if [ -n "$limit" ]; then timeout -k 5 "$limit" "$@" || rc=$?; else "$@" || rc=$?; fi
+  if [ -n "$limit" ]; then timeout --foreground -k 5 "$limit" "$@" || rc=$?; else "$@" || rc=$?; fi
   if [ -n "$limit" ] && { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; }; then
     echo "run-gpu-tests: $name timed out after $limit s"
   fi
@@ -254,16 +291,33 @@ if [ "$plain" -eq 1 ] && [ -x "$here/train_step_cnn_test" ]; then
   echo "== cuDNN 9 run-time libraries"
   bounded train_step_cnn_test "$here/train_step_cnn_test" --gtest_filter='CudnnLibraries.*' --gtest_brief=1 || rc=1
 fi
-for t in "$here"/*_test; do
-  if [ "$plain" -eq 1 ]; then
+if [ "$plain" -eq 1 ]; then
+  for t in "$here"/*_test; do
     echo "== $(basename "$t")"
     bounded "$(basename "$t")" "$t" --gtest_filter="$filter" || rc=1
-  fi
-  if [ -n "$sanitizer" ]; then
-    echo "== $(basename "$t") under compute-sanitizer memcheck"
-    bounded "$(basename "$t") under compute-sanitizer" "$sanitizer" --tool memcheck --error-exitcode 1 "$t" --gtest_filter="$filter" || rc=1
-  fi
-done
+  done
+fi
+if [ -n "$sanitizer" ]; then
+  echo "== compute-sanitizer --tool memcheck"
+  for name in "${sanitized[@]}"; do
+    t="$here/$name"
+    [ -x "$t" ] || { echo "run-gpu-tests: $name missing from the bundle"; rc=1; continue; }
+    echo "== $name under compute-sanitizer memcheck"
+    said="$(mktemp)"
+    bounded "$name under compute-sanitizer" "$sanitizer" --tool memcheck --error-exitcode 1 "$t" \
+      --gtest_filter="$sanitizer_filter" >"$said" 2>&1
+    r=$?
+    if grep -q 'Device not supported' "$said"; then
+      echo "run-gpu-tests: compute-sanitizer: skipped: $(grep -m1 'Device not supported' "$said" | sed 's/^=* *//')"
+      rm -f "$said"
+      [ "$plain" -eq 1 ] || exit 77
+      break
+    fi
+    cat "$said"
+    rm -f "$said"
+    [ "$r" -eq 0 ] || rc=1
+  done
+fi
 if [ "$bench" -eq 0 ]; then
   :
 elif command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && [ -x "$bin/pipebench" ]; then
@@ -292,3 +346,9 @@ chmod +x "$out/gpu-suite.sh"
 
 echo "bundle: $out ($(du -sh "$out" | cut -f1)): ${#binaries[@]} binaries, ${#tests[@]} test binaries, ${#copied[@]} libraries"
 check_bundle "$out" || exit 1
+# What ships: one compressed archive beside the folder (on the node: tar -xzf, then
+# <folder>/gpu-suite.sh; docs/gpu.md).
+archive="$out.tar.gz"
+rm -f "$archive"
+tar -C "$(dirname "$out")" -czf "$archive" "$(basename "$out")"
+check_archive "$archive" || exit 1

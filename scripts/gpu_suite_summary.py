@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The figures of a gpu-suite.sh run as Markdown on stdout (gpu-suite.sh appends them to its
-summary.md), from the files of its output folder:
+summary.md after every step), from the files of its output folder:
 
-  stage.json         BM_H2D: GB/s of each memory x mode x batch (bytes copied / manual time),
+  stage.json, cnn-step.json, ops.json
+                     BM_H2D: GB/s of each memory x mode x batch (bytes copied / manual time),
                      pinned as % of BM_H2D/pinned/async/peak:256MiB of the same run, pinned /
                      pageable; BM_TrainStep: compute_ms, compute_gflop, TFLOP/s = GFLOP / ms;
                      the device batch operators (BM_Transform/<op>/device/<dtype>/batch:<n>):
@@ -10,8 +11,11 @@ summary.md), from the files of its output folder:
   e2e-*.json         per recipe x baseline (pipebench-report --json): the verdict, the
                      smallest compute-bound worker count and its AU, each worker count's AU;
                      BM_TrainStep of its baseline
-  tests.log          each test binary's gtest result; under compute-sanitizer its ERROR
-                     SUMMARY or that it timed out; the lines of cnn_torch_check.py
+  console.log        every step's output, each after a line ">>> gpu-suite: step NAME: ...":
+                     what pipebench said in each run (its "pipebench:" lines), each test
+                     binary's gtest result (step tests), under compute-sanitizer its ERROR
+                     SUMMARY or that it timed out or was skipped (step sanitizer), the lines of
+                     cnn_torch_check.py (step torch)
 
     gpu_suite_summary.py --out DIR [--report BIN]
 
@@ -93,7 +97,7 @@ def h2d_section(run, lines):
     lines.append("## Host to device (BM_H2D)")
     lines.append("")
     if not table:
-        lines.append("No BM_H2D rows in stage.json.")
+        lines.append("No BM_H2D rows (stage.json).")
         lines.append("")
         return
     lines.append(f"Peak pinned copy (BM_H2D/pinned/async/peak:256MiB, same run): **{fmt(peak)} GB/s**"
@@ -237,7 +241,7 @@ def device_ops_section(run, lines):
     lines.append("## Device batch operators (CUDA events)")
     lines.append("")
     if not found:
-        lines.append("No device operator rows in stage.json (not built, or no device).")
+        lines.append("No device operator rows (ops.json: not built, or no device).")
         lines.append("")
         return
     lines.append("| operator | detail | us per batch | us per image |")
@@ -256,8 +260,8 @@ def decode_section(run, lines):
     lines.append("## GPU JPEG decode (BM_Decode/nvjpeg against BM_Decode/turbo_full)")
     lines.append("")
     if "nvjpeg" not in found:
-        lines.append("No BM_Decode/nvjpeg row in stage.json (no nvJPEG library, or no device: "
-                     "pipebench's stderr says which).")
+        lines.append("No BM_Decode/nvjpeg row (ops.json: no nvJPEG library, or no device: "
+                     "pipebench's lines in console.log say which).")
         lines.append("")
         return
     lines.append("| decoder | images/s | host CPU us per image | images per round |")
@@ -273,28 +277,61 @@ def decode_section(run, lines):
     lines.append("")
 
 
+STEP_RE = re.compile(r"^>>> gpu-suite: step (.+?): .*$", re.M)
+STAGE_FILES = ("stage.json", "cnn-step.json", "ops.json")
+
+
+def step_chunks(text):
+    """console.log -> [(step, its output)] in the order they ran."""
+    parts = STEP_RE.split(text)
+    return [(parts[i], parts[i + 1]) for i in range(1, len(parts) - 1, 2)]
+
+
+def said_section(chunks, lines):
+    """What pipebench said in each run (its "pipebench: " lines) but the CUDA note."""
+    said = []
+    for step, body in chunks:
+        if step in ("tests", "torch", "sanitizer", "libraries", "data"):
+            continue
+        got = sorted({l for l in body.splitlines() if l.startswith("pipebench: ")
+                      and not l.startswith("pipebench: CUDA cases not run")})
+        if got:
+            said.append((step, got[:12]))
+    if not said:
+        return
+    lines.append("## What pipebench said")
+    for step, got in said:
+        lines.append("")
+        lines.append(f"{step}:")
+        lines.append("")
+        lines.extend(f"- {l}" for l in got)
+    lines.append("")
+
+
 def log_sections(log_path, lines):
     try:
         text = open(log_path, encoding="utf-8", errors="replace").read()
     except OSError:
         lines.append("## Tests")
         lines.append("")
-        lines.append("No tests.log.")
+        lines.append("No console.log.")
         lines.append("")
         return
-    marker = "== compute-sanitizer --tool memcheck"
-    plain, _, sanitized = text.partition(marker)
-    torch_part = ""
-    if "== cnn_torch_check.py" in sanitized:
-        sanitized, _, torch_part = sanitized.partition("== cnn_torch_check.py")
-    elif "== cnn_torch_check.py" in plain:
-        plain, _, torch_part = plain.partition("== cnn_torch_check.py")
+    chunks = step_chunks(text)
+    said_section(chunks, lines)
+    plain = "".join(body for step, body in chunks if step == "tests")
+    sanitized = "".join(body for step, body in chunks if step == "sanitizer")
+    torch_part = "".join(body for step, body in chunks if step == "torch")
 
     lines.append("## Tests (run-gpu-tests.sh)")
     lines.append("")
-    lines.append("| binary | passed | skipped | failed |")
-    lines.append("|---|---:|---:|---:|")
-    for name, body in re.findall(r"^== (.+?)\n(.*?)(?=^== |\Z)", plain, re.S | re.M):
+    ran = re.findall(r"^== (.+?)\n(.*?)(?=^== |^<<< |\Z)", plain, re.S | re.M)
+    if not ran:
+        lines.append("Not run." if not plain.strip() else "No test binary's result in console.log (step tests).")
+    else:
+        lines.append("| binary | passed | skipped | failed |")
+        lines.append("|---|---:|---:|---:|")
+    for name, body in ran:
         passed = re.search(r"\[  PASSED  \] (\d+) test", body)
         skipped = re.search(r"\[  SKIPPED \] (\d+) test", body)
         failed = re.findall(r"^\[  FAILED  \] (\S+)(?: \(| *$)", body, re.M)
@@ -305,12 +342,16 @@ def log_sections(log_path, lines):
 
     lines.append("## compute-sanitizer memcheck")
     lines.append("")
+    skip = re.search(r"^run-gpu-tests: compute-sanitizer: (skipped: .*)$", sanitized, re.M)
     if not sanitized.strip():
         lines.append("Not run.")
+    elif skip:
+        lines.append(f"Not run: compute-sanitizer {skip.group(1)}")
     else:
         clean = True
-        for name, body in re.findall(r"^== (\S+_test) under compute-sanitizer memcheck\n(.*?)(?=^== |\Z)",
-                                     sanitized, re.S | re.M):
+        binaries = re.findall(r"^== (\S+_test) under compute-sanitizer memcheck\n(.*?)(?=^== |^<<< |\Z)",
+                              sanitized, re.S | re.M)
+        for name, body in binaries:
             summary = re.search(r"ERROR SUMMARY: (\d+) error", body)
             if "timed out" in body:
                 state, clean = "timed out (no verdict)", False
@@ -321,7 +362,7 @@ def log_sections(log_path, lines):
                 state, clean = "no ERROR SUMMARY (did not finish)", False
             lines.append(f"- {name}: {state}")
         lines.append("")
-        lines.append(f"Clean: **{'yes' if clean else 'no'}** (tests.log holds the sanitizer's output).")
+        lines.append(f"Clean: **{'yes' if clean and binaries else 'no'}** (console.log holds the sanitizer's output).")
     lines.append("")
 
     lines.append("## cuda:cnn against PyTorch (cnn_torch_check.py)")
@@ -329,6 +370,22 @@ def log_sections(log_path, lines):
     checks = [l for l in torch_part.splitlines() if l.startswith("cnn_torch_check")]
     lines.extend(f"- {l}" for l in checks) if checks else lines.append("Not run.")
     lines.append("")
+
+
+def load_stage(out_dir, lines):
+    """stage.json, cnn-step.json and ops.json as one run (their rows together)."""
+    merged = {"context": {}, "benchmarks": []}
+    for name in STAGE_FILES:
+        path = os.path.join(out_dir, name)
+        if not os.path.exists(path):
+            continue
+        run, err = load(path)
+        if run is None:
+            lines.append(err)
+            lines.append("")
+            continue
+        merged["benchmarks"].extend(run.get("benchmarks", []))
+    return merged
 
 
 def main():
@@ -340,18 +397,15 @@ def main():
         print(f"gpu_suite_summary: no folder {a.out}", file=sys.stderr)
         return 2
     lines = ["", "# Figures", ""]
-    stage, err = load(os.path.join(a.out, "stage.json"))
-    if stage is None:
-        lines.append(err)
-        lines.append("")
+    stage = load_stage(a.out, lines)
     h2d_section(stage, lines)
     e2e_runs = verdict_section(a.out, a.report, lines)
     steps_section(train_steps([stage] + e2e_runs), lines)
     device_ops_section(stage, lines)
     decode_section(stage, lines)
     for case, msg in errored(stage):
-        lines.append(f"- stage.json: {case} errored: {msg}")
-    log_sections(os.path.join(a.out, "tests.log"), lines)
+        lines.append(f"- {case} errored: {msg}")
+    log_sections(os.path.join(a.out, "console.log"), lines)
     print("\n".join(lines))
     return 0
 

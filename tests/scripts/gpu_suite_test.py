@@ -2,20 +2,29 @@
 this build) on a machine without a GPU, and scripts/gpu_suite_summary.py on hand-made and
 real runs:
 
-- without nvidia-smi: exit 0, summary.md says every step was skipped and why, at most 8
-  files, nothing else written (its temporary folder removed);
-- with a stand-in nvidia-smi that lists a GPU: the suite makes its synthetic dataset, asks
-  pipebench, which says "CUDA cases not run", and skips the rest with that reason;
+- without nvidia-smi: exit 0, summary.md says every step was skipped and why, nothing but
+  summary.md and console.log written (its temporary folder removed);
+- with a stand-in nvidia-smi that lists GPUs: the suite finds the libraries (ldd clean, the
+  cuDNN versions said), makes its synthetic dataset, asks pipebench, which says "CUDA cases
+  not run": a listed GPU that pipebench cannot use fails the suite (exit 1) with that reason;
 - --dry-run: every command, none run, nothing written; each pipebench run names --baseline,
-  both recipes with both baselines, the sanitizer pass, the reports, the H2D peak, and the
-  steps' time bounds sum to at most the 540 s limit;
+  both recipes with both baselines, the sanitizer pass last, the reports, the H2D peak; the
+  figures that matter most first, and their steps' time bounds sum to at most the 420 s
+  limit;
 - bad arguments and a missing bundle: exit 2;
+- the whole GPU path against stand-in binaries (what each is called with logged): every
+  file, the figures; a failed run fails the suite and the rest still runs; killed mid-step
+  (SIGTERM, and SIGKILL) the suite leaves summary.md and the step's output so far in
+  console.log, and (SIGTERM) no process of the step behind;
+- run-gpu-tests.sh: compute-sanitizer's "Device not supported" is one line and exit 77; an
+  outer timeout ends a test binary under the script's own --timeout (timeout --foreground:
+  no orphan holding the pipe);
 - scripts/cnn_torch_check.py from the bundle: --init-only (its own hash of the initial
   weights against cnn_dump's, bit for bit, no device) passes and catches a weight one unit in
   the last place off and a wrong layer; without PyTorch or a device it exits 77 with one line;
 - the figures: H2D pinned against the peak and against pageable, TFLOP/s, the device
   operators, the verdict from pipebench-report of a real (emulated) run that is
-  compute-bound at one worker, the tests and the sanitizer from a hand-made tests.log.
+  compute-bound at one worker, the tests and the sanitizer from a hand-made console.log.
 
 Everything is written under temporary folders. Skips (77) without patchelf, ldd or readelf,
 for a build other than Release (as tests/scripts/bundle_test.py), and on a machine whose
@@ -25,9 +34,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from ctest_unittest import run_tests
@@ -99,36 +110,40 @@ class GpuSuite(unittest.TestCase):
         t = self.fresh("nogpu-tmp")
         r = self.run_suite("--out", out, tmpdir=t)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        files = files_under(out)
-        self.assertEqual(files, ["summary.md"])
+        self.assertEqual(files_under(out), ["console.log", "summary.md"])
         self.assertEqual(os.listdir(t), [], "its temporary folder is removed")
         s = read(os.path.join(out, "summary.md"))
         self.assertIn("Nothing ran on a GPU", s)
         self.assertIn("nvidia-smi not found", s)
-        for step in ("data", "tests", "sanitizer", "torch", "stage"):
+        for step in ("libraries", "data", "device", "stage", "cnn step", "ops", "tests", "sanitizer", "torch"):
             self.assertRegex(s, rf"\| {step} \| skipped \| 0 \| no GPU")
         for recipe in RECIPES:
             for b in BASELINES:
                 self.assertIn(f"| e2e {recipe} --baseline={b} | skipped |", s)
 
-    def test_pipebench_without_a_device_skips_with_its_reason(self):
+    def test_a_listed_gpu_that_pipebench_cannot_use_fails(self):
         fake = self.fresh("fakebin")
         smi = os.path.join(fake, "nvidia-smi")
-        write(smi, "#!/bin/sh\necho 'GPU 0: NVIDIA Stand-in (UUID: GPU-0)'\n")
+        # Eight GPUs: the listing is read whole before it is searched (no SIGPIPE under pipefail).
+        write(smi, "#!/bin/sh\nfor i in 0 1 2 3 4 5 6 7; do echo \"GPU $i: NVIDIA Stand-in (UUID: GPU-$i)\"; done\n")
         os.chmod(smi, 0o755)
         out = os.path.join(self.fresh("fake"), "out")
         t = self.fresh("fake-tmp")
         r = self.run_suite("--out", out, "--count", "6", path=fake + os.pathsep + self.path, tmpdir=t)
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertLessEqual(len(files_under(out)), 8)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertLessEqual(len(files_under(out)), 10)
         self.assertEqual(os.listdir(t), [])
         s = read(os.path.join(out, "summary.md"))
-        self.assertIn("GPU 0: NVIDIA Stand-in", s)
+        self.assertIn("GPU 0: NVIDIA Stand-in (UUID: GPU-0) (and 7 more)", s)
+        self.assertRegex(s, r"\| gpu \| listed \| 0 \| GPU 0: NVIDIA Stand-in")
+        self.assertRegex(s, r"\| libraries \| passed \| \d+ \| ldd: every library of every bundled binary found; "
+                            r"cuDNN built with \d+\.\d+\.\d+, loaded \d+\.\d+\.\d+")
         self.assertRegex(s, r"\| data \| made \| \d+ \| 6 synthetic JPEGs")
-        self.assertRegex(s, r"\| gpu \| skipped \| \d+ \| pipebench: ")
-        self.assertIn("Nothing ran on a GPU: no usable GPU", s)
-        for step in ("tests", "sanitizer", "stage"):
-            self.assertRegex(s, rf"\| {step} \| skipped \| 0 \| no usable GPU: ")
+        self.assertRegex(s, r"\| device \| failed \| \d+ \| nvidia-smi lists a GPU but pipebench cannot use it: ")
+        self.assertNotIn("Nothing ran on a GPU", s)
+        for step in ("stage", "cnn step", "tests", "sanitizer"):
+            self.assertRegex(s, rf"\| {step} \| not run \| 0 \| pipebench cannot use the GPU")
+        self.assertIn(">>> gpu-suite: step device: ", read(os.path.join(out, "console.log")))
 
     def test_dry_run_lists_every_command_and_runs_none(self):
         out = os.path.join(self.tmp, "dry-out")
@@ -137,7 +152,7 @@ class GpuSuite(unittest.TestCase):
         self.assertFalse(os.path.exists(out), "a dry run writes nothing")
         cmds = [l[2:] for l in r.stdout.splitlines() if l.startswith("+ ")]
         runs = [c for c in cmds if "/bin/pipebench " in c and "--benchmark_out=" in c]
-        self.assertEqual(len(runs), 1 + len(RECIPES) * len(BASELINES), "\n".join(cmds))
+        self.assertEqual(len(runs), 3 + len(RECIPES) * len(BASELINES), "\n".join(cmds))
         for c in runs:
             self.assertRegex(c, r" --baseline=\S+ ", c)
         for recipe in RECIPES:
@@ -151,18 +166,44 @@ class GpuSuite(unittest.TestCase):
                                     for c in cmds))
         stage = [c for c in runs if "stage.json" in c][0]
         self.assertIn("^BM_H2D/", stage)
-        self.assertIn("^BM_Decode/(turbo_full|nvjpeg)", stage)
         self.assertIn("--baseline=cuda ", stage)
-        self.assertTrue(any("run-gpu-tests.sh --tests-only" in c for c in cmds))
-        self.assertTrue(any("run-gpu-tests.sh --sanitizer-only" in c for c in cmds))
-        self.assertTrue(any("cnn_torch_check.py --bundle" in c for c in cmds))
+        cnn = [c for c in runs if "cnn-step.json" in c][0]
+        self.assertIn("--baseline=cuda:cnn ", cnn)
+        ops = [c for c in runs if "ops.json" in c][0]
+        self.assertIn("^BM_Decode/(turbo_full|nvjpeg)", ops)
+        self.assertIn("/device/", ops)
         self.assertTrue(any("pipebench-data synthetic" in c and "--width 500 --height 375" in c
                             and "--quality 90" in c for c in cmds))
-        bounds = [int(m.group(1)) for c in cmds for m in [re.match(r"timeout (\d+) ", c)] if m]
-        self.assertLessEqual(sum(bounds) + 5 * len(RECIPES) * len(BASELINES), 540, bounds)
-        # The JSONs, reports.md, tests.log and summary.md: at most 8 files.
+        self.assertTrue(any(c.endswith("tests/cnn_dump --versions") for c in cmds))
+
+        # The order: what matters most first, the sanitizer last.
+        def at(pred, what):
+            i = next((i for i, c in enumerate(cmds) if pred(c)), None)
+            self.assertIsNotNone(i, what)
+            return i
+        order = [at(lambda c: c.startswith("nvidia-smi -L"), "gpu"),
+                 at(lambda c: "cnn_dump --versions" in c, "libraries"),
+                 at(lambda c: "--benchmark_list_tests=true" in c, "device"),
+                 at(lambda c: "stage.json" in c, "stage"), at(lambda c: "cnn-step.json" in c, "cnn step"),
+                 at(lambda c: "e2e-imagenet_train-cuda_cnn.json" in c, "e2e imagenet_train cuda:cnn"),
+                 at(lambda c: "e2e-deit_train-cuda_cnn.json" in c, "e2e deit_train cuda:cnn"),
+                 at(lambda c: "ops.json" in c, "ops"),
+                 at(lambda c: "run-gpu-tests.sh --tests-only --timeout 15" in c, "tests"),
+                 at(lambda c: "cnn_torch_check.py --bundle" in c, "torch"),
+                 at(lambda c: "e2e-imagenet_train-cuda.json" in c, "e2e imagenet_train cuda"),
+                 at(lambda c: "e2e-deit_train-cuda.json" in c, "e2e deit_train cuda"),
+                 at(lambda c: "run-gpu-tests.sh --sanitizer-only" in c, "sanitizer")]
+        self.assertEqual(order, sorted(order), "\n".join(cmds))
+        self.assertEqual(order[-1], max(i for i, c in enumerate(cmds) if c.startswith("timeout ")))
+        # The steps up to the PyTorch check fit in the 420 s limit at their bounds (+5 s per
+        # report); every step is cut to what is left.
+        first = cmds[:order[9] + 1]
+        bounds = [int(m.group(1)) for c in first for m in [re.match(r"timeout (\d+) ", c)] if m]
+        self.assertLessEqual(sum(bounds) + 5 * len(RECIPES), 420, bounds)
+        self.assertIn("time limit 420 s", r.stdout)
+        # The JSONs, reports.md, console.log and summary.md: at most 10 files.
         outputs = set(re.findall(r"--benchmark_out=(\S+)", r.stdout)) | set(re.findall(r">> (\S+)", r.stdout))
-        self.assertLessEqual(len(outputs) + 1, 8, outputs)
+        self.assertLessEqual(len(outputs) + 2, 10, outputs)
 
     def torch_check(self, *args):
         script = os.path.join(self.bundle, "scripts", "cnn_torch_check.py")
@@ -218,7 +259,7 @@ class GpuSuite(unittest.TestCase):
             os.makedirs(os.path.join(b, d))
         files = {"bin/pipebench": STAND_IN_PIPEBENCH, "bin/pipebench-report": STAND_IN_REPORT,
                  "bin/pipebench-data": STAND_IN_DATA, "tests/run-gpu-tests.sh": STAND_IN_TESTS,
-                 "scripts/cnn_torch_check.py": STAND_IN_TORCH}
+                 "tests/cnn_dump": STAND_IN_DUMP, "scripts/cnn_torch_check.py": STAND_IN_TORCH}
         for rel, text in files.items():
             write(os.path.join(b, rel), text)
             os.chmod(os.path.join(b, rel), 0o755)
@@ -233,12 +274,16 @@ class GpuSuite(unittest.TestCase):
         os.chmod(os.path.join(fake, "nvidia-smi"), 0o755)
         return root, b, cuda, fake
 
-    def run_stand_in(self, fail=""):
+    def stand_in_env(self, cuda, fake, log, fail="", sleep="", sanitizer=""):
+        return dict(os.environ, PATH=fake + os.pathsep + self.path, CUDA_HOME=cuda, STAND_IN_LOG=log,
+                    STAND_IN_FAIL=fail, STAND_IN_SLEEP=sleep, STAND_IN_SANITIZER=sanitizer,
+                    TMPDIR=self.fresh("standin-tmp"))
+
+    def run_stand_in(self, fail="", sanitizer=""):
         root, b, cuda, fake = self.stand_in_bundle()
         log = os.path.join(root, "calls.log")
         out = os.path.join(root, "out")
-        env = dict(os.environ, PATH=fake + os.pathsep + self.path, CUDA_HOME=cuda, STAND_IN_LOG=log,
-                   STAND_IN_FAIL=fail, TMPDIR=self.fresh("standin-tmp"))
+        env = self.stand_in_env(cuda, fake, log, fail=fail, sanitizer=sanitizer)
         r = subprocess.run([self.suite, "--bundle", b, "--out", out, "--count", "4"], capture_output=True,
                            text=True, env=env, cwd=root, timeout=300)
         calls = read(log).splitlines() if os.path.exists(log) else []
@@ -248,22 +293,32 @@ class GpuSuite(unittest.TestCase):
         r, out, calls, tmp = self.run_stand_in()
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertEqual(files_under(out), sorted(
-            ["summary.md", "tests.log", "reports.md", "stage.json"] +
+            ["summary.md", "console.log", "reports.md", "stage.json", "cnn-step.json", "ops.json"] +
             [f"e2e-{rc}-{b.replace(':', '_')}.json" for rc in RECIPES for b in BASELINES]))
         self.assertEqual(os.listdir(tmp), [], "its temporary folder (the dataset) is removed")
         runs = [c for c in calls if c.startswith("pipebench ") and "--benchmark_out=" in c]
-        self.assertEqual(len(runs), 5, calls)
+        self.assertEqual(len(runs), 7, calls)
         for c in runs:
             self.assertRegex(c, r" --baseline=cuda(:cnn)? ")
             self.assertIn("--presize=off", c)
-        self.assertTrue(any(c.startswith("run-gpu-tests.sh --tests-only") for c in calls))
-        self.assertTrue(any(c.startswith("run-gpu-tests.sh --sanitizer-only") for c in calls))
-        self.assertIn("cnn_torch_check", calls)
+        # In the order of the figures that matter most, the sanitizer last.
+        order = [next(i for i, c in enumerate(calls) if pred(c)) for pred in (
+            lambda c: c == "cnn_dump --versions", lambda c: "benchmark_list_tests" in c,
+            lambda c: "stage.json" in c, lambda c: "cnn-step.json" in c,
+            lambda c: "e2e-imagenet_train-cuda_cnn.json" in c, lambda c: "e2e-deit_train-cuda_cnn.json" in c,
+            lambda c: "ops.json" in c, lambda c: c.startswith("run-gpu-tests.sh --tests-only"),
+            lambda c: c == "cnn_torch_check", lambda c: "e2e-deit_train-cuda.json" in c,
+            lambda c: c.startswith("run-gpu-tests.sh --sanitizer-only"))]
+        self.assertEqual(order, sorted(order), calls)
         self.assertEqual(sum(1 for c in calls if c.startswith("pipebench-report ") and "--json" not in c), 4)
-        for step in ("stage", "tests", "sanitizer", "torch"):
-            self.assertRegex(r.stdout, rf"gpu-suite: {step}: passed \(\d+ s; elapsed \d+ s of 540\)")
+        for step in ("stage", "cnn step", "ops", "tests", "sanitizer", "torch"):
+            self.assertRegex(r.stdout, rf"gpu-suite: {step}: passed \(\d+ s; elapsed \d+ s of 420\)")
         s = read(os.path.join(out, "summary.md"))
         self.assertNotIn("Nothing ran on a GPU", s)
+        self.assertNotIn("Not reached", s)
+        self.assertNotIn("| running |", s)
+        self.assertIn("cuDNN built with 9.19.0, loaded 9.19.0 (/stand-in/libcudnn.so.9)", s)
+        self.assertRegex(s, r"- bundle: \S+ \(0\.0 MiB in 7 files; ")
         for rc in RECIPES:
             for b in BASELINES:
                 self.assertIn(f"| e2e {rc} --baseline={b} | passed |", s)
@@ -273,20 +328,123 @@ class GpuSuite(unittest.TestCase):
         self.assertIn("**50.0 GB/s**", s)
         self.assertIn("| 64 | 20.0 | 20.0 | 46.0 | 46.0 | 92.0 | 2.30 | 2.30 |", s)
         self.assertIn("| cuda:cnn | 5.00 | 5.00 | 100.0 | 20.0 |", s)
+        self.assertIn("| mixup | device/uint8_nhwc/batch:64 | 200.0 | 3.125 |", s)
+        self.assertIn("| cuda_test | 9 | 0 | 0 |", s)
         self.assertIn("- cuda_test: 0 errors", s)
         self.assertIn("Clean: **yes**", s)
         self.assertIn("- cnn_torch_check: PASS: stand-in", s)
         self.assertIn("## deit_train, --baseline=cuda:cnn", read(os.path.join(out, "reports.md")))
+        log = read(os.path.join(out, "console.log"))
+        for step in ("libraries", "device", "stage", "cnn step", "ops", "tests", "torch", "sanitizer"):
+            self.assertIn(f">>> gpu-suite: step {step}: ", log)
+        self.assertIn("stand-in pipebench: wrote", log)
 
     def test_a_failed_run_fails_the_suite_and_the_rest_still_runs(self):
         r, out, calls, _ = self.run_stand_in(fail="imagenet_train/cuda:cnn")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         s = read(os.path.join(out, "summary.md"))
-        self.assertIn("| e2e imagenet_train --baseline=cuda:cnn | failed (exit 3) |", s)
+        self.assertIn("| e2e imagenet_train --baseline=cuda:cnn | failed (exit 3) | ", s)
+        self.assertIn("pipebench: 1 case(s) reported an error |", s)  # its last line, in the note
         self.assertIn("| e2e deit_train --baseline=cuda:cnn | passed |", s)
+        self.assertIn("| sanitizer | passed |", s)
         self.assertIn("## What pipebench said", s)
-        self.assertIn("e2e-imagenet_train-cuda_cnn:\n\n- pipebench: 1 case(s) reported an error", s)
-        self.assertLessEqual(len(files_under(out)), 8)
+        self.assertIn("e2e imagenet_train --baseline=cuda:cnn:\n\n- pipebench: 1 case(s) reported an error", s)
+        self.assertIn("  | pipebench: 1 case(s) reported an error", r.stdout)
+        self.assertLessEqual(len(files_under(out)), 10)
+
+    def test_device_not_supported_by_the_sanitizer_is_a_skip(self):
+        r, out, _, _ = self.run_stand_in(sanitizer="unsupported")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        s = read(os.path.join(out, "summary.md"))
+        self.assertRegex(s, r"\| sanitizer \| skipped \| \d+ \| compute-sanitizer: skipped: Error: Device not supported")
+        self.assertIn("Not run: compute-sanitizer skipped: Error: Device not supported", s)
+
+    def killed_mid_step(self, sig):
+        """The stand-in e2e imagenet_train --baseline=cuda:cnn prints a row, then sleeps."""
+        root, b, cuda, fake = self.stand_in_bundle()
+        log = os.path.join(root, "calls.log")
+        out = os.path.join(root, "out")
+        env = self.stand_in_env(cuda, fake, log, sleep="imagenet_train/cuda:cnn")
+        p = subprocess.Popen([self.suite, "--bundle", b, "--out", out, "--count", "4"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, env=env, cwd=root, start_new_session=True)
+        console = os.path.join(out, "console.log")
+        deadline = time.time() + 120
+        while time.time() < deadline and "stand-in pipebench: sleeping" not in (
+                read(console) if os.path.exists(console) else ""):
+            time.sleep(0.2)
+        self.assertIn("stand-in pipebench: sleeping", read(console), "the step did not start")
+        t0 = time.time()
+        os.kill(p.pid, sig)
+        text, _ = p.communicate(timeout=60)
+        return p.returncode, time.time() - t0, out, text, env, p.pid
+
+    def test_killed_mid_step_keeps_what_ran(self):
+        rc, took, out, text, env, pid = self.killed_mid_step(signal.SIGTERM)
+        self.assertEqual(rc, 1, text)
+        self.assertLess(took, 20, "the step is stopped, not waited for")
+        s = read(os.path.join(out, "summary.md"))
+        self.assertRegex(s, r"\| e2e imagenet_train --baseline=cuda:cnn \| cut off \(SIGTERM\) \| \d+ \| the suite was "
+                            r"stopped from outside")
+        self.assertIn("| stage | passed |", s)
+        self.assertIn("**50.0 GB/s**", s)  # the figures of the steps that ran
+        self.assertIn("Not reached (yet): e2e deit_train --baseline=cuda:cnn, ops, tests, torch", s)
+        log = read(os.path.join(out, "console.log"))
+        self.assertIn("BM_TrainStep/cuda:cnn 5.0 ms (printed before the cut)", log)
+        self.assertIn("<<< gpu-suite: step e2e imagenet_train --baseline=cuda:cnn: cut off by SIGTERM", log)
+        self.assertTrue(os.path.exists(os.path.join(out, "stage.json")))
+        self.assertEqual(os.listdir(env["TMPDIR"]), [], "its temporary folder is removed")
+        # The suite ran in a session of its own: nothing of it is left running there (a zombie
+        # waiting for its reaper is gone already).
+        for _ in range(30):
+            ps = subprocess.run(["ps", "-o", "pid=,stat=,args=", "-s", str(pid)], capture_output=True, text=True).stdout
+            left = [l for l in ps.splitlines() if l.split()[1:2] and not l.split()[1].startswith("Z")]
+            if not left:
+                break
+            time.sleep(0.1)
+        self.assertEqual(left, [], "the step's processes are gone")
+
+    def test_killed_hard_mid_step_leaves_the_summary_of_what_ran(self):
+        rc, _, out, text, _, pid = self.killed_mid_step(signal.SIGKILL)
+        self.assertEqual(rc, -signal.SIGKILL)
+        s = read(os.path.join(out, "summary.md"))
+        self.assertRegex(s, r"\| e2e imagenet_train --baseline=cuda:cnn \| running \| \d+ \| started at \d+ s; if the suite "
+                            r"has stopped, it was cut off here")
+        self.assertIn("| cnn step | passed |", s)
+        self.assertIn("| cuda:cnn | 5.00 | 5.00 | 100.0 | 20.0 |", s)
+        self.assertIn("BM_TrainStep/cuda:cnn 5.0 ms (printed before the cut)", read(os.path.join(out, "console.log")))
+        # The step outlives a suite killed with SIGKILL (its `timeout` would end it): end it here.
+        subprocess.run(["pkill", "-KILL", "-s", str(pid)])
+
+    def test_run_gpu_tests_sanitizer_skip_and_outer_timeout(self):
+        """The bundle's own run-gpu-tests.sh, on stand-in test binaries."""
+        root = self.fresh("rgt")
+        tests = os.path.join(root, "tests")
+        os.makedirs(tests)
+        shutil.copy(os.path.join(self.bundle, "tests", "run-gpu-tests.sh"), tests)
+        for name in ("cuda_test", "device_ops_test", "region_timer_test"):
+            write(os.path.join(tests, name), "#!/bin/sh\necho \"[  PASSED  ] 1 test.\"\n")
+            os.chmod(os.path.join(tests, name), 0o755)
+        cuda = os.path.join(root, "cuda")
+        os.makedirs(os.path.join(cuda, "bin"))
+        san = os.path.join(cuda, "bin", "compute-sanitizer")
+        write(san, "#!/bin/sh\necho '========= COMPUTE-SANITIZER'\necho '========= Error: Device not supported'\n"
+                   "echo '========= Target application returned an error'\nexit 1\n")
+        os.chmod(san, 0o755)
+        env = dict(os.environ, CUDA_HOME=cuda, PATH=self.path)
+        r = subprocess.run([os.path.join(tests, "run-gpu-tests.sh"), "--sanitizer-only", "--tests-only", "--timeout", "15"],
+                           capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(r.returncode, 77, r.stdout + r.stderr)
+        said = [l for l in r.stdout.splitlines() if not l.startswith("== ")]
+        self.assertEqual(said, ["run-gpu-tests: compute-sanitizer: skipped: Error: Device not supported"])
+        # A test binary that outlives the suite's own timeout: the outer `timeout` (in the
+        # suite) ends it too, not only the script (the pipe closes at once, no orphan).
+        write(os.path.join(tests, "cuda_test"), "#!/bin/sh\necho started; exec sleep 60\n")
+        t0 = time.time()
+        r = subprocess.run(["timeout", "3", os.path.join(tests, "run-gpu-tests.sh"), "--tests-only", "--timeout", "30"],
+                           capture_output=True, text=True, env=env, timeout=50)
+        self.assertEqual(r.returncode, 124, r.stdout + r.stderr)
+        self.assertLess(time.time() - t0, 15, "the test binary kept the pipe open")
+        self.assertIn("started", r.stdout)
 
     def test_bad_arguments(self):
         for args in (["--count", "many"], ["--workers", "1;2"], ["--frobnicate"], ["--data", "/nonexistent/x"]):
@@ -301,7 +459,7 @@ class GpuSuite(unittest.TestCase):
 # Stand-ins for a bundle on a GPU node: the suite's whole path runs against them (what each
 # is called with is logged), with the real gpu_suite_summary.py.
 STAND_IN_PIPEBENCH = r"""#!/usr/bin/env python3
-import json, os, re, sys
+import json, os, re, sys, time
 args = sys.argv[1:]
 with open(os.environ["STAND_IN_LOG"], "a") as log:
     log.write("pipebench " + " ".join(args) + "\n")
@@ -314,20 +472,31 @@ fail = os.environ.get("STAND_IN_FAIL", "")
 if fail and fail == recipe + "/" + baseline:
     print("pipebench: 1 case(s) reported an error", file=sys.stderr)
     sys.exit(3)
+if os.environ.get("STAND_IN_SLEEP") == recipe + "/" + baseline and "workers" in opt:
+    print("BM_TrainStep/" + baseline + " 5.0 ms (printed before the cut)", flush=True)
+    print("stand-in pipebench: sleeping", flush=True)
+    # A child that would outlive the suite if the step's process group were not stopped.
+    os.execvp("sh", ["sh", "-c", "sleep 300; echo never"])
 def row(name, family, t, unit="us", **kw):
     key = {"family": family, "name": name, "baseline": kw.pop("baseline", ""), "op": kw.pop("op", ""),
            "detail": kw.pop("detail", ""), "workers": kw.get("workers", 0), "variant": "", "callbacks": ""}
     return dict({"name": name, "run_type": "iteration", "real_time": t, "time_unit": unit, "key": key}, **kw)
-rows = [row("BM_TrainStep/" + baseline, "TrainStep", 5.0, "ms", baseline=baseline, compute_ms=5.0,
-            compute_gflop=100.0)]
-if "H2D" in opt["benchmark_filter"]:
+rows = []
+f = opt["benchmark_filter"]
+if "TrainStep" in f:
+    rows.append(row("BM_TrainStep/" + baseline, "TrainStep", 5.0, "ms", baseline=baseline, compute_ms=5.0,
+                    compute_gflop=100.0))
+if "H2D" in f:
     rows.append(row("BM_H2D/pinned/async/peak:256MiB", "H2D", 268435456 / 50e9 * 1e6, op="pinned",
                     detail="async/peak:256MiB", batch_bytes=268435456))
     for mem, rate in (("pinned", 46e9), ("pageable", 20e9)):
         for mode in ("sync", "async"):
             rows.append(row(f"BM_H2D/{mem}/{mode}/batch:64", "H2D", 38535168 / rate * 1e6, op=mem,
                             detail=f"{mode}/batch:64", batch_bytes=38535168))
-else:
+if "device" in f:
+    rows.append(row("BM_Transform/mixup/device/uint8_nhwc/batch:64", "Transform", 200.0, op="mixup",
+                    detail="device/uint8_nhwc/batch:64"))
+if "workers" in opt:
     for w in map(int, opt["workers"].split(",")):
         data = 40.0 / w
         rows.append(row(f"BM_EndToEnd/{recipe}/{baseline}/workers:{w}", "EndToEnd", max(data, 5.0), "ms",
@@ -335,6 +504,7 @@ else:
                         au_pct=100 * 5.0 / max(data, 5.0)))
 with open(opt["benchmark_out"], "w") as f:
     json.dump({"context": {"recipe": recipe}, "benchmarks": rows}, f)
+print("stand-in pipebench: wrote " + os.path.basename(opt["benchmark_out"]))
 """
 STAND_IN_REPORT = r"""#!/bin/sh
 echo "pipebench-report $*" >> "$STAND_IN_LOG"
@@ -348,9 +518,19 @@ mkdir -p "$2/class_000" && touch "$2/class_000/img_000000.jpg"
 STAND_IN_TESTS = r"""#!/bin/sh
 echo "run-gpu-tests.sh $*" >> "$STAND_IN_LOG"
 case "$*" in
-  *--sanitizer-only*) printf '== cuda_test under compute-sanitizer memcheck\n========= ERROR SUMMARY: 0 errors\n' ;;
+  *--sanitizer-only*)
+    if [ "$STAND_IN_SANITIZER" = unsupported ]; then
+      echo "== compute-sanitizer --tool memcheck"
+      echo "run-gpu-tests: compute-sanitizer: skipped: Error: Device not supported"
+      exit 77
+    fi
+    printf '== compute-sanitizer --tool memcheck\n== cuda_test under compute-sanitizer memcheck\n========= ERROR SUMMARY: 0 errors\n' ;;
   *) printf '== cuda_test\n[  PASSED  ] 9 tests.\n' ;;
 esac
+"""
+STAND_IN_DUMP = r"""#!/bin/sh
+echo "cnn_dump $*" >> "$STAND_IN_LOG"
+echo "cnn_dump: cuDNN built with 9.19.0, loaded 9.19.0 (/stand-in/libcudnn.so.9)"
 """
 STAND_IN_TORCH = r"""#!/usr/bin/env python3
 import os
@@ -431,22 +611,37 @@ class Figures(unittest.TestCase):
         out = os.path.join(self.tmp, "log")
         os.makedirs(out)
         log = "\n".join([
-            "+ run-gpu-tests.sh --tests-only", "== cuDNN 9 run-time libraries", "[  PASSED  ] 3 tests.",
+            ">>> gpu-suite: step e2e imagenet_train --baseline=cuda:cnn: timeout 60 pipebench ...",
+            "pipebench: warning: a stand-in warning", "pipebench: CUDA cases not run (...): none",
+            "<<< gpu-suite: step e2e imagenet_train --baseline=cuda:cnn: exit 0 after 3 s",
+            ">>> gpu-suite: step tests: timeout 60 run-gpu-tests.sh --tests-only", "== cuDNN 9 run-time libraries",
+            "[  PASSED  ] 3 tests.",
             "== cuda_test", "[==========] 9 tests ran.", "[  PASSED  ] 7 tests.", "[  SKIPPED ] 2 tests, listed below:",
             "== loader_test", "[  PASSED  ] 4 tests.", "[  FAILED  ] Cuda.LoaderDeviceCopyHoldsTheHostBytes (12 ms)",
-            "[  FAILED  ] Cuda.LoaderDeviceCopyHoldsTheHostBytes", "== compute-sanitizer --tool memcheck",
+            "[  FAILED  ] Cuda.LoaderDeviceCopyHoldsTheHostBytes", "<<< gpu-suite: step tests: exit 1 after 9 s",
+            ">>> gpu-suite: step torch: timeout 40 python3 cnn_torch_check.py", "cnn_torch_check: skipped: no torch",
+            "<<< gpu-suite: step torch: exit 77 after 1 s",
+            ">>> gpu-suite: step sanitizer: timeout 90 run-gpu-tests.sh --sanitizer-only",
+            "== compute-sanitizer --tool memcheck",
             "== cuda_test under compute-sanitizer memcheck", "========= ERROR SUMMARY: 0 errors",
-            "== train_step_cnn_test under compute-sanitizer memcheck",
-            "run-gpu-tests: train_step_cnn_test under compute-sanitizer timed out after 20 s",
-            "== cnn_torch_check.py", "cnn_torch_check: skipped: no torch", ""])
-        write(os.path.join(out, "tests.log"), log)
+            "== region_timer_test under compute-sanitizer memcheck",
+            "run-gpu-tests: region_timer_test under compute-sanitizer timed out after 20 s", ""])
+        write(os.path.join(out, "console.log"), log)
         s = self.summary(out)
         self.assertIn("| cuda_test | 7 | 2 | 0 |", s)
         self.assertIn("| loader_test | 4 | 0 | Cuda.LoaderDeviceCopyHoldsTheHostBytes |", s)
         self.assertIn("- cuda_test: 0 errors", s)
-        self.assertIn("- train_step_cnn_test: timed out", s)
+        self.assertIn("- region_timer_test: timed out", s)
         self.assertIn("Clean: **no**", s)
         self.assertIn("- cnn_torch_check: skipped: no torch", s)
+        self.assertIn("e2e imagenet_train --baseline=cuda:cnn:\n\n- pipebench: warning: a stand-in warning\n", s)
+        self.assertNotIn("CUDA cases not run", s)
+        # A step cut off before its end: what it wrote so far still counts.
+        write(os.path.join(out, "console.log"), log.split(">>> gpu-suite: step torch")[0].replace(
+            "<<< gpu-suite: step tests: exit 1 after 9 s\n", ""))
+        s = self.summary(out)
+        self.assertIn("| loader_test | 4 | 0 | Cuda.LoaderDeviceCopyHoldsTheHostBytes |", s)
+        self.assertIn("## compute-sanitizer memcheck\n\nNot run.", s)
 
     def test_verdict_of_a_real_run(self):
         """An emulated run compute-bound at one worker (a 200 ms step, 4 images a batch)."""
