@@ -46,8 +46,13 @@
 // spawned tasks are approximately so), dispatch and the consumer's bookkeeping take no
 // time, costs are independent of the worker and of one another beyond their order, skips
 // (OnError::kSkip) do not happen, the collective takes no time beyond the wait for the
-// slowest rank, and the compute time is the same every step.
-// Measured: after warmup_steps, the loop's step intervals (start of step m + 1 minus start
+// slowest rank, the compute time is the same every step, and the CPU that callbacks (sync
+// ones, the async ones' background thread) take from the workers counts only through
+// loop_cpu_share. A rate-limited read (a throttled link: one token bucket for every
+// worker) is close to a serial stage, not a per-sample cost: given as deliver_ms (batch
+// bytes / rate), its rate is right (a serial stage's place in the pipe changes the latency,
+// not the rate), while the worker held waiting for tokens is left out.
+// Reported: after warmup_steps, the loop's step intervals (start of step m + 1 minus start
 // of step m) over `steps` steps: their mean and percentiles (linear interpolation between
 // order statistics). AU = 100 x compute_ms / mean step, clamped to [0, 100] (100 when the
 // step is 0); stall = 100 - AU: model/bound.h's definitions.
@@ -65,11 +70,11 @@
 // draws from its own generator (seed, r).
 // Units: every time in ms (per sample, per batch or per step as named); AU and stall in %.
 // Errors: std::invalid_argument naming the bad input: no costs, a cost not a finite
-// ms >= 0, batch / workers / prefetch_depth / ranks / steps / block < 1, cores or
-// loop_cpu_share negative or not finite, loop_cpu_share >= cores (cores > 0), a time
-// (compute_ms, batch_ms, deliver_ms, a callback's ms) not a finite ms >= 0, a callback's
-// every < 1, an async callback that waits for the step, rank_sample_ms not one vector per
-// rank, a target AU outside (0, 100], max_workers < 1.
+// ms >= 0, batch / workers / prefetch_depth / ranks / block < 1, steps < 0, warmup_steps
+// < -1, cores or loop_cpu_share negative or not finite, loop_cpu_share >= cores (cores >
+// 0), a time (compute_ms, batch_ms, deliver_ms, a callback's ms) not a finite ms >= 0, a
+// callback's every < 1, an async callback that waits for the step, rank_sample_ms not one
+// vector per rank, a target AU outside (0, 100], max_workers < 1.
 #pragma once
 
 #include <cstdint>

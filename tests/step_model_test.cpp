@@ -225,6 +225,21 @@ TEST(StepModel, SyncCallbackOverlapsTheAcceleratorsStepUntilItIsLonger) {
   EXPECT_NEAR(predict_step(data_bound, replay()).step_ms, 20.0, 1e-6);
 }
 
+// Data-bound (one worker, 4 ms a batch, a 2 ms step), a 30 ms sync callback every 10th
+// step. While it runs the loader fills the depth slots (depth x 4 ms of work) and then
+// idles: the loop loses max(0, 30 - 4 x depth) every 10 steps (depth 2: 6.2 ms a step,
+// 4: 5.4). With slots enough, the loop's own thread paces it: the callback, which
+// overlaps its own step, then 9 steps of compute to drain the buffer: (30 + 9 x 2) / 10 =
+// 4.8 (depth 8). Neither max(data, compute) = 4 nor data + callbacks = 7.
+TEST(StepModel, PrefetchAbsorbsASyncCallbackInADataBoundLoop) {
+  for (int depth : {2, 4, 8}) {
+    StepModelInput in = input({1.0}, 4, 1, depth, 2.0);
+    in.loop.callbacks = {{30.0, 10, false, false}};
+    const double expected = std::max(4.0 + std::max(0.0, 30.0 - 4.0 * depth) / 10, (30.0 + 9 * 2.0) / 10);
+    EXPECT_NEAR(predict_step(in, replay()).step_ms, expected, 1e-9) << "depth " << depth;
+  }
+}
+
 TEST(StepModel, AsyncCallbackAddsNothingUntilItExceedsTheStep) {
   StepModelInput in = compute_bound_loop();
   in.loop.callbacks = {{8.0, 1, true, false}};
