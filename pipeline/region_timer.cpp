@@ -10,6 +10,7 @@
 
 #include "model/case_key.h"
 #include "model/constants.h"
+#include "model/counters.h"
 #include "pipeline/stage_timers.h"
 #include "pipeline/trace.h"
 
@@ -162,12 +163,16 @@ nlohmann::json RegionTimer::to_json() {
                     {"iterations", s.count},
                     {"real_time", s.mean_ms},
                     {"cpu_time", s.mean_ms},
-                    {"time_unit", "ms"},
-                    {"count", s.count},
-                    {"total_ms", s.total_ms},
-                    {"mean_ms", s.mean_ms},
-                    {"p50_ms", s.p50_ms},
-                    {"p99_ms", s.p99_ms}});
+                    {"time_unit", "ms"}});
+    // The region's figures, named by the counter schema (model/counters.h, family kRegion).
+    json& row = rows.back();
+    using model::CounterId;
+    const auto put = [&](CounterId id, const json& v) { row[std::string(model::counter_name(id))] = v; };
+    put(CounterId::kTimerCount, s.count);
+    put(CounterId::kTimerTotalMs, s.total_ms);
+    put(CounterId::kTimerMeanMs, s.mean_ms);
+    put(CounterId::kTimerP50Ms, s.p50_ms);
+    put(CounterId::kTimerP99Ms, s.p99_ms);
   }
   doc["benchmarks"] = std::move(rows);
   return doc;

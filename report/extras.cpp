@@ -15,22 +15,22 @@ Extras training_extras(const BenchRun& run, const std::string& pipeline) {
   });
   for (const CaseMeans* m : with_callbacks) {
     const std::string name = m->key.name();
-    const auto get = [&](const std::string& field) { return run.value(name, field); };
-    const auto cb = get("callbacks_ms"), step = get("step_ms"), au = get("au_pct"), w = get("workers");
+    const auto get = [&](CounterId id) { return run.value(name, id); };
+    const auto cb = get(CounterId::kCallbacksMs), step = get(CounterId::kStepMs), au = get(CounterId::kAuPct), w = get(CounterId::kWorkers);
     if (!cb || !step || !au || !w) continue;
     ExtrasCase c;
     c.name = name;
     c.workers = static_cast<int>(std::lround(*w));
-    c.async = get("callbacks_async").value_or(0) > 0.5;
+    c.async = get(CounterId::kCallbacksAsync).value_or(0) > 0.5;
     c.step_ms = *step;
-    c.step_ms_ci = get("step_ms_ci");
+    c.step_ms_ci = get(CounterId::kStepMsCi);
     c.au_pct = *au;
-    c.stall_pct = get("stall_pct").value_or(100 - *au);
+    c.stall_pct = get(CounterId::kStallPct).value_or(100 - *au);
     c.callbacks_ms = *cb;
-    c.callbacks_pct = get("callbacks_pct").value_or(*step > 0 ? 100 * *cb / *step : 0);
+    c.callbacks_pct = get(CounterId::kCallbacksPct).value_or(*step > 0 ? 100 * *cb / *step : 0);
     // What runs on the loop's thread adds to the step: the callbacks (a sync one's work, an
     // async one's hand-off) come after the step call, before the next fetch.
-    if (const auto data = get("data_ms"), compute = get("compute_ms"); data && compute && *step > 0) {
+    if (const auto data = get(CounterId::kDataMs), compute = get(CounterId::kComputeMs); data && compute && *step > 0) {
       c.predicted_step_ms = std::max(*data, *compute + *cb);
       c.prediction_error_pct = 100 * (*c.predicted_step_ms - *step) / *step;
     }
@@ -40,7 +40,7 @@ Extras training_extras(const BenchRun& run, const std::string& pipeline) {
     for (size_t pos = 0; pos <= set.size();) {
       const size_t plus = std::min(set.find('+', pos), set.size());
       const std::string label = set.substr(pos, plus - pos);
-      if (const auto ms = get("callback:" + label + "_ms")) c.per_callback.emplace_back(label, *ms);
+      if (const auto ms = run.value(name, CounterId::kCallbackMs, label)) c.per_callback.emplace_back(label, *ms);
       pos = plus + 1;
     }
     e.cases.push_back(std::move(c));
@@ -124,12 +124,12 @@ std::optional<SamplerCost> sampler_cost(const BenchRun& run, const std::string& 
          return k.family == model::Family::kSystemSampler && k.pipeline == pipeline;
        })) {
     const std::string name = m->key.name();
-    const auto get = [&](const char* f) { return run.value(name, f); };
-    const auto cost = get("sampler_cost_pct"), over = get("overhead_pct"), cores = get("sampler_cores");
+    const auto get = [&](CounterId id) { return run.value(name, id); };
+    const auto cost = get(CounterId::kSamplerCostPct), over = get(CounterId::kOverheadPct), cores = get(CounterId::kSamplerCores);
     if (!cost || !over || !cores) continue;
-    SamplerCost c{name, static_cast<int>(std::lround(get("workers").value_or(0))), *cores, *cost, *over};
-    c.overhead_ci_pct = get("overhead_ci_pct");
-    c.pairs = static_cast<int>(std::lround(get("pairs").value_or(0)));
+    SamplerCost c{name, static_cast<int>(std::lround(get(CounterId::kWorkers).value_or(0))), *cores, *cost, *over};
+    c.overhead_ci_pct = get(CounterId::kOverheadCiPct);
+    c.pairs = static_cast<int>(std::lround(get(CounterId::kPairs).value_or(0)));
     return c;
   }
   return std::nullopt;

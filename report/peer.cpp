@@ -42,7 +42,7 @@ std::optional<double> pipebench_loader(const BenchRun& run, const std::string& r
   k.family = model::Family::kLoader;
   k.pipeline = recipe;
   k.workers = workers;
-  if (auto v = run.value(k, "items_per_second"); v && *v > 0) return v;
+  if (auto v = run.value(k, CounterId::kItemsPerSecond); v && *v > 0) return v;
   return std::nullopt;
 }
 

@@ -14,7 +14,7 @@ namespace {
 
 std::optional<RankRow> rank_row(const BenchRun& run, const std::string& name, int k) {
   using model::RankField;
-  const auto get = [&](RankField f) { return run.value(name, model::rank_counter(k, f)); };
+  const auto get = [&](RankField f) { return run.value(name, CounterId::kRankFigure, model::rank_part(k, f)); };
   const auto data = get(RankField::kDataMs), step = get(RankField::kStepMs), au = get(RankField::kAuPct);
   if (!data || !step || !au) return std::nullopt;
   RankRow r;
@@ -37,10 +37,10 @@ std::optional<RankRow> rank_row(const BenchRun& run, const std::string& name, in
 // The job's figures as bench aggregated them, once (bench/ranks.cpp, model/rank_fields.h):
 // read, not recomputed. False when the row lacks one (an incomplete case).
 bool read_global(const BenchRun& run, const std::string& name, RanksCase& c) {
-  const auto get = [&](const char* f) { return run.value(name, f); };
-  const auto data_mean = get("data_ms_mean"), step = get("step_ms"), au = get("au_pct"),
-             au_min = get("au_pct_min"), au_pass = get("au_pass"), ips = get("images_per_second_total"),
-             imbalance = get("load_imbalance"), slowest = get("slowest_rank");
+  const auto get = [&](CounterId id) { return run.value(name, id); };
+  const auto data_mean = get(CounterId::kDataMsMean), step = get(CounterId::kStepMs), au = get(CounterId::kAuPct),
+             au_min = get(CounterId::kAuPctMin), au_pass = get(CounterId::kAuPass), ips = get(CounterId::kImagesPerSecondTotal),
+             imbalance = get(CounterId::kLoadImbalance), slowest = get(CounterId::kSlowestRank);
   if (!data_mean || !step || !au || !au_min || !au_pass || !ips || !imbalance || !slowest) return false;
   c.data_ms_mean = *data_mean;
   c.step_ms = *step;
@@ -89,19 +89,19 @@ Ranks rank_figures(const BenchRun& run) {
   out.link_latency_us = run.number("link_latency_us");
   for (const CaseMeans* m : run.where([](const model::CaseKey& k) { return k.family == model::Family::kEndToEnd; })) {
     const std::string name = m->key.name();
-    const auto world = run.value(name, "world_size");
+    const auto world = run.value(name, CounterId::kWorldSize);
     if (!world || *world < 2) continue;
     RanksCase c;
     c.name = name;
     c.sweep = m->key.plain();
-    c.workers = static_cast<int>(std::lround(run.value(name, "workers").value_or(0)));
+    c.workers = static_cast<int>(std::lround(run.value(name, CounterId::kWorkers).value_or(0)));
     const int n = static_cast<int>(std::clamp(std::round(*world), 0.0, 65536.0));
     for (int k = 0; k < n; ++k)
       if (auto row = rank_row(run, name, k)) c.ranks.push_back(*row);
     if (static_cast<int>(c.ranks.size()) != n || !read_global(run, name, c)) continue;  // incomplete
-    c.pred_ms = run.value(name, "straggler_pred_ms");
-    c.iid_max_ms = run.value(name, "straggler_iid_max_ms");
-    if (!out.sync_model_ms) out.sync_model_ms = run.value(name, "sync_model_ms");
+    c.pred_ms = run.value(name, CounterId::kStragglerPredMs);
+    c.iid_max_ms = run.value(name, CounterId::kStragglerIidMaxMs);
+    if (!out.sync_model_ms) out.sync_model_ms = run.value(name, CounterId::kSyncModelMs);
     if (c.pred_ms) c.pred_error_pct = 100 * (*c.pred_ms - c.step_ms) / std::max(1e-9, c.step_ms);
     if (c.iid_max_ms) c.iid_error_pct = 100 * (*c.iid_max_ms - c.step_ms) / std::max(1e-9, c.step_ms);
     out.world = std::max(out.world, n);

@@ -10,11 +10,12 @@
 namespace pipebench::report {
 namespace {
 
-double field(const BenchRun& run, const std::string& name, const char* f) {
-  const auto v = run.value(name, f);
-  if (!v) throw ReportError(name + " has no " + f + " (not a RegionTimer row)");
+double field(const BenchRun& run, const std::string& name, CounterId id) {
+  const auto v = run.value(name, id);
+  const std::string_view f = model::counter_name(id);
+  if (!v) throw ReportError(name + " has no " + std::string(f) + " (not a RegionTimer row)");
   if (!std::isfinite(*v) || *v < 0)
-    throw ReportError(name + ": " + f + " must be a finite number >= 0, got " + std::to_string(*v));
+    throw ReportError(name + ": " + std::string(f) + " must be a finite number >= 0, got " + std::to_string(*v));
   return *v;
 }
 
@@ -39,11 +40,11 @@ RegionProfile region_profile(const BenchRun& run) {
     const std::string name = c->key.name();
     RegionRow r;
     r.key = c->key.op;
-    r.count = field(run, name, "count");
-    r.total_ms = field(run, name, "total_ms");
-    r.mean_ms = run.value(name, "mean_ms").value_or(r.count > 0 ? r.total_ms / r.count : 0);
-    r.p50_ms = run.value(name, "p50_ms").value_or(0);
-    r.p99_ms = run.value(name, "p99_ms").value_or(0);
+    r.count = field(run, name, CounterId::kTimerCount);
+    r.total_ms = field(run, name, CounterId::kTimerTotalMs);
+    r.mean_ms = run.value(name, CounterId::kTimerMeanMs).value_or(r.count > 0 ? r.total_ms / r.count : 0);
+    r.p50_ms = run.value(name, CounterId::kTimerP50Ms).value_or(0);
+    r.p99_ms = run.value(name, CounterId::kTimerP99Ms).value_or(0);
     p.rows.push_back(std::move(r));
   }
   if (p.empty()) return p;

@@ -28,10 +28,10 @@ double context_cores(const BenchRun& run, int hardware_threads) {
   return *v;
 }
 
-double required_counter(const std::string& name, const CaseMeans& c, const char* field) {
-  auto it = c.values.find(field);
-  if (it == c.values.end()) throw ReportError(name + " has no counter " + field);
-  return it->second;
+double required_counter(const std::string& name, const CaseMeans& c, CounterId id) {
+  const auto v = c.get(id);
+  if (!v) throw ReportError(name + " has no counter " + std::string(model::counter_name(id)));
+  return *v;
 }
 
 struct Cases {
@@ -54,29 +54,27 @@ Cases find_sweep(const BenchRun& run, const std::string& recipe) {
     SweepPoint p;
     p.workers = c->key.workers;
     try {
-      p.bound = compute_bound(required_counter(name, *c, "data_ms"), required_counter(name, *c, "compute_ms"),
-                              required_counter(name, *c, "step_ms"));
+      p.bound = compute_bound(required_counter(name, *c, CounterId::kDataMs), required_counter(name, *c, CounterId::kComputeMs),
+                              required_counter(name, *c, CounterId::kStepMs));
     } catch (const std::invalid_argument& e) {
       throw ReportError(name + ": " + e.what());
     }
     // From the step time and the images a batch held as delivered (images_per_batch: short
     // batches), so that images/s and step ms agree by construction; runs older than that
     // counter: the configured batch_size, or their items_per_second.
-    if (auto d = c->values.find("images_per_batch"); d != c->values.end() && d->second > 0 && p.bound.step_ms > 0) {
-      p.images_per_second = d->second * 1000.0 / p.bound.step_ms;
-      out.images_per_batch = out.images_per_batch > 0 ? std::min(out.images_per_batch, d->second) : d->second;
-    } else if (auto b = c->values.find("batch_size"); b != c->values.end() && p.bound.step_ms > 0) {
-      p.images_per_second = b->second * 1000.0 / p.bound.step_ms;
+    if (auto d = c->get(CounterId::kImagesPerBatch); d && *d > 0 && p.bound.step_ms > 0) {
+      p.images_per_second = *d * 1000.0 / p.bound.step_ms;
+      out.images_per_batch = out.images_per_batch > 0 ? std::min(out.images_per_batch, *d) : *d;
+    } else if (auto b = c->get(CounterId::kBatchSize); b && p.bound.step_ms > 0) {
+      p.images_per_second = *b * 1000.0 / p.bound.step_ms;
     } else {
-      p.images_per_second = required_counter(name, *c, "items_per_second");
+      p.images_per_second = required_counter(name, *c, CounterId::kItemsPerSecond);
     }
-    if (auto ci = c->values.find("step_ms_ci"); ci != c->values.end()) p.step_ms_ci = ci->second;
+    p.step_ms_ci = c->get(CounterId::kStepMsCi);
     out.sweep.push_back(p);
     out.names.end_to_end[p.workers] = name;
-    if (auto w = c->values.find("worker_wait_ms"); w != c->values.end())
-      out.worker_wait_ms[p.workers] = std::max(0.0, w->second);
-    if (auto n = c->values.find("iterations"); n != c->values.end())
-      out.batches[p.workers] = static_cast<int>(std::lround(n->second));
+    if (auto w = c->get(CounterId::kWorkerWaitMs)) out.worker_wait_ms[p.workers] = std::max(0.0, *w);
+    if (auto n = c->get(CounterId::kIterations)) out.batches[p.workers] = static_cast<int>(std::lround(*n));
   }
   std::sort(out.sweep.begin(), out.sweep.end(),
             [](const SweepPoint& a, const SweepPoint& b) { return a.workers < b.workers; });
@@ -86,9 +84,9 @@ Cases find_sweep(const BenchRun& run, const std::string& recipe) {
 
 std::vector<StageCost> stage_costs(const BenchRun& run, const std::string& loader_case) {
   std::vector<StageCost> stages;
-  for (const std::string_view s : model::kStageNames) {
-    auto v = run.value(loader_case, std::string(s) + "_ms");
-    if (v && *v > 0) stages.push_back({std::string(s), *v});
+  for (size_t i = 0; i < std::size(model::kStageNames); ++i) {
+    auto v = run.value(loader_case, model::stage_counter(i));
+    if (v && *v > 0) stages.push_back({std::string(model::kStageNames[i]), *v});
   }
   return stages;
 }
@@ -105,11 +103,11 @@ std::vector<Alternative> declared_alternatives(const BenchRun& run, Report& r) {
 
 void sequential_vs_parallel(const BenchRun& run, const std::map<int, std::string>& loaders, Report& r) {
   if (loaders.empty()) return;
-  r.loader_w1_ips = run.value(loaders.begin()->second, "items_per_second");
+  r.loader_w1_ips = run.value(loaders.begin()->second, CounterId::kItemsPerSecond);
   for (const auto& [w, name] : loaders) {
     if (w > 1 && (r.cores == 0 || w <= r.cores)) {
       r.loader_wn = w;
-      r.loader_wn_ips = run.value(name, "items_per_second");
+      r.loader_wn_ips = run.value(name, CounterId::kItemsPerSecond);
     }
   }
 }
@@ -138,8 +136,8 @@ std::vector<Alternative> measured_variants(const BenchRun& run, const std::strin
     model::CaseKey pair = model::sample_case(name);
     pair.variant = "variant";
     pair.variant_param = v.recipe;
-    const auto saving = run.value(pair.name(), "paired_saving_ms");
-    const auto ci = run.value(pair.name(), "paired_saving_ci_ms");
+    const auto saving = run.value(pair.name(), CounterId::kPairedSavingMs);
+    const auto ci = run.value(pair.name(), CounterId::kPairedSavingCiMs);
     if (saving && ci) {
       if (std::abs(*saving) <= *ci) continue;
       Alternative a{v.fixes, base, pair.name(), *base_ms, *base_ms - *saving};
@@ -221,8 +219,8 @@ Report build_report(const BenchRun& run) {
   model::CaseKey pair = model::sample_case("casestudy");
   pair.variant = "pair";
   pair.variant_param = "casestudy_shifts";
-  r.casestudy_saving_ms = run.value(pair.name(), "paired_saving_ms");
-  r.casestudy_saving_ci_ms = run.value(pair.name(), "paired_saving_ci_ms");
+  r.casestudy_saving_ms = run.value(pair.name(), CounterId::kPairedSavingMs);
+  r.casestudy_saving_ci_ms = run.value(pair.name(), CounterId::kPairedSavingCiMs);
   return r;
 }
 

@@ -79,6 +79,16 @@ void add_row(BenchRun& run, const json& row, size_t index,
 
 }  // namespace
 
+std::optional<double> CaseMeans::get(CounterId id) const {
+  const auto it = values.find(std::string(model::counter_name(id)));
+  return it == values.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
+std::optional<double> CaseMeans::get(CounterId id, std::string_view part) const {
+  const auto it = values.find(model::counter_name(id, part));
+  return it == values.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
 const CaseMeans* BenchRun::find(const std::string& name) const {
   const auto it = cases.find(name);
   return it == cases.end() ? nullptr : &it->second;
@@ -91,27 +101,28 @@ std::vector<const CaseMeans*> BenchRun::where(const std::function<bool(const mod
   return out;
 }
 
-std::optional<double> BenchRun::aggregate(const std::string& name, const std::string& stat,
-                                          const std::string& field) const {
+std::optional<double> BenchRun::aggregate(const std::string& name, const std::string& stat, CounterId id) const {
   const auto a = aggregates.find(name);
   if (a == aggregates.end()) return std::nullopt;
   auto s = a->second.find(stat);
   if (s == a->second.end()) return std::nullopt;
-  auto f = s->second.find(field);
+  auto f = s->second.find(std::string(model::counter_name(id)));
   if (f == s->second.end()) return std::nullopt;
   return f->second;
 }
 
-std::optional<double> BenchRun::value(const std::string& name, const std::string& field) const {
+std::optional<double> BenchRun::value(const std::string& name, CounterId id) const {
   const CaseMeans* c = find(name);
-  if (!c) return std::nullopt;
-  auto it = c->values.find(field);
-  if (it == c->values.end()) return std::nullopt;
-  return it->second;
+  return c ? c->get(id) : std::nullopt;
+}
+
+std::optional<double> BenchRun::value(const std::string& name, CounterId id, std::string_view part) const {
+  const CaseMeans* c = find(name);
+  return c ? c->get(id, part) : std::nullopt;
 }
 
 std::optional<double> BenchRun::ms_per_item(const std::string& name) const {
-  auto ips = value(name, "items_per_second");
+  auto ips = value(name, CounterId::kItemsPerSecond);
   if (!ips || !(*ips > 0)) return std::nullopt;
   return 1000.0 / *ips;
 }

@@ -13,9 +13,11 @@
 // written (BenchRun::aggregates); errored rows (error_occurred true) are dropped because
 // their times are zeros, not measurements.
 // A case is found by its key, or by the key's name(); nothing here reads inside a name.
-// Units are the run's own: Google Benchmark's times in each row's time_unit, pipebench's
-// counters as bench/README.md documents them (*_ms in milliseconds, items_per_second in
-// images per second).
+// A counter is read by its entry of the counter schema (model/counters.h: value(name,
+// CounterId::kDataMs)), never by a name spelled here; a pattern's (callback:<label>_ms,
+// rank<k>_<figure>) with its part. Units are the schema's: Google Benchmark's times in each
+// row's time_unit, every counter in its entry's unit (data_ms in milliseconds,
+// items_per_second in images per second).
 //
 // Errors: ReportError (a std::runtime_error) with one line saying what is wrong; callers
 // prefix the file name.
@@ -27,13 +29,17 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "model/case_key.h"
+#include "model/counters.h"
 
 namespace pipebench::report {
+
+using model::CounterId;
 
 /// A run the report cannot read, or a run without what the report needs.
 class ReportError : public std::runtime_error {
@@ -45,8 +51,13 @@ class ReportError : public std::runtime_error {
 /// that have it (a counter written only by some repetitions is the mean of those).
 struct CaseMeans {
   model::CaseKey key;                    ///< what the case measures
-  std::map<std::string, double> values;  ///< field -> mean (real_time, cpu_time, counters)
+  std::map<std::string, double> values;  ///< JSON field -> mean (real_time, cpu_time, counters), as read
   int repetitions = 0;                   ///< iteration rows averaged (errored ones excluded)
+
+  /// The mean of the counter `id`; nullopt when the case has none.
+  std::optional<double> get(CounterId id) const;
+  /// The mean of a pattern counter with its part; nullopt when the case has none.
+  std::optional<double> get(CounterId id, std::string_view part) const;
 };
 
 /// Google Benchmark's aggregate rows of one case: aggregate_name ("mean", "median",
@@ -70,19 +81,18 @@ struct BenchRun {
   const CaseMeans* find(const model::CaseKey& key) const { return find(key.name()); }
   /// The cases whose key satisfies `pred`, in name order.
   std::vector<const CaseMeans*> where(const std::function<bool(const model::CaseKey&)>& pred) const;
-  /// A case's mean field; nullopt when the case or the field is missing.
-  std::optional<double> value(const std::string& name, const std::string& field) const;
-  /// A field of one of a case's aggregate rows (stat: "cv", "stddev", ...); nullopt when
-  /// the run has no such row or field.
-  std::optional<double> aggregate(const std::string& name, const std::string& stat,
-                                  const std::string& field) const;
+  /// A case's mean of the counter `id`; nullopt when the case or the counter is missing.
+  std::optional<double> value(const std::string& name, CounterId id) const;
+  /// A case's mean of a pattern counter with its part (counter_name(id, part)).
+  std::optional<double> value(const std::string& name, CounterId id, std::string_view part) const;
+  /// A counter of one of a case's aggregate rows (stat: "cv", "stddev", ...); nullopt when
+  /// the run has no such row or counter.
+  std::optional<double> aggregate(const std::string& name, const std::string& stat, CounterId id) const;
   /// Milliseconds per image from a case's items_per_second; nullopt when it is missing
   /// or not > 0.
   std::optional<double> ms_per_item(const std::string& name) const;
   std::optional<double> ms_per_item(const model::CaseKey& key) const { return ms_per_item(key.name()); }
-  std::optional<double> value(const model::CaseKey& key, const std::string& field) const {
-    return value(key.name(), field);
-  }
+  std::optional<double> value(const model::CaseKey& key, CounterId id) const { return value(key.name(), id); }
   /// A context value as text, or `fallback` when the context does not have it.
   std::string context_or(const std::string& key, const std::string& fallback) const;
   /// A typed context number (model/record.h: a JSON number, or text that parses whole);

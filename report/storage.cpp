@@ -21,7 +21,7 @@ std::optional<std::pair<std::string, int>> warm_case(const BenchRun& run, const 
 }
 
 std::optional<double> mb_per_second(const BenchRun& run, const std::string& name) {
-  const auto b = run.value(name, "bytes_per_second");
+  const auto b = run.value(name, CounterId::kBytesPerSecond);
   if (!b) return std::nullopt;
   return *b / 1e6;
 }
@@ -33,8 +33,8 @@ void add_warnings(const BenchRun& run, const std::string& cold_name, Storage& s)
                          " % of the files' pages were still in the page cache: this filesystem "
                          "ignores posix_fadvise(DONTNEED) (tmpfs, some overlays), so the cold "
                          "run was served from memory");
-  const auto disk = run.value(cold_name, "disk_read_mib_per_s");
-  const auto ips = run.value(cold_name, "items_per_second");
+  const auto disk = run.value(cold_name, CounterId::kDiskReadMibPerS);
+  const auto ips = run.value(cold_name, CounterId::kItemsPerSecond);
   const auto images = run.number("dataset_images");
   const auto bytes = run.number("dataset_bytes");
   if (s.cache_mode == "cold" && disk && ips && images && bytes && *images > 0) {
@@ -79,12 +79,12 @@ Storage storage_split(const BenchRun& run, const std::string& pipeline, std::opt
   if (!warm || (s.cache_mode != "cold" && !s.throttle_mib_s)) return s;
   s.workers = warm->second;
   s.cold_case = cold_name;
-  s.cold_data_ms = run.value(cold_name, "data_ms");
-  s.warm_data_ms = run.value(warm->first, "data_ms");
+  s.cold_data_ms = run.value(cold_name, CounterId::kDataMs);
+  s.warm_data_ms = run.value(warm->first, CounterId::kDataMs);
   s.compute_ms = compute_ms ? compute_ms : run.number("compute_ms");
-  s.cold_images_per_second = run.value(cold_name, "items_per_second");
+  s.cold_images_per_second = run.value(cold_name, CounterId::kItemsPerSecond);
   const std::string read_cold = model::read_case(s.layout, "cold").name();
-  s.fetch_images_per_second = run.value(read_cold, "items_per_second");
+  s.fetch_images_per_second = run.value(read_cold, CounterId::kItemsPerSecond);
   s.fetch_mb_per_second = mb_per_second(run, read_cold);
   if (s.cold_data_ms && s.warm_data_ms && s.compute_ms) {
     s.stall_ms = std::max(0.0, *s.cold_data_ms - *s.compute_ms);
@@ -103,7 +103,7 @@ Storage storage_split(const BenchRun& run, const std::string& pipeline, std::opt
     PackedLayout p;
     p.layout = "shards-" + std::to_string(c->key.shards);
     p.loader_case = c->key.name();
-    p.data_ms = run.value(p.loader_case, "data_ms");
+    p.data_ms = run.value(p.loader_case, CounterId::kDataMs);
     p.read_mb_per_second = mb_per_second(run, model::read_case("shards", "cold", c->key.shards).name());
     s.packed.push_back(p);
   }

@@ -20,15 +20,15 @@ struct Floor {
 
 std::optional<Floor> broken_floor(const BenchRun& run, const std::string& name, int workers,
                                   int batch, double cores, const std::optional<SampleCost>& sample) {
-  auto data = run.value(name, "data_ms");
+  auto data = run.value(name, CounterId::kDataMs);
   if (!data) return std::nullopt;
   std::vector<std::pair<double, std::string>> costs;
   // An end-to-end case's data_ms is the loader alone, around the loop: its floor comes from
   // those windows' CPU per sample (alone_sample_cpu_ms), not the loop's sample_cpu_ms,
   // which contention with the loop raises (older runs: sample_cpu_ms).
-  if (auto alone = run.value(name, "alone_sample_cpu_ms"); alone && *alone > 0)
+  if (auto alone = run.value(name, CounterId::kAloneSampleCpuMs); alone && *alone > 0)
     costs.emplace_back(*alone, "its loader-alone windows' alone_sample_cpu_ms");
-  else if (auto own = run.value(name, "sample_cpu_ms"); own && *own > 0)
+  else if (auto own = run.value(name, CounterId::kSampleCpuMs); own && *own > 0)
     costs.emplace_back(*own, "its workers' sample_cpu_ms");
   if (sample) costs.emplace_back(sample->cpu_ms, sample->case_name);
   std::optional<Floor> worst;
@@ -45,7 +45,7 @@ void physical_floor(const BenchRun& run, const std::map<int, std::string>& cases
   for (const auto& [w, name] : cases) {
     auto f = broken_floor(run, name, w, batch, cores, sample);
     if (!f) continue;
-    const double data = *run.value(name, "data_ms");
+    const double data = *run.value(name, CounterId::kDataMs);
     const double parallel = cores > 0 ? std::min<double>(w, cores) : w;
     char buf[700];
     std::snprintf(buf, sizeof buf,
@@ -64,7 +64,7 @@ void contention(const BenchRun& run, const std::map<int, std::string>& cases, do
   std::optional<std::pair<int, double>> base;  // fewest workers with sample_cpu_ms
   for (const auto& [w, name] : cases) {
     if (w > cores + kEps) break;
-    auto cpu = run.value(name, "sample_cpu_ms");
+    auto cpu = run.value(name, CounterId::kSampleCpuMs);
     if (!cpu || !(*cpu > 0)) continue;
     if (!base) {
       base = std::make_pair(w, *cpu);
@@ -101,14 +101,14 @@ void busy_machine(const BenchRun& run, double cores, Trust& t) {
 void saturated_cores(const BenchRun& run, const std::map<int, std::string>& cases, double cores, Trust& t) {
   if (cores <= 0 || cases.empty()) return;
   const auto& [w, name] = *cases.rbegin();
-  const auto busy = run.value(name, "cpu_busy_cores_mean");
+  const auto busy = run.value(name, CounterId::kCpuBusyCoresMean);
   if (!busy || *busy < kSaturatedPct / 100 * cores) return;
-  const auto data = run.value(name, "data_ms"), compute = run.value(name, "compute_ms");
+  const auto data = run.value(name, CounterId::kDataMs), compute = run.value(name, CounterId::kComputeMs);
   const bool data_bound = data && (!compute || *data > *compute);
   bool no_gain = false;
   if (cases.size() > 1) {
     const auto& below = std::next(cases.rbegin())->second;
-    const auto d0 = run.value(below, "data_ms");
+    const auto d0 = run.value(below, CounterId::kDataMs);
     no_gain = d0 && data && *data >= *d0 * 0.98;
   }
   if (!data_bound && !no_gain) return;
@@ -123,7 +123,7 @@ void saturated_cores(const BenchRun& run, const std::map<int, std::string>& case
 void warm_run(const BenchRun& run, const std::map<int, std::string>& loaders, Trust& t) {
   if (loaders.empty()) return;
   for (const auto& [w, name] : loaders) {
-    const auto read = run.value(name, "process_read_mib_per_s");
+    const auto read = run.value(name, CounterId::kProcessReadMibPerS);
     if (!read || *read > 0) return;  // unknown, or some bytes came from storage
   }
   t.warnings.push_back({TrustWarning::Kind::kWarmRun, "",
@@ -136,7 +136,7 @@ void warm_run(const BenchRun& run, const std::map<int, std::string>& loaders, Tr
 void loader_drift(const BenchRun& run, Trust& t) {
   for (const CaseMeans* m : run.where([](const model::CaseKey& k) { return k.family == model::Family::kEndToEnd; })) {
     const std::string name = m->key.name();
-    const auto data = run.value(name, "data_ms"), compute = run.value(name, "compute_ms");
+    const auto data = run.value(name, CounterId::kDataMs), compute = run.value(name, CounterId::kComputeMs);
     // Compute-bound with room to spare: a drift of that size cannot have moved the bound.
     const auto matters = [&](double drift) {
       return std::abs(drift) > kDriftPct &&
@@ -144,7 +144,7 @@ void loader_drift(const BenchRun& run, Trust& t) {
     };
     const std::string c = name;
     char buf[600];
-    if (const auto drift = run.value(name, "data_drift_pct"); drift && matters(*drift)) {
+    if (const auto drift = run.value(name, CounterId::kDataDriftPct); drift && matters(*drift)) {
       std::snprintf(buf, sizeof buf,
                     "%s: its loader, measured alone before and after the loop, was %.1f %% %s "
                     "after: the machine's speed changed during the case, so its data_ms (the "
@@ -153,7 +153,7 @@ void loader_drift(const BenchRun& run, Trust& t) {
                     c.c_str(), std::abs(*drift), *drift > 0 ? "slower" : "faster");
       t.warnings.push_back({TrustWarning::Kind::kDrift, c, buf, *drift});
     }
-    if (const auto drift = run.value(name, "loop_cpu_drift_pct"); drift && matters(*drift)) {
+    if (const auto drift = run.value(name, CounterId::kLoopCpuDriftPct); drift && matters(*drift)) {
       std::snprintf(buf, sizeof buf,
                     "%s: its workers spent %.1f %% %s CPU per sample in the loop than with the "
                     "loader alone: the loop ran on a %s machine than the data time it is "
@@ -176,7 +176,7 @@ void cv_table(const BenchRun& run, Trust& t) {
   for (const auto& [name, stats] : run.aggregates) {
     const auto key = run.keys.find(name);
     if (key == run.keys.end() || !is_stage_case(key->second)) continue;
-    auto cv = run.aggregate(name, "cv", "real_time");
+    auto cv = run.aggregate(name, "cv", CounterId::kRealTime);
     if (cv) t.cv.push_back({name, 100 * *cv});
   }
 }

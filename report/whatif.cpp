@@ -33,7 +33,7 @@ double compute_ms_of(const BenchRun& run, const std::vector<SweepPoint>& sweep) 
 // One thread's CPU ms per sample of a BM_Sample case, by the counter `field` chose.
 std::optional<double> sample_cpu_ms(const BenchRun& run, const std::string& name, bool us_per_image) {
   if (!us_per_image) return run.ms_per_item(name);
-  auto us = run.value(name, "us_per_image");
+  auto us = run.value(name, CounterId::kUsPerImage);
   if (!us || !(*us > 0)) return std::nullopt;
   return *us / 1000.0;
 }
@@ -56,15 +56,15 @@ void read_candidates(const BenchRun& run, const std::string& pipeline, bool us_p
     cost.variant = c->key.variant;
     cost.variant_param = c->key.variant_param;
     if (cost.variant == "presized") {
-      const auto side = run.value(name, "presize_shorter_side_px");
+      const auto side = run.value(name, CounterId::kPresizeShorterSidePx);
       const auto from_key = model::parse_number(cost.variant_param);
       cost.kept_shorter_side_px = static_cast<int>(std::lround(side ? *side : from_key.value_or(0)));
-      if (const auto q = run.value(name, "presize_jpeg_quality")) cost.jpeg_quality = static_cast<int>(std::lround(*q));
+      if (const auto q = run.value(name, CounterId::kPresizeJpegQuality)) cost.jpeg_quality = static_cast<int>(std::lround(*q));
     }
-    if (const auto blocks = run.value(name, "paired_blocks"); blocks && *blocks >= 1) {
+    if (const auto blocks = run.value(name, CounterId::kPairedBlocks); blocks && *blocks >= 1) {
       cost.paired_blocks = static_cast<int>(std::lround(*blocks));
-      cost.paired_saving_ms = run.value(name, "paired_saving_ms");
-      cost.paired_ci_ms = run.value(name, "paired_saving_ci_ms");
+      cost.paired_saving_ms = run.value(name, CounterId::kPairedSavingMs);
+      cost.paired_ci_ms = run.value(name, CounterId::kPairedSavingCiMs);
     }
     switch (kind->role) {
       case model::CandidateRole::kFix: in.fixes.push_back(std::move(cost)); break;
@@ -82,7 +82,7 @@ void read_candidates(const BenchRun& run, const std::string& pipeline, bool us_p
   });
   for (const CaseMeans* c : batch_ops) {
     const std::string name = c->key.name();
-    const auto ms = run.value(name, "batch_ms"), images = run.value(name, "batch_images");
+    const auto ms = run.value(name, CounterId::kBatchMs), images = run.value(name, CounterId::kBatchImages);
     if (!ms || !images || !(*images >= 1)) continue;
     const std::string occurrence = c->key.detail.substr(mine.size());  // "" or "#k"
     SampleCost cost{"batch:" + c->key.op + occurrence, name, in.today->cpu_ms - *ms / *images};
@@ -91,8 +91,8 @@ void read_candidates(const BenchRun& run, const std::string& pipeline, bool us_p
     cost.per_batch = true;
     cost.batch_images = static_cast<int>(std::lround(*images));
     cost.paired_saving_ms = *ms / *images;
-    if (const auto ci = run.value(name, "batch_ms_ci")) cost.paired_ci_ms = *ci / *images;
-    cost.paired_blocks = static_cast<int>(std::lround(run.value(name, "batch_iterations").value_or(1)));
+    if (const auto ci = run.value(name, CounterId::kBatchMsCi)) cost.paired_ci_ms = *ci / *images;
+    cost.paired_blocks = static_cast<int>(std::lround(run.value(name, CounterId::kBatchIterations).value_or(1)));
     in.prices.push_back(std::move(cost));
   }
 }
@@ -107,9 +107,9 @@ void read_fix_points(const BenchRun& run, const std::string& pipeline, WhatIfInp
     });
     for (const CaseMeans* c : points) {
       const std::string name = c->key.name();
-      const auto get = [&](const char* field) { return run.value(name, field); };
-      const auto workers = get("workers"), data = get("data_ms"), compute = get("compute_ms"),
-                 step = get("step_ms"), au = get("au_pct");
+      const auto get = [&](CounterId id) { return run.value(name, id); };
+      const auto workers = get(CounterId::kWorkers), data = get(CounterId::kDataMs), compute = get(CounterId::kComputeMs),
+                 step = get(CounterId::kStepMs), au = get(CounterId::kAuPct);
       if (!workers || !data || !compute || !step || !au || !(*step > 0)) continue;
       SweepPoint p;
       p.workers = static_cast<int>(std::lround(*workers));
@@ -117,7 +117,7 @@ void read_fix_points(const BenchRun& run, const std::string& pipeline, WhatIfInp
       p.bound.compute_ms = *compute;
       p.bound.step_ms = *step;
       p.bound.au_pct = *au;
-      p.step_ms_ci = get("step_ms_ci");
+      p.step_ms_ci = get(CounterId::kStepMsCi);
       in.fix_points[f.label][p.workers] = p;
     }
   }
@@ -131,9 +131,9 @@ void read_today(const BenchRun& run, const std::string& pipeline,
   for (const bool us : {true, false}) {
     if (auto ms = sample_cpu_ms(run, base, us)) {
       in.today = SampleCost{"today", base, *ms};
-      in.today_read_ms = run.value(base, "read_ms");
-      in.today_decode_ms = run.value(base, "decode_ms");
-      in.today_transform_ms = run.value(base, "transform_ms");
+      in.today_read_ms = run.value(base, CounterId::kReadMs);
+      in.today_decode_ms = run.value(base, CounterId::kDecodeMs);
+      in.today_transform_ms = run.value(base, CounterId::kTransformMs);
       in.cost_source = us ? base + " us_per_image (one thread's CPU time per image)"
                           : base + " items_per_second (one thread's wall time per image: "
                                    "the run predates us_per_image)";
@@ -143,7 +143,7 @@ void read_today(const BenchRun& run, const std::string& pipeline,
   }
   if (!loaders.empty()) {
     const std::string& name = loaders.begin()->second;
-    if (auto ms = run.value(name, "sample_cpu_ms"); ms && *ms > 0) {
+    if (auto ms = run.value(name, CounterId::kSampleCpuMs); ms && *ms > 0) {
       in.today = SampleCost{"today", name, *ms};
       in.cost_source = name + " sample_cpu_ms (the workers' CPU per sample; no " + base +
                        " case, so no candidate fixes)";
@@ -172,7 +172,7 @@ std::string device_absence(const BenchRun& run) {
 std::optional<DeviceTime> device_op_time(const BenchRun& run, const std::string& op, int batch) {
   const std::string name =
       model::device_op_case(op, std::string(model::kDeviceFinishFormat), batch).name();
-  const auto ms = run.value(name, "batch_ms");
+  const auto ms = run.value(name, CounterId::kBatchMs);
   if (!ms || !(*ms > 0)) return std::nullopt;
   return DeviceTime{op, name, *ms};
 }
@@ -188,7 +188,7 @@ SampleCost* uint8_fix(WhatIfInputs& in) {
 void read_device_decode(const BenchRun& run, WhatIfInputs& in) {
   const std::string label = "decode on the accelerator";
   const std::string nv = model::decode_case("nvjpeg").name();
-  const auto ips = run.value(nv, "items_per_second");
+  const auto ips = run.value(nv, CounterId::kItemsPerSecond);
   if (!ips || !(*ips > 0)) {
     std::string why;
     if (no_device(run)) why = device_absence(run) + ": " + nv + " skipped";
@@ -201,12 +201,12 @@ void read_device_decode(const BenchRun& run, WhatIfInputs& in) {
   DeviceDecode d;
   d.case_name = nv;
   d.images_per_second = *ips;
-  d.host_cpu_ms = run.value(nv, "us_per_image").value_or(0) / 1000.0;
+  d.host_cpu_ms = run.value(nv, CounterId::kUsPerImage).value_or(0) / 1000.0;
   const std::string turbo = model::decode_case("turbo_full").name();
-  d.cpu_images_per_second = run.value(turbo, "items_per_second");
+  d.cpu_images_per_second = run.value(turbo, CounterId::kItemsPerSecond);
   const double wall = in.today_read_ms.value_or(0) + in.today_decode_ms.value_or(0) +
                       in.today_transform_ms.value_or(0);
-  const auto turbo_us = run.value(turbo, "us_per_image");
+  const auto turbo_us = run.value(turbo, CounterId::kUsPerImage);
   if (in.today_decode_ms && wall > 0) {
     d.cpu_decode_ms = in.today->cpu_ms * *in.today_decode_ms / wall;
     d.cpu_decode_source = "today's CPU x decode's share of " + in.today->case_name +

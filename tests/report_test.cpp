@@ -107,13 +107,13 @@ TEST(LoadRun, KeepsAggregateRowsApartFromTheMeans) {
                                           row("BM_X/real_time", {{"real_time", 6.0}}),
                                           aggregate("mean", 999.0), aggregate("cv", 0.25)})
                                      .dump());
-  EXPECT_DOUBLE_EQ(*run.value("BM_X", "real_time"), 5.0);  // the aggregates do not count
+  EXPECT_DOUBLE_EQ(*run.value("BM_X", report::CounterId::kRealTime), 5.0);  // the aggregates do not count
   EXPECT_EQ(run.find("BM_X")->repetitions, 2);
-  EXPECT_DOUBLE_EQ(*run.aggregate("BM_X", "cv", "real_time"), 0.25);  // as written, a fraction
-  EXPECT_DOUBLE_EQ(*run.aggregate("BM_X", "mean", "real_time"), 999.0);
-  EXPECT_FALSE(run.aggregate("BM_X", "stddev", "real_time").has_value());
-  EXPECT_FALSE(run.aggregate("BM_X", "cv", "cpu_time").has_value());
-  EXPECT_FALSE(run.aggregate("BM_Y", "cv", "real_time").has_value());
+  EXPECT_DOUBLE_EQ(*run.aggregate("BM_X", "cv", report::CounterId::kRealTime), 0.25);  // as written, a fraction
+  EXPECT_DOUBLE_EQ(*run.aggregate("BM_X", "mean", report::CounterId::kRealTime), 999.0);
+  EXPECT_FALSE(run.aggregate("BM_X", "stddev", report::CounterId::kRealTime).has_value());
+  EXPECT_FALSE(run.aggregate("BM_X", "cv", report::CounterId::kCpuTime).has_value());
+  EXPECT_FALSE(run.aggregate("BM_Y", "cv", report::CounterId::kRealTime).has_value());
 }
 
 TEST(LoadRun, AnOnlyErroredCaseIsNotMeasured) {
@@ -121,7 +121,7 @@ TEST(LoadRun, AnOnlyErroredCaseIsNotMeasured) {
   errored["error_occurred"] = true;
   const BenchRun run = parse_run(run_doc({errored}).dump());
   EXPECT_EQ(run.find("BM_Y"), nullptr);
-  EXPECT_FALSE(run.value("BM_Y", "real_time").has_value());
+  EXPECT_FALSE(run.value("BM_Y", report::CounterId::kRealTime).has_value());
 }
 
 TEST(LoadRun, AFileWithoutTheRecordIsReadThroughTheLegacyAdapter) {
