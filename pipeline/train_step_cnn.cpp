@@ -243,6 +243,12 @@ CudnnLibraryCheck check_cudnn_libraries() {
   return check_in(dir, cudnn_search_dirs(dir, ld), ld_entries, true);
 }
 
+std::string CudnnVersions::text(long version) {
+  if (version <= 0) return "none";
+  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+         std::to_string(version % 100);
+}
+
 bool CudnnLibraryCheck::ok() const {
   for (const CudnnLibrary& lib : libraries)
     if (lib.required && !lib.ok()) return false;
@@ -663,6 +669,16 @@ class CnnStep final : public CnnTrainStep {
 
 bool cnn_step_built() { return true; }
 
+CudnnVersions cudnn_versions() {
+  CudnnVersions v;
+  v.built = CUDNN_VERSION;
+  v.loaded = static_cast<long>(cudnnGetVersion());
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cudnnGetVersion), &info) != 0 && info.dli_fname != nullptr)
+    v.loaded_path = info.dli_fname;
+  return v;
+}
+
 std::unique_ptr<CnnTrainStep> make_cnn_step(float learning_rate) {
   if (!(learning_rate > 0.0f) || !std::isfinite(learning_rate)) {
     throw std::invalid_argument("cuda:cnn step: learning_rate must be finite and > 0, got " +
@@ -680,6 +696,8 @@ std::unique_ptr<CnnTrainStep> make_cnn_step(float learning_rate) {
 }
 #else
 bool cnn_step_built() { return false; }
+
+CudnnVersions cudnn_versions() { return {}; }
 
 std::unique_ptr<CnnTrainStep> make_cnn_step(float learning_rate) {
   if (!(learning_rate > 0.0f) || !std::isfinite(learning_rate)) {

@@ -120,6 +120,19 @@ std::vector<float> cnn_initial_weights(const CnnConv& conv, int layer);
 /// True when built with CUDA and cuDNN (the `cuda:cnn` step exists).
 bool cnn_step_built();
 
+/// The cuDNN this process was built with and the one it loaded, as cuDNN 9 numbers them
+/// (major x 10000 + minor x 100 + patch: 91900 is 9.19.0). built: CUDNN_VERSION of the
+/// headers; loaded: cudnnGetVersion() of the libcudnn.so.9 the loader found, with its path
+/// (dladdr). Both 0 in a build without cuDNN. No device needed; never throws.
+struct CudnnVersions {
+  long built = 0;
+  long loaded = 0;
+  std::string loaded_path;
+  /// "9.19.0" for 91900; "none" for 0.
+  static std::string text(long version);
+};
+CudnnVersions cudnn_versions();
+
 // --- cuDNN 9's run-time libraries ---------------------------------------------------------
 // libcudnn.so.9 is a small shim that dlopens its sub-libraries (libcudnn_graph, _ops, _cnn,
 // _engines_precompiled, _heuristic, _engines_runtime_compiled) by soname when first used,

@@ -64,7 +64,7 @@
 #   --bundle DIR         the bundle to run (default: the folder of this script)
 #   --no-system-libs     find the node's libraries in python3's nvidia packages and
 #                        LD_LIBRARY_PATH only (no ldconfig -p, no /usr/local/cuda*), and check
-#                        them with the loader's cache off (ld.so --inhibit-cache --list): what a
+#                        them with the loader's cache off (ld.so --inhibit-cache, as ldd runs it): what a
 #                        node whose CUDA libraries come only from pip sees (the rehearsal test)
 #   --dry-run            print every command it would run, run nothing, write nothing
 # Without a GPU (no nvidia-smi, or no GPU listed) it writes summary.md with what it skipped
@@ -225,7 +225,7 @@ write_summary() {  # summary.md: what is known now (called before and after ever
     echo "# pipebench GPU suite"
     echo
     echo "- bundle: $bundle ($(bundle_size); commit $(sed -n 's/^commit: //p' "$bundle/MANIFEST.txt" 2>/dev/null | head -1))"
-    echo "- host: $(hostname), $(nproc) cores; started $(date -u -d "@$suite_epoch" '+%Y-%m-%d %H:%M:%S UTC' 2>/dev/null || date -u)"
+    echo "- host: ${HOSTNAME:-$(uname -n)}, $(nproc) cores; started $(date -u -d "@$suite_epoch" '+%Y-%m-%d %H:%M:%S UTC' 2>/dev/null || date -u)"
     echo "- GPU: ${gpu_line:-none}"
     for l in "${lib_notes[@]}"; do echo "- $l"; done
     echo "- data: ${data:-synthetic, $count JPEGs of 500 x 375, quality 90 (pipebench-data synthetic)}"
@@ -427,7 +427,7 @@ elf_files() {  # every ELF file of the bundle
 ldso="$(ls /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1 2>/dev/null | head -n 1 || true)"
 list_libs() {  # the loader's view of one ELF file: "name => path" lines
   if [ "$system_libs" -eq 0 ] && [ -n "$ldso" ]; then
-    "$ldso" --inhibit-cache --list "$1" 2>/dev/null || true
+    LD_TRACE_LOADED_OBJECTS=1 "$ldso" --inhibit-cache "$1" 2>/dev/null || true  # ldd's way, the cache off
   else
     ldd "$1" 2>/dev/null || true
   fi
@@ -470,7 +470,8 @@ else
         continue 2
       fi
     done
-    found_notes+=("$w: not found")
+    if [ "$w" = libnvjpeg.so.13 ]; then found_notes+=("$w: not found (BM_Decode/nvjpeg will say so)"); else
+      found_notes+=("$w: not found"); fi
   done <<<"$wanted"
   if [ ${#added[@]} -gt 0 ]; then
     LD_LIBRARY_PATH="$bundle/lib:$(IFS=:; echo "${added[*]}")${orig_ld:+:$orig_ld}"

@@ -18,8 +18,12 @@
 // manifest.json also holds n, c, h, w, lr, momentum, the layers (cin, cout, k, h, w, relu,
 // pool) and NVIDIA_TF32_OVERRIDE as set (0 keeps cuDNN off TF32: the check runs with it).
 // Defaults: N 8, S 32 (5 blocks), K 20, seed 1.
-// Exit status: 0 written; 77 no device, or a build without cuDNN (one line saying why);
-// 2 bad arguments; 1 a failure (its message).
+//   cnn_dump --versions
+// prints the cuDNN it was built with and the one the loader found (cudnnGetVersion(), with
+// its path), and a warning line when the loaded one is older (gpu-suite.sh logs both).
+// Exit status: 0 written; 77 no CUDA device, or a build without cuDNN (one line saying why);
+// 2 bad arguments; 1 a failure (its message), a device whose cuDNN step cannot start
+// (cuDNN's libraries not loading, say) included.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -47,9 +51,27 @@ void write_f32(const fs::path& file, const std::vector<float>& v) {
 }
 
 int usage(const char* why) {
-  std::fprintf(stderr, "cnn_dump: %s\nusage: cnn_dump OUT [--n N] [--size S] [--steps K] [--seed X] [--init-only]\n",
+  std::fprintf(stderr,
+               "cnn_dump: %s\nusage: cnn_dump OUT [--n N] [--size S] [--steps K] [--seed X] [--init-only]\n"
+               "       cnn_dump --versions\n",
                why);
   return 2;
+}
+
+int versions() {
+  if (!pipebench::cnn_step_built()) {
+    std::printf("cnn_dump: skipped: built without cuDNN\n");
+    return 77;
+  }
+  const pipebench::CudnnVersions v = pipebench::cudnn_versions();
+  const std::string built = pipebench::CudnnVersions::text(v.built);
+  const std::string loaded = pipebench::CudnnVersions::text(v.loaded);
+  std::printf("cnn_dump: cuDNN built with %s, loaded %s (%s)\n", built.c_str(), loaded.c_str(),
+              v.loaded_path.empty() ? "path unknown" : v.loaded_path.c_str());
+  if (v.loaded < v.built)
+    std::printf("cnn_dump: warning: the loaded cuDNN %s is older than %s, the one built with\n", loaded.c_str(),
+                built.c_str());
+  return 0;
 }
 
 }  // namespace
@@ -78,6 +100,9 @@ int main(int argc, char** argv) {
     } else if (a == "--seed") {
       if (i + 1 >= argc) return usage("--seed needs a number");
       seed = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--versions") {
+      if (argc != 2) return usage("--versions takes no other argument");
+      return versions();
     } else if (a == "--init-only") {
       init_only = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -125,8 +150,15 @@ int main(int argc, char** argv) {
       try {
         step = pipebench::make_cnn_step();
       } catch (const pipebench::CudaUnavailable& e) {
-        std::printf("cnn_dump: skipped: %s\n", e.what());
-        return 77;
+        // Skipped only without a device (or without cuDNN built in): on a device, a step that
+        // cannot start (cuDNN's libraries missing or not loading) is a failure.
+        if (!pipebench::cuda_available() || !pipebench::cnn_step_built()) {
+          std::printf("cnn_dump: skipped: %s\n", e.what());
+          return 77;
+        }
+        std::fprintf(stderr, "cnn_dump: error: a CUDA device is there (%s) but the cuda:cnn step cannot start: %s\n",
+                     pipebench::cuda_info().device_name.c_str(), e.what());
+        return 1;
       }
       std::vector<double> losses;
       for (int k = 0; k < steps; ++k) {
