@@ -249,7 +249,7 @@ cat > "$out/tests/run-gpu-tests.sh" <<'EOF'
 # one line, "run-gpu-tests: compute-sanitizer: skipped: ...": exit 77 with --sanitizer-only.
 # Exit status: 0 every check passed (or skipped without a device), 1 one failed, 2 usage or
 # compute-sanitizer missing, 77 (--sanitizer-only) compute-sanitizer does not support the device.
-set -uo pipefail
+set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bin="$here/../bin"
 filter='*Cuda*:*Pinned*:Nvml.*:RegionTimer.CudaEventClock'
@@ -268,7 +268,7 @@ while [ $# -gt 0 ]; do
     --tests-only) bench=0; shift ;;
     --timeout) limit="${2:?--timeout needs seconds}"; shift 2 ;;
     --timeout=*) limit="${1#--timeout=}"; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "run-gpu-tests: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -304,9 +304,9 @@ if [ -n "$sanitizer" ]; then
     [ -x "$t" ] || { echo "run-gpu-tests: $name missing from the bundle"; rc=1; continue; }
     echo "== $name under compute-sanitizer memcheck"
     said="$(mktemp)"
+    r=0
     bounded "$name under compute-sanitizer" "$sanitizer" --tool memcheck --error-exitcode 1 "$t" \
-      --gtest_filter="$sanitizer_filter" >"$said" 2>&1
-    r=$?
+      --gtest_filter="$sanitizer_filter" >"$said" 2>&1 || r=$?
     if grep -q 'Device not supported' "$said"; then
       echo "run-gpu-tests: compute-sanitizer: skipped: $(grep -m1 'Device not supported' "$said" | sed 's/^=* *//')"
       rm -f "$said"

@@ -9,12 +9,12 @@
 # Steps, in order:
 #   gpu        nvidia-smi -L must list a GPU (none: every step skipped, exit 0)
 #   libraries  the folders holding what the bundle needs from the node (cuBLAS, cuBLASLt,
-#              cuDNN 9, nvJPEG): python3's nvidia/*/lib (the pip packages nvidia-cudnn-cu13,
-#              nvidia-cublas, ...), then ldconfig -p, then /usr/local/cuda*/lib64; exported in
-#              LD_LIBRARY_PATH after the bundle's lib/, each named with where it was found;
-#              then `ldd` over every ELF file of the bundle: a library "not found" fails the
-#              suite naming it and who needs it; then tests/cnn_dump --versions: the cuDNN
-#              built with and the one loaded (a warning when that one is older)
+#              cuDNN 9, nvJPEG, NVRTC): python3's nvidia/*/lib (the pip packages
+#              nvidia-cudnn-cu13, nvidia-cublas, ...), then ldconfig -p, then
+#              /usr/local/cuda*/lib64; exported in LD_LIBRARY_PATH, each named with where it
+#              was found; then `ldd` over every ELF file of the bundle: a library "not found"
+#              fails the suite naming it and who needs it; then tests/cnn_dump --versions:
+#              the cuDNN built with and the one loaded (a warning when that one is older)
 #   data       a synthetic ImageNet-like dataset (pipebench-data synthetic: --count JPEGs of
 #              500 x 375, quality 90, 10 classes, one process per core) in a temporary folder,
 #              removed at the end; or --data=DIR, used as it is
@@ -91,7 +91,7 @@ recipes=(imagenet_train deit_train)
 first_baseline=cuda:cnn   # the first sweep of each recipe; the second baseline's come after the tests
 second_baseline=cuda
 
-usage() { sed -n '2,72p' "$0"; }
+usage() { sed -n '2,75p' "$0"; }
 need() { [ -n "${2:-}" ] || { echo "gpu-suite: $1 needs a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -450,11 +450,13 @@ if [ "$dry" -eq 1 ]; then
 else
   echo ">>> gpu-suite: step libraries: find, export, ldd" >>"$console"
   orig_ld="${LD_LIBRARY_PATH:-}"
-  export LD_LIBRARY_PATH="$bundle/lib${orig_ld:+:$orig_ld}"
-  # What the loader does not find with the bundle's lib/ and what the node has set, and what
-  # pipebench and cuDNN open at run time (nvJPEG; cuDNN's sub-libraries sit beside it).
+  # What the loader does not find (the bundle's lib/ through its RUNPATH, and what the node
+  # has set), and what pipebench and cuDNN open at run time: nvJPEG, NVRTC (cuDNN's
+  # runtime-compiled engines); cuDNN's sub-libraries sit beside libcudnn.so.9. Only the
+  # folders found go into LD_LIBRARY_PATH (not the bundle's lib/: python3 and NVIDIA's
+  # tools run under it too).
   wanted="$(missing_libs | cut -f1 | sort -u)"
-  for w in libcudnn.so.9 libcublas.so.13 libcublasLt.so.13 libnvjpeg.so.13; do
+  for w in libcudnn.so.9 libcublas.so.13 libcublasLt.so.13 libnvjpeg.so.13 libnvrtc.so.13; do
     grep -qx "$w" <<<"$wanted" || wanted+=$'\n'"$w"
   done
   mapfile -t candidates < <(candidate_dirs)
@@ -470,11 +472,14 @@ else
         continue 2
       fi
     done
-    if [ "$w" = libnvjpeg.so.13 ]; then found_notes+=("$w: not found (BM_Decode/nvjpeg will say so)"); else
-      found_notes+=("$w: not found"); fi
+    case "$w" in
+      libnvjpeg.so.13) found_notes+=("$w: not found (BM_Decode/nvjpeg will say so)") ;;
+      libnvrtc.so.13) found_notes+=("$w: not found (optional: cuDNN's runtime-compiled engines)") ;;
+      *) found_notes+=("$w: not found") ;;
+    esac
   done <<<"$wanted"
   if [ ${#added[@]} -gt 0 ]; then
-    LD_LIBRARY_PATH="$bundle/lib:$(IFS=:; echo "${added[*]}")${orig_ld:+:$orig_ld}"
+    LD_LIBRARY_PATH="$(IFS=:; echo "${added[*]}")${orig_ld:+:$orig_ld}"
   fi
   export LD_LIBRARY_PATH
   {

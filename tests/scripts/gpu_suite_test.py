@@ -105,6 +105,24 @@ class GpuSuite(unittest.TestCase):
         for opt in ("--sanitizer-only", "--tests-only", "--timeout"):
             self.assertIn(opt, r.stdout)
 
+    def test_bundle_names_a_missing_test_binary(self):
+        """A build without two of the test binaries the suite runs: no bundle, both named."""
+        build = self.fresh("partial-build")
+        shutil.copy(os.path.join(ARGS.build, "CMakeCache.txt"), build)
+        suite_tests = ("cuda_test", "train_step_test", "train_step_cnn_test", "loader_test", "region_timer_test",
+                       "nvml_test", "device_ops_test", "nvjpeg_test", "cnn_dump")
+        for rel in ["bench/pipebench", "bench/pipebench-report", "datasets/pipebench-data"] + [
+                f"tests/{t}" for t in suite_tests if t not in ("nvjpeg_test", "cnn_dump")]:
+            os.makedirs(os.path.join(build, os.path.dirname(rel)), exist_ok=True)
+            os.symlink(os.path.join(ARGS.build, rel), os.path.join(build, rel))
+        out = os.path.join(self.tmp, "partial-bundle")
+        r = subprocess.run([os.path.join(ARGS.repo, "scripts", "bundle.sh"), out, "--build", build],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("lacks tests/nvjpeg_test tests/cnn_dump, which the GPU suite runs", r.stderr)
+        self.assertFalse(os.path.exists(out))
+        self.assertFalse(os.path.exists(out + ".tar.gz"))
+
     def test_without_nvidia_smi_skips_everything_and_says_why(self):
         out = os.path.join(self.fresh("nogpu"), "out")
         t = self.fresh("nogpu-tmp")
