@@ -605,8 +605,11 @@ e2e() {
   if [ "$dry" -eq 1 ]; then
     echo "+ $(quote "$bin/pipebench-report" "$json") >> \$OUT/reports.md"
   elif [ -s "$json" ]; then
+    local report_s=$((limit - (SECONDS - start)))
+    [ "$report_s" -le "$bound_report" ] || report_s=$bound_report
+    [ "$report_s" -ge 1 ] || report_s=1
     { echo "## $r, --baseline=$b"; echo; echo '```'; } >>"$out/reports.md"
-    timeout "$bound_report" "$bin/pipebench-report" "$json" >>"$out/reports.md" 2>&1 ||
+    timeout "$report_s" "$bin/pipebench-report" "$json" >>"$out/reports.md" 2>&1 ||
       echo "(pipebench-report exited $?)" >>"$out/reports.md"
     { echo '```'; echo; } >>"$out/reports.md"
   fi

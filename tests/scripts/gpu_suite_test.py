@@ -370,6 +370,18 @@ class GpuSuite(unittest.TestCase):
         self.assertIn("  | pipebench: 1 case(s) reported an error", r.stdout)
         self.assertLessEqual(len(files_under(out)), 10)
 
+    def test_an_older_cudnn_is_a_warning(self):
+        root, b, cuda, fake = self.stand_in_bundle()
+        env = dict(self.stand_in_env(cuda, fake, os.path.join(root, "calls.log")), STAND_IN_OLD_CUDNN="1")
+        out = os.path.join(root, "out")
+        r = subprocess.run([self.suite, "--bundle", b, "--out", out, "--count", "4"], capture_output=True,
+                           text=True, env=env, cwd=root, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("gpu-suite: libraries: warning: the loaded cuDNN 9.10.2 is older than 9.19.0", r.stdout)
+        s = read(os.path.join(out, "summary.md"))
+        self.assertIn("- **warning:** the loaded cuDNN 9.10.2 is older than 9.19.0, the one built with", s)
+        self.assertIn("| libraries | passed |", s)
+
     def test_device_not_supported_by_the_sanitizer_is_a_skip(self):
         r, out, _, _ = self.run_stand_in(sanitizer="unsupported")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
@@ -548,6 +560,11 @@ esac
 """
 STAND_IN_DUMP = r"""#!/bin/sh
 echo "cnn_dump $*" >> "$STAND_IN_LOG"
+if [ -n "$STAND_IN_OLD_CUDNN" ]; then
+  echo "cnn_dump: cuDNN built with 9.19.0, loaded 9.10.2 (/stand-in/libcudnn.so.9)"
+  echo "cnn_dump: warning: the loaded cuDNN 9.10.2 is older than 9.19.0, the one built with"
+  exit 0
+fi
 echo "cnn_dump: cuDNN built with 9.19.0, loaded 9.19.0 (/stand-in/libcudnn.so.9)"
 """
 STAND_IN_TORCH = r"""#!/usr/bin/env python3
