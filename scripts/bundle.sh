@@ -32,7 +32,8 @@
 #                  with its helpers in scripts/ (gpu_suite_summary.py, cnn_torch_check.py)
 # Binaries and tests get the RUNPATH $ORIGIN/../lib:/usr/local/cuda/lib64, libraries
 # $ORIGIN (patchelf, Debian package patchelf: scripts/setup.sh). A CUDA 13 elsewhere than
-# /usr/local/cuda is found through LD_LIBRARY_PATH, which the loader searches first.
+# /usr/local/cuda is found through LD_LIBRARY_PATH, which the loader searches first;
+# gpu-suite.sh sets it to the folders it finds (python3's NVIDIA packages first).
 #
 # It ships as one archive beside OUT, OUT.tar.gz (gzip; on the node: tar -xzf, then
 # OUT/gpu-suite.sh, which finds cuBLAS and cuDNN there: docs/gpu.md).
