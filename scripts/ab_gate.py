@@ -3,7 +3,8 @@
 
   scripts/compare.sh --ab BASE_BIN NEW_BIN [--threshold PCT] [--blocks N] [--confirm K]
       [--confirm-max M] [--filter REGEX] [--out FILE.json] [--data DIR] [--min-time S]
-      [--time auto|real|cpu] [--max-noise PCT] [--force] [--keep DIR] [--block-timeout S]
+      [--time auto|real|cpu] [--precision PCT] [--time-budget S] [--max-rounds N]
+      [--inconclusive report|pass|fail] [--force] [--keep DIR] [--block-timeout S]
       [-- pipebench flags...]
   scripts/compare.sh --ab BASE_BIN NEW_BIN --metric=instructions [...]
       instruction counts under Valgrind instead of time: scripts/instr_gate.py, which
@@ -21,8 +22,9 @@ itself, interleaved on the same machine, so that both see the same conditions:
   2. the cases: each binary lists the cases its --filter selects (`--benchmark_list_tests`;
      default filter `BM_(Decode|Transform|Sample|Collate)/`, the single-threaded stage
      cases). The two lists must be equal (exit 2 naming the cases only in one);
-  3. the blocks (the screen): N rounds (--blocks, default 4) of four processes in the order A B B A (A =
-     BASE, B = NEW), each one process running every selected case once, short
+  3. the blocks (the screen): N rounds (--blocks, default 4; an odd N is rounded up) of
+     four processes, in the order A B B A and B A A B by turns (A = BASE, B = NEW), so that
+     neither build always holds a round's first and last block, each one process running every selected case once, short
      (--benchmark_min_time=0.05 s, --min-time; --budget=0.1, so that a paired BM_Sample
      case runs its round of images once, as FIXED_WORK_FLAGS says), with the same data,
      filter, seed and extra pipebench flags (after `--`), each writing its Google
@@ -47,30 +49,28 @@ itself, interleaved on the same machine, so that both see the same conditions:
      AND the upper bound < 1; otherwise "no change (within noise +-x %)", x the interval's
      half-width. A case that errored in a NEW block but in no BASE block FAILS (ERRORED);
      one that errored in a BASE block is skipped, listed;
-  7. the noise guard (compare.sh's "too noisy to judge", issue 15 item 7, for intervals):
-     a case whose interval's half-width exceeds --max-noise percent (default: the
-     threshold) is "too noisy to judge" (a warning, never a failure) when rule 6 would
-     call it a regression or an improvement, unless its whole interval lies beyond the
-     threshold (lower bound > 1 + PCT/100; upper < 1 - PCT/100 for an improvement).
-     Why: each case is tested at 95 %, so with dozens of cases the few whose blocks are
-     noisy (the memory-bound BM_Collate and batch-operator cases on a shared machine:
-     intervals of +-5 to +-20 %) give a false alarm in a sizeable share of comparisons of
-     a build with itself (measured: docs/ab-gate.md, calibration); the guard removes those
-     and keeps the power on the cases quiet enough to show a change of the threshold's
-     size. --max-noise inf gives rule 6 alone;
-  8. the confirmation: the screen's suspects, the cases whose rounds point to a slowdown
-     (is_suspect: the median round ratio above 1 + 3/4 of the threshold, or the mean above
-     1 + half of it with the interval above 1; every case rules 6-7 would call a
-     REGRESSION is one), at most --confirm-max (default 10), the highest median first, are
-     measured again in K ABBA rounds of their own (--confirm, default 6: blocks that run
-     only them, seconds each) and judged by rules 4-7 on those rounds alone. A case fails
-     only when fresh rounds, not selected for being high, show the slowdown too. Why: the
-     screen tests some 60 cases at 95 % each on rounds a neighbour's burst can disturb; in
-     the calibration of the one-stage gate at a 2 % threshold the cases that crossed it by
-     chance differed from comparison to comparison, and one disturbed round hid a real +3 %
-     (docs/ab-gate.md, calibration). --confirm 0: the screen's verdicts. A suspect not
-     measured again (beyond --confirm-max, or skipped or lost in its confirmation) keeps
-     its screen verdict, and the output names it.
+  7. power before a verdict (issue 36): a case whose interval's half-width exceeds the
+     precision (--precision, default half the threshold) cannot tell a change of the
+     threshold's size from none: it is "inconclusive" (never "no change"), unless its
+     whole interval lies beyond the threshold (lower bound > 1 + PCT/100: a REGRESSION;
+     upper < 1 - PCT/100: an improvement). --precision inf gives rule 6 alone;
+  8. the second stage (measure_again): the screen's suspects, the cases whose rounds point
+     to a slowdown (is_suspect: the median round ratio above 1 + 3/4 of the threshold, or
+     the mean above 1 + half of it with the interval above 1; every case rules 6-7 would
+     call a REGRESSION is one), at most --confirm-max (default 10), the highest median
+     first, are measured again in at least K rounds of their own (--confirm, default 6),
+     whatever the budget; the cases short of the precision are measured again in the
+     rounds their spread needs (gate_plan.rounds_for_precision), the cheapest first, while
+     --time-budget (default 300 s for the whole comparison) pays for them; a case still
+     short after its rounds gets more, planned from them (at most 3 passes and
+     --max-rounds). Each is judged by rules 4-7 on its own rounds alone (fresh data, not
+     selected for being high). Why: the screen tests some 60 cases at 95 % each on rounds
+     a neighbour's burst can disturb; the heavy cases (a decode or a sample of a round of
+     images: one to three iterations per block) get intervals of +-10 to +-30 % from 4
+     rounds, which said "no change" to a real slowdown before this stage existed.
+     --confirm 0: no confirmation of suspects. A suspect not measured again (beyond
+     --confirm-max, or skipped or lost there) keeps its screen verdict, and the output
+     names it; a case the budget could not pay for stays inconclusive, named.
 
 Method and source: a paired comparison (each round is a pair of measurements taken under
 the same machine state) with a one-sample t interval on the log ratios: the standard paired
@@ -80,7 +80,10 @@ paired benchmarking (Denis Bazhenov, "Paired benchmarking. How to measure perfor
 2023; github.com/bazhenov/tango): running base and candidate alternately under the same
 conditions removes most of the machine's variance from their difference. ABBA (rather than
 AB AB) is the classical counterbalanced order that also cancels linear drift within a
-round.
+round; alternating it with B A A B (a crossover design's balance across periods) cancels a
+penalty on a round's first or last block, which A B B A alone puts on BASE every time
+(position_effect estimates it). The rounds a precision needs follow the t interval's
+sample-size formula (gate_plan.py).
 
 Output: one line per block on stderr while it runs, then a table (case, base and new time:
 medians over the 2N blocks of each side, ratio NEW/BASE, 95 % interval, verdict; for a case
@@ -98,8 +101,9 @@ scripts/export.py and scripts/history.py read the file as a run of the change, "
 repetition per block). compare_gate.py itself writes no JSON: these are the names of its
 judge() results, which history.py also uses.
 
-Exit status: 0 no regression; 1 at least one regression or a case that errored only in
-NEW (or a NEW block that crashed); 2 bad input: a binary missing or not executable, the
+Exit status: 0 no regression, every case judged with the precision; 1 at least one
+regression or a case that errored only in NEW (or a NEW block that crashed); 3 no
+regression but a case inconclusive (--inconclusive=pass: 0, fail: 1); 2 bad input: a binary missing or not executable, the
 case sets differ, the builds are different pipebench versions or measure different things,
 no case selected, a BASE block that failed, a bad option. One `ab: error:` line on stderr.
 
@@ -122,18 +126,30 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_json import (BadInput, busy_flag, case_key, context,  # noqa: E402
                         context_mismatches, iterations_by_case, load_run, time_ns, timed_field)
+import gate_plan  # noqa: E402
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
+EXIT_INCONCLUSIVE = 3
 
 DEFAULT_FILTER = "BM_(Decode|Transform|Sample|Collate)/"
 DEFAULT_BLOCKS = 4
 DEFAULT_CONFIRM = 6
 DEFAULT_CONFIRM_MAX = 10
 DEFAULT_MIN_TIME = "0.05"
+DEFAULT_TIME_BUDGET = 300
+DEFAULT_MAX_ROUNDS = 40
+DEFAULT_CONFIRM_MIN_TIME = "0.2"
+# The first pass of the second stage runs at most this many rounds for precision (the
+# screen's spread, at a shorter block, over-states what longer blocks need); later passes
+# plan from the pass's own spread.
+FIRST_PASS_ROUNDS = 12
 CONFIDENCE = 0.95
-ORDER = ("A", "B", "B", "A")
+# Round q runs ORDERS[q % 2]: A B B A, then B A A B, so that neither build holds the first
+# and last block of every round (a penalty on a process that starts or ends a round would
+# otherwise always land on BASE and read as NEW being faster).
+ORDERS = ("ABBA", "BAAB")
 VERSION_KEYS = ("pipebench_version", "pipebench_record")
 # Flags the gate sets itself on every block.
 OWN_FLAGS = ("--data", "--benchmark_filter", "--benchmark_min_time", "--benchmark_out",
@@ -170,9 +186,21 @@ def quad_ratio(a1, b1, b2, a2):
     return (b1 + b2) / (a1 + a2)
 
 
-def paired_stats(ratios, confidence=CONFIDENCE):
+def balanced(orders, n):
+    """Whether the rounds hold as many A B B A as B A A B, at least 3 of each."""
+    return (orders is not None and len(orders) == n and n >= 6
+            and orders.count("ABBA") == orders.count("BAAB"))
+
+
+def paired_stats(ratios, confidence=CONFIDENCE, orders=None):
     """The gate statistic over the rounds' ratios: mean of ln r with its two-sided Student t
     interval (N - 1 degrees of freedom), as ratios. Needs >= 2 positive ratios.
+
+    With balanced orders (as many A B B A as B A A B, 6 rounds or more) the rounds follow
+    ln r_i = d + s_i p + e_i, s_i = -1 / +1 for A B B A / B A A B and p the position effect
+    (how much slower a round's outer blocks run): the mean is still d's estimate (the s_i
+    sum to 0), and the spread is the residuals' (N - 2 degrees of freedom), so a position
+    effect no longer widens the interval (a crossover design's analysis).
 
     Returns {n, mean_log, sd_log, t, ratio, ci_low, ci_high}."""
     n = len(ratios)
@@ -182,33 +210,52 @@ def paired_stats(ratios, confidence=CONFIDENCE):
         raise ValueError(f"ratios must be finite and > 0, got {ratios}")
     logs = [math.log(r) for r in ratios]
     mean = statistics.fmean(logs)
-    sd = statistics.stdev(logs)
-    t = t_quantile(0.5 + confidence / 2, n - 1)
+    if balanced(orders, n):
+        signs = [1 if o == "BAAB" else -1 for o in orders]
+        p = statistics.fmean(s * x for s, x in zip(signs, logs))
+        resid = [x - mean - s * p for s, x in zip(signs, logs)]
+        sd = math.sqrt(sum(e * e for e in resid) / (n - 2))
+        t = t_quantile(0.5 + confidence / 2, n - 2)
+    else:
+        sd = statistics.stdev(logs)
+        t = t_quantile(0.5 + confidence / 2, n - 1)
     half = t * sd / math.sqrt(n)
     return {"n": n, "mean_log": mean, "sd_log": sd, "t": t, "ratio": math.exp(mean),
             "ci_low": math.exp(mean - half), "ci_high": math.exp(mean + half)}
 
 
+def default_precision(threshold_pct):
+    """The interval half-width, percent, a verdict needs by default: half the threshold.
+    At that width a change of 1.5 x the threshold is caught with about 99 % power (the
+    estimate's standard error is the half-width over t(0.975, df), 2.4 to 2.8 here).
+    A threshold of 0 (significance alone) asks for no width: inf."""
+    return threshold_pct / 2.0 if threshold_pct > 0 else math.inf
+
+
+def inconclusive_text(threshold_pct, change, half):
+    return (f"not enough precision to judge a {threshold_pct:g} % change ({change:+.1f} %, "
+            f"interval ±{half:.1f} %)")
+
+
 def verdict(ratio, ci_low, ci_high, threshold_pct, max_noise_pct=None):
-    """("regression" | "improvement" | "noisy" | "ok", the verdict's text) for a ratio
-    NEW/BASE and its interval at a threshold in percent. A case whose interval's half-width
-    exceeds max_noise_pct (default: the threshold) is "noisy", too noisy to judge, unless
-    the whole interval lies beyond the threshold; math.inf turns that guard off."""
+    """("regression" | "improvement" | "inconclusive" | "ok", the verdict's text) for a
+    ratio NEW/BASE and its interval at a threshold in percent. A case whose interval's
+    half-width exceeds max_noise_pct (the precision; default half the threshold) is
+    "inconclusive" unless the whole interval lies beyond the threshold: it cannot tell a
+    change of the threshold's size from none, so it never reads "no change"; math.inf
+    turns the precision requirement off."""
     th = threshold_pct / 100.0
-    noise = (threshold_pct if max_noise_pct is None else max_noise_pct) / 100.0
+    noise = (default_precision(threshold_pct) if max_noise_pct is None
+             else max_noise_pct) / 100.0
     change = (ratio - 1.0) * 100.0
     half = (ci_high - ci_low) / 2.0 * 100.0
-    noisy = half / 100.0 > noise
-    if ratio > 1.0 + th and ci_low > 1.0:
-        if not noisy or ci_low > 1.0 + th:
-            return "regression", "REGRESSION"
-        return "noisy", (f"too noisy to judge ({change:+.1f} %, interval ±{half:.1f} % > "
-                         f"{noise * 100:g} %)")
-    if ratio < 1.0 - th and ci_high < 1.0:
-        if not noisy or ci_high < 1.0 - th:
-            return "improvement", "improvement"
-        return "noisy", (f"too noisy to judge ({change:+.1f} %, interval ±{half:.1f} % > "
-                         f"{noise * 100:g} %)")
+    imprecise = half / 100.0 > noise
+    if ci_low > 1.0 + th or (ratio > 1.0 + th and ci_low > 1.0 and not imprecise):
+        return "regression", "REGRESSION"
+    if ci_high < 1.0 - th or (ratio < 1.0 - th and ci_high < 1.0 and not imprecise):
+        return "improvement", "improvement"
+    if imprecise:
+        return "inconclusive", inconclusive_text(threshold_pct, change, half)
     text = f"no change (within noise ±{half:.1f} %)"
     if ci_low > 1.0 or ci_high < 1.0:
         text = (f"no change ({change:+.1f} %, significant but within the "
@@ -225,9 +272,26 @@ def cv(values):
     return statistics.stdev(values) / mean if mean > 0 else None
 
 
-def judge_case(name, field, rounds, threshold_pct, confidence=CONFIDENCE, max_noise_pct=None):
-    """One case over its rounds [(A1, B1, B2, A2) in ns]: compare_gate.judge's fields plus
-    the paired ones."""
+def position_effect(ratios, orders, confidence=CONFIDENCE):
+    """How much slower a round's outer blocks (its first and last) ran than its inner ones,
+    percent, with its interval: the mean of s_i ln r_i, s = -1 for A B B A (outer = BASE)
+    and +1 for B A A B (outer = NEW). With as many rounds of each order, the build effect
+    cancels in it and the position effect cancels in the mean of ln r_i (the gate's
+    ratio). None without both orders or with fewer than 4 rounds."""
+    if not orders or len(ratios) < 4 or len(set(orders)) < 2:
+        return None
+    vals = [(1 if o == "BAAB" else -1) * math.log(r) for r, o in zip(ratios, orders)]
+    mean, sd = statistics.fmean(vals), statistics.stdev(vals)
+    half = t_quantile(0.5 + confidence / 2, len(vals) - 1) * sd / math.sqrt(len(vals))
+    return {"pct": math.expm1(mean) * 100, "ci_low_pct": math.expm1(mean - half) * 100,
+            "ci_high_pct": math.expm1(mean + half) * 100}
+
+
+def judge_case(name, field, rounds, threshold_pct, confidence=CONFIDENCE, max_noise_pct=None,
+               orders=None):
+    """One case over its rounds [(A1, B1, B2, A2) in ns: each build's first and second block
+    of the round, whatever the order], `orders` the rounds' orders ("ABBA" or "BAAB"):
+    compare_gate.judge's fields plus the paired ones."""
     ratios = [quad_ratio(*q) for q in rounds]
     base = [v for q in rounds for v in (q[0], q[3])]
     new = [v for q in rounds for v in (q[1], q[2])]
@@ -236,7 +300,7 @@ def judge_case(name, field, rounds, threshold_pct, confidence=CONFIDENCE, max_no
         st = {"ratio": None, "ci_low": None, "ci_high": None, "mean_log": None,
               "sd_log": None, "t": None}
     else:
-        st = paired_stats(ratios, confidence)
+        st = paired_stats(ratios, confidence, orders)
         v, text = verdict(st["ratio"], st["ci_low"], st["ci_high"], threshold_pct,
                           max_noise_pct)
     ratio = st["ratio"]
@@ -249,7 +313,12 @@ def judge_case(name, field, rounds, threshold_pct, confidence=CONFIDENCE, max_no
             "paired": True, "ratio": ratio, "ci_low": st["ci_low"], "ci_high": st["ci_high"],
             "blocks": len(rounds), "confidence": confidence, "mean_log_ratio": st["mean_log"],
             "sd_log_ratio": st["sd_log"], "t_quantile": st["t"],
-            "round_ratios": ratios, "verdict_text": text}
+            "round_ratios": ratios, "verdict_text": text,
+            "round_orders": list(orders) if orders else None,
+            "half_width_pct": (None if ratio is None
+                               else (st["ci_high"] - st["ci_low"]) / 2 * 100),
+            "position_effect": (None if ratio is None
+                                else position_effect(ratios, orders, confidence))}
 
 
 # --- one block ---------------------------------------------------------------------------
@@ -281,9 +350,10 @@ def fixed_work_flags(binary):
 
 
 def analyse(rounds_docs, threshold_pct, mode="auto", confidence=CONFIDENCE,
-            max_noise_pct=None):
+            max_noise_pct=None, orders=None):
     """The gate over the blocks' documents [(A1, B1, B2, A2)] (loaded Google Benchmark
-    JSON). Returns (results {case: judge_case}, errored_new {case: message},
+    JSON; each build's first and second block of a round), `orders` the rounds' orders.
+    Returns (results {case: judge_case}, errored_new {case: message},
     skipped {case: why}, lost [cases in every BASE block and missing from a NEW block])."""
     tables = [[block_times(d, mode) for d in quad] for quad in rounds_docs]
     names = []
@@ -316,7 +386,7 @@ def analyse(rounds_docs, threshold_pct, mode="auto", confidence=CONFIDENCE,
                 skipped[name] = "missing from a BASE block"
             continue
         results[name] = judge_case(name, field, rounds, threshold_pct, confidence,
-                                   max_noise_pct)
+                                   max_noise_pct, orders[:len(rounds)] if orders else None)
     return results, errored_new, skipped, lost
 
 
@@ -348,17 +418,19 @@ def screen_fields(r):
                               "verdict", "verdict_text")}
 
 
-def merge_confirmation(results, confirmed):
-    """The screen's results with each re-measured case's verdict replaced by its
-    confirmation's (judged on the confirmation rounds alone: fresh data, so that the
-    screen's selection of the highest ratios does not bias the verdict); the screen's
-    figures stay under "screen"."""
+def merge_confirmation(results, confirmed, suspects=None):
+    """The screen's results with each re-measured case's verdict replaced by the one of its
+    own rounds (fresh data, so that the screen's selection of the highest ratios does not
+    bias the verdict); the screen's figures stay under "screen". Its stage: "confirmation"
+    for a suspect (all of them when `suspects` is None), "precision" for a case measured
+    again because its interval was too wide."""
     out = {}
     for name, r in results.items():
         if name in confirmed:
             c = dict(confirmed[name])
             c["screen"] = screen_fields(r)
-            c["stage"] = "confirmation"
+            c["stage"] = ("confirmation" if suspects is None or name in suspects
+                          else "precision")
             c["verdict_text"] += f" [measured again: {c['blocks']} rounds]"
             out[name] = c
         else:
@@ -513,7 +585,7 @@ def print_table(results, confidence):
 
 
 def summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed):
-    new_docs = [d for quad in docs for d, s in zip(quad, ORDER) if s == "B"]
+    new_docs = [d for quad in docs for d in (quad[1], quad[2])]
     ctx = dict(context(new_docs[0])) if new_docs else {}
     ctx.update({"ab_gate": "paired ABBA", "ab_metric": "time",
                 "ab_base": os.path.abspath(args.base),
@@ -527,6 +599,7 @@ def summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed
             r.update(repetitions=len(new_docs), repetition_index=i, ab_block=i)
             rows.append(r)
     regressions = [n for n, r in results.items() if r["verdict"] == "regression"]
+    inconclusive = [n for n, r in results.items() if r["verdict"] == "inconclusive"]
     return {
         "paired": True, "tool": "scripts/ab_gate.py", "metric": "time",
         "method": "ABBA rounds, r = (B1+B2)/(A1+A2); mean of ln r with a Student t "
@@ -538,15 +611,18 @@ def summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed
         "suspects": list(getattr(args, "suspects", [])),
         "unconfirmed_suspects": list(getattr(args, "unconfirmed", [])),
         "screen_seconds": round(getattr(args, "screen_seconds", elapsed), 3),
-        "order": "".join(ORDER), "min_time_s": float(args.min_time), "filter": args.filter,
+        "order": "/".join(ORDERS), "min_time_s": float(args.min_time), "filter": args.filter,
         "time": args.time, "data": args.data, "pipebench_flags": args.extra,
         "seconds": round(elapsed, 3),
-        "result": "FAIL" if failed else "PASS",
-        "exit_status": EXIT_REGRESSION if failed else EXIT_OK,
+        "result": outcome(args, failed, inconclusive)[0],
+        "exit_status": outcome(args, failed, inconclusive)[1],
+        "precision_pct": args.max_noise, "time_budget_s": args.time_budget,
+        "max_rounds": args.max_rounds, "inconclusive_policy": args.inconclusive,
+        "left_out_by_budget": list(getattr(args, "left_out", [])),
         "cases": list(results.values()),
         "regressions": regressions,
         "improvements": [n for n, r in results.items() if r["verdict"] == "improvement"],
-        "noisy": [n for n, r in results.items() if r["verdict"] == "noisy"],
+        "inconclusive": inconclusive,
         "max_noise_pct": args.max_noise,
         "errored": errored_new, "lost": lost, "skipped": skipped,
         "busy_blocks": sum(1 for quad in list(docs) + list(getattr(args, "confirm_docs", []))
@@ -576,9 +652,10 @@ def parse_args(argv):
         argv, extra = argv[:i], argv[i + 1:]
     parser = argparse.ArgumentParser(
         prog="compare.sh --ab",
-        description="Run two pipebench builds in alternating ABBA blocks on the same machine "
-                    "and gate on the paired ratio NEW/BASE of each case. Exit 0: no "
-                    "regression; 1: regression; 2: bad input.",
+        description="Run two pipebench builds in alternating A B B A / B A A B blocks on the "
+                    "same machine and gate on the paired ratio NEW/BASE of each case, each "
+                    "measured until its interval can see the threshold. Exit 0: no "
+                    "regression; 1: regression; 2: bad input; 3: inconclusive.",
         epilog="Arguments after -- go to pipebench in every block of both builds. Method, "
                "output and calibration: docs/ab-gate.md.")
     parser.add_argument("base", metavar="BASE_BIN", help="the baseline build's pipebench")
@@ -606,10 +683,29 @@ def parse_args(argv):
                         help="--benchmark_min_time of every block, seconds (default 0.05)")
     parser.add_argument("--time", choices=("auto", "real", "cpu"), default="auto",
                         help="time compared: auto (default: the case's timed_by), real, cpu")
-    parser.add_argument("--max-noise", metavar="PCT", default=None,
-                        help="a case whose 95 %% interval is wider than +-PCT percent is too "
-                             "noisy to judge unless the whole interval lies beyond the "
-                             "threshold (default: the --threshold value; inf: off)")
+    parser.add_argument("--precision", "--max-noise", metavar="PCT", default=None,
+                        dest="max_noise",
+                        help="the 95 %% interval half-width, percent, a verdict needs: a case "
+                             "wider than +-PCT is measured again in the rounds its spread "
+                             "needs, within --time-budget, and if still wider it is "
+                             "inconclusive unless the whole interval lies beyond the "
+                             "threshold (default: half the --threshold; inf: off)")
+    parser.add_argument("--time-budget", metavar="S", default=str(DEFAULT_TIME_BUDGET),
+                        help="seconds the whole comparison may spend buying precision: the "
+                             "cases short of it are measured again, cheapest first, while "
+                             f"it lasts (default {DEFAULT_TIME_BUDGET}; the screen and the "
+                             "suspects' confirmation run whatever it says)")
+    parser.add_argument("--confirm-min-time", metavar="S", default=DEFAULT_CONFIRM_MIN_TIME,
+                        help="--benchmark_min_time of the blocks that measure cases again "
+                             f"(default {DEFAULT_CONFIRM_MIN_TIME}: longer blocks average "
+                             "over more of the machine's bursts; at least --min-time)")
+    parser.add_argument("--max-rounds", metavar="N", default=str(DEFAULT_MAX_ROUNDS),
+                        help="most rounds a case is measured again in (default "
+                             f"{DEFAULT_MAX_ROUNDS})")
+    parser.add_argument("--inconclusive", choices=("report", "pass", "fail"),
+                        default="report",
+                        help="exit status when no case regressed but one lacks the precision "
+                             "to judge: report (default) exits 3, pass 0, fail 1")
     parser.add_argument("--force", action="store_true",
                         help="compare builds whose version or context differs (a warning)")
     parser.add_argument("--keep", metavar="DIR",
@@ -627,7 +723,7 @@ def parse_args(argv):
     except (ValueError, AssertionError):
         raise BadInput(f"--threshold must be a number >= 0, got {args.threshold!r}") from None
     if args.max_noise is None:
-        args.max_noise = args.threshold
+        args.max_noise = default_precision(args.threshold)
     else:
         try:
             args.max_noise = float(args.max_noise)
@@ -635,9 +731,23 @@ def parse_args(argv):
         except (ValueError, AssertionError):
             raise BadInput(f"--max-noise must be a number >= 0 or inf, got "
                            f"{args.max_noise!r}") from None
+    if args.max_noise == 0:
+        raise BadInput("--precision must be above 0 (inf: off)")
+    try:
+        args.time_budget = float(args.time_budget)
+        assert 0 <= args.time_budget < 1e7
+    except (ValueError, AssertionError):
+        raise BadInput(f"--time-budget must be a number of seconds >= 0, got "
+                       f"{args.time_budget!r}") from None
+    args.max_rounds = int_option(args.max_rounds, lambda v: 2 <= v <= 1000,
+                                 "--max-rounds must be an integer in [2, 1000]")
     args.blocks = int_option(args.blocks, lambda v: 2 <= v <= 1000,
                              "--blocks must be an integer in [2, 1000] (a t interval needs 2 "
                              "rounds)")
+    if args.blocks % 2:  # as many rounds of each order
+        log(f"--blocks {args.blocks}: {args.blocks + 1} rounds, so that A B B A and B A A B "
+            "come in equal numbers")
+        args.blocks += 1
     args.confirm = int_option(args.confirm, lambda v: v == 0 or 2 <= v <= 1000,
                               "--confirm must be 0 (off) or an integer in [2, 1000]")
     args.confirm_max = int_option(args.confirm_max, lambda v: 1 <= v <= 10000,
@@ -647,6 +757,13 @@ def parse_args(argv):
     except (ValueError, AssertionError):
         raise BadInput(f"--min-time must be a number of seconds > 0, got "
                        f"{args.min_time!r}") from None
+    try:
+        assert 0 < float(args.confirm_min_time) < 1e4
+    except (ValueError, AssertionError):
+        raise BadInput(f"--confirm-min-time must be a number of seconds > 0, got "
+                       f"{args.confirm_min_time!r}") from None
+    if float(args.confirm_min_time) < float(args.min_time):
+        args.confirm_min_time = args.min_time
     try:
         args.block_timeout = float(args.block_timeout)
         assert args.block_timeout > 0
@@ -671,79 +788,157 @@ def run(args, work):
     base_cases = list_cases(args.base, args.data, args.filter, flags[args.base])
     new_cases = list_cases(args.new, args.data, args.filter, flags[args.new])
     check_case_sets(base_cases, new_cases, args.filter)
-    log(f"{len(base_cases)} case(s), {args.blocks} ABBA round(s) = {4 * args.blocks} "
-        f"blocks of --benchmark_min_time={args.min_time}")
-    docs = run_rounds(args, work, flags, args.filter, args.blocks, "r", check_first=True)
+    log(f"{len(base_cases)} case(s), {args.blocks} ABBA / BAAB round(s) = {4 * args.blocks} "
+        f"blocks of --benchmark_min_time={args.min_time}; each case's interval must reach "
+        f"±{args.max_noise:g} % within --time-budget {args.time_budget:g} s")
+    costs = gate_plan.BlockCosts(float(args.confirm_min_time))
+    docs, orders = run_rounds(args, work, flags, args.filter, args.blocks, "r", costs,
+                              check_first=True)
     results, errored_new, skipped, lost = analyse(docs, args.threshold, args.time,
-                                                  max_noise_pct=args.max_noise)
+                                                  max_noise_pct=args.max_noise, orders=orders)
     args.screen_seconds = time.monotonic() - t_start
     args.suspects, args.unconfirmed = [], []
     if args.confirm:
         args.suspects, args.unconfirmed = suspects_of(results, args.threshold, args.confirm_max)
-    if args.suspects:
-        log(f"{len(args.suspects)} suspect(s) measured again in {args.confirm} ABBA round(s) "
-            f"of their own: {', '.join(args.suspects)}")
-        filt = case_filter(args.suspects)
-        listed = list_cases(args.base, args.data, filt, flags[args.base])
-        if sorted(listed) != sorted(args.suspects):  # the filter must select exactly them
-            raise BadInput(f"the confirmation filter {filt!r} selects {listed}, not the "
-                           f"suspects {args.suspects}")
-        cdocs = run_rounds(args, work, flags, filt, args.confirm, "c")
-        again, c_err, c_skip, c_lost = analyse(cdocs, args.threshold, args.time,
-                                               max_noise_pct=args.max_noise)
-        results = merge_confirmation(results, again)
-        for name in args.suspects:
-            if name not in again and name not in c_err:  # skipped or lost there
-                results[name]["stage"] = "screen (its confirmation failed)"
-                args.unconfirmed.append(name)
-        errored_new.update(c_err)  # errored in a NEW confirmation block: fails, as ever
-        lost += [n for n in c_lost if n not in lost]
-        docs_confirm = cdocs
-    else:
-        results = merge_confirmation(results, {})
-        docs_confirm = []
-    args.confirm_docs = docs_confirm
+    again, c_err, c_lost = measure_again(args, work, flags, results, costs, t_start)
+    results = merge_confirmation(results, again, args.suspects)
+    for name in args.suspects:
+        if name not in again and name not in c_err:  # skipped or lost there
+            results[name]["stage"] = "screen (its confirmation failed)"
+            args.unconfirmed.append(name)
+    errored_new.update(c_err)  # errored in a NEW block measured again: fails, as ever
+    lost += [n for n in c_lost if n not in lost]
     return docs, results, errored_new, skipped, lost, time.monotonic() - t_start
 
 
-def run_rounds(args, work, flags, filt, rounds, prefix, check_first=False):
-    """`rounds` ABBA rounds of blocks of the cases `filt` selects: [(A1, B1, B2, A2)]."""
-    docs = []
+def precision_needs(results, args, measured_rounds=0):
+    """{case: rounds it needs in all} for the cases whose interval is wider than the
+    precision (--max-noise) and whose verdict the width decides (inconclusive), planned
+    from their rounds' spread; --max-rounds when even that many would not do."""
+    need = {}
+    for name, r in results.items():
+        if r.get("verdict") != "inconclusive" or r.get("sd_log_ratio") is None:
+            continue
+        n = gate_plan.rounds_for_precision(r["sd_log_ratio"], args.max_noise, args.max_rounds)
+        need[name] = n if n is not None else args.max_rounds
+    return need
+
+
+def measure_again(args, work, flags, results, costs, t_start):
+    """The second stage: the suspects (at least --confirm rounds, whatever the budget) and
+    the cases short of precision (the rounds their spread needs, cheapest first, while
+    --time-budget lasts) measured in rounds of their own, judged on those alone; a case
+    still short after its rounds gets more, planned from them, at most 3 passes.
+    Returns ({case: judge_case on its own rounds}, errored in NEW, lost)."""
+    must = list(args.suspects)
+    wanted = precision_needs(results, args) if args.max_noise != math.inf else {}
+    passes, measured = [], {}
+    args.confirm_docs, args.left_out = [], []
+    again, c_err, c_lost = {}, {}, []
+    while (must or wanted) and len(passes) < 3:
+        done = max((len(measured[n]) for n in wanted if n in measured), default=0)
+        left = t_start + args.time_budget - time.monotonic()
+        most = args.max_rounds - done
+        if not passes:
+            most = min(most, max(FIRST_PASS_ROUNDS, args.confirm))
+        cases, k, left_out = gate_plan.plan_stage(
+            must, {n: max(2, v - len(measured.get(n, []))) for n, v in wanted.items()},
+            costs, left, args.confirm, most)
+        if not passes:
+            args.left_out = left_out
+        if not cases or k < 2:
+            break
+        filt = case_filter(cases)
+        listed = list_cases(args.base, args.data, filt, flags[args.base])
+        if sorted(listed) != sorted(cases):  # the filter must select exactly them
+            raise BadInput(f"the filter {filt!r} selects {listed}, not the cases {cases}")
+        why = [f"{len(must)} suspect(s)"] if must else []
+        why += [f"{len([c for c in cases if c not in must])} short of ±{args.max_noise:g} %"]
+        log(f"measured again in {k} round(s) of their own ({', '.join(why)}): "
+            f"{', '.join(cases)}")
+        docs, orders = run_rounds(args, work, flags, filt, k, f"c{len(passes) + 1}-", costs,
+                                  min_time=args.confirm_min_time)
+        args.confirm_docs += docs
+        passes.append(cases)
+        for name in cases:
+            measured.setdefault(name, []).extend(zip(docs, orders))
+        again, c_err, c_lost = judge_measured(args, measured)
+        must = []
+        wanted = {n: v for n, v in precision_needs(again, args).items()
+                  if v > len(measured[n])}
+    return again, c_err, c_lost
+
+
+def judge_measured(args, measured):
+    """Each case measured again, judged on its own rounds (all its passes)."""
+    again, c_err, c_lost = {}, {}, []
+    for name, pairs in measured.items():
+        docs = [d for d, _ in pairs]
+        orders = [o for _, o in pairs]
+        res, err, _, lost = analyse(docs, args.threshold, args.time,
+                                    max_noise_pct=args.max_noise, orders=orders)
+        if name in res:
+            again[name] = res[name]
+        if name in err:
+            c_err[name] = err[name]
+        if name in lost:
+            c_lost.append(name)
+    return again, c_err, c_lost
+
+
+def run_rounds(args, work, flags, filt, rounds, prefix, costs=None, check_first=False,
+               min_time=None):
+    """`rounds` rounds of blocks of the cases `filt` selects, in the orders A B B A and
+    B A A B by turns: ([(A1, B1, B2, A2)], [order]), each build's first and second block of
+    the round whatever the order. Each block's wall time goes into `costs`."""
+    docs, orders = [], []
     n = 0
-    stage = "round" if prefix == "r" else "confirmation round"
+    stage = "round" if prefix == "r" else "round measured again"
     for q in range(rounds):
-        quad = []
-        for pos, side in enumerate(ORDER):
+        order = ORDERS[q % 2]
+        got = {"A": [], "B": []}
+        for pos, side in enumerate(order):
             n += 1
             binary = args.base if side == "A" else args.new
             stem = os.path.join(work, f"{prefix}{q + 1}-{pos + 1}-{side}")
             t0 = time.monotonic()
-            doc = run_block(binary, side, args.data, filt, args.min_time, flags[binary],
-                            stem + ".json", stem + ".log", args.block_timeout)
-            log(f"{stage} {q + 1}/{rounds} block {side}{'1' if pos < 2 else '2'} "
-                f"({'BASE' if side == 'A' else 'NEW'}) {time.monotonic() - t0:.1f} s "
-                f"[{n}/{4 * rounds}]")
-            quad.append(doc)
-            if check_first and q == 0 and pos == 1:
-                check_contexts(quad[0], quad[1], args.force)
-        docs.append(tuple(quad))
-    return docs
+            doc = run_block(binary, side, args.data, filt, min_time or args.min_time,
+                            flags[binary], stem + ".json", stem + ".log", args.block_timeout)
+            wall = time.monotonic() - t0
+            if costs is not None:
+                costs.add(doc, wall)
+            log(f"{stage} {q + 1}/{rounds} ({order}) block {side}{len(got[side]) + 1} "
+                f"({'BASE' if side == 'A' else 'NEW'}) {wall:.1f} s [{n}/{4 * rounds}]")
+            got[side].append(doc)
+            if check_first and q == 0 and got["A"] and got["B"] and pos == 1:
+                check_contexts(got["A"][0], got["B"][0], args.force)
+        docs.append((got["A"][0], got["B"][0], got["B"][1], got["A"][1]))
+        orders.append(order)
+    return docs, orders
 
 
-def report(args, docs, results, errored_new, skipped, lost, elapsed):
-    print(f"Paired A/B: BASE {args.base} vs NEW {args.new}: {args.blocks} ABBA rounds, "
-          f"{len(results)} case(s), ratio NEW/BASE with its {CONFIDENCE * 100:g} % t interval")
-    print_table(results, CONFIDENCE)
-    print()
-    confirm_docs = getattr(args, "confirm_docs", [])
-    for name in getattr(args, "suspects", []):
-        r = results.get(name, {})
-        if "screen" not in r:  # errored, lost or skipped in its confirmation: listed below
+def outcome(args, failed, inconclusive):
+    """(PASS | FAIL | INCONCLUSIVE, exit status): a regression fails; otherwise a case
+    without the precision to see the threshold makes the comparison inconclusive, whose
+    exit status --inconclusive chooses (report: 3, pass: 0, fail: 1)."""
+    if failed:
+        return "FAIL", EXIT_REGRESSION
+    if inconclusive:
+        return "INCONCLUSIVE", {"report": EXIT_INCONCLUSIVE, "pass": EXIT_OK,
+                                "fail": EXIT_REGRESSION}[args.inconclusive]
+    return "PASS", EXIT_OK
+
+
+def report_measured_again(args, results):
+    """One line per case measured again: its screen beside its own rounds."""
+    for name, r in results.items():
+        if "screen" not in r:
             continue
         sc = r["screen"]
         now = (f"{r['ratio']:.4f} [{r['ci_low']:.4f}..{r['ci_high']:.4f}]"
                if r["ratio"] is not None else "-")
-        print(f"ab: measured again: {name}: screen {sc['ratio']:.4f} "
+        why = "suspect" if r.get("stage") == "confirmation" else "too wide"
+        print(f"ab: measured again ({why}): {name}: screen {sc['ratio']:.4f} "
               f"[{sc['ci_low']:.4f}..{sc['ci_high']:.4f}] over {sc['blocks']} rounds -> "
               f"{now} over {r['blocks']} rounds of its own: "
               f"{r['verdict_text'].split(' [measured again')[0]}")
@@ -752,14 +947,39 @@ def report(args, docs, results, errored_new, skipped, lost, elapsed):
         print(f"ab: note: {len(unconfirmed)} suspect(s) not measured again (beyond "
               f"--confirm-max {args.confirm_max}, or skipped or lost in the confirmation) "
               f"keep the screen's verdict: {', '.join(unconfirmed)}")
+    left_out = getattr(args, "left_out", [])
+    if left_out:
+        print(f"ab: note: {len(left_out)} case(s) short of ±{args.max_noise:g} % not measured "
+              f"again: --time-budget {args.time_budget:g} s could not pay for their rounds: "
+              f"{', '.join(left_out)}")
+
+
+def report_position(results):
+    """The position effect over every case with both orders: how much slower a round's
+    first and last blocks ran (cancelled in the ratios by the alternating orders)."""
+    effects = [r["position_effect"]["pct"] for r in results.values()
+               if r.get("position_effect")]
+    if effects:
+        print(f"ab: position effect (outer blocks against inner, cancelled by the A B B A / "
+              f"B A A B alternation): median {statistics.median(effects):+.2f} % over "
+              f"{len(effects)} case(s)")
+
+
+def report(args, docs, results, errored_new, skipped, lost, elapsed):
+    print(f"Paired A/B: BASE {args.base} vs NEW {args.new}: {args.blocks} rounds (A B B A / "
+          f"B A A B), {len(results)} case(s), ratio NEW/BASE with its "
+          f"{CONFIDENCE * 100:g} % t interval")
+    print_table(results, CONFIDENCE)
+    print()
+    report_measured_again(args, results)
     for name, r in results.items():
         if r["verdict"] == "regression":
-            how = ("confirmed in rounds of its own" if r.get("stage") == "confirmation"
-                   else "screen rounds")
+            how = {"confirmation": "confirmed in rounds of its own",
+                   "precision": "in rounds of its own"}.get(r.get("stage"), "screen rounds")
             print(f"REGRESSION {name}: {r['field']} {format_time(r['base_ns'])} -> "
                   f"{format_time(r['new_ns'])} (ratio {r['ratio']:.4f}, "
                   f"{CONFIDENCE * 100:g} % interval {r['ci_low']:.4f}..{r['ci_high']:.4f}, "
-                  f"limit +{args.threshold:g}%, {r['blocks']} ABBA rounds, {how})")
+                  f"limit +{args.threshold:g}%, {r['blocks']} rounds, {how})")
     for name, msg in errored_new.items():
         print(f"ERRORED {name}: in a NEW block: {' '.join(str(msg).split())[:200]} "
               "(not in BASE)")
@@ -767,49 +987,52 @@ def report(args, docs, results, errored_new, skipped, lost, elapsed):
         print(f"LOST {name}: in every BASE block, missing from a NEW block")
     for name, why in skipped.items():
         print(f"ab: skipped {name}: {' '.join(why.split())[:200]}")
-    all_docs = list(docs) + list(confirm_docs)
+    all_docs = list(docs) + list(getattr(args, "confirm_docs", []))
     busy = sum(1 for quad in all_docs for d in quad if busy_flag(context(d)))
     if busy:
         print(f"ab: note: {busy} of {4 * len(all_docs)} blocks were flagged busy (context "
               "busy_machine); the pairing cancels what the two builds share, the intervals "
               "show what is left")
+    report_position(results)
     regressions = [n for n, r in results.items() if r["verdict"] == "regression"]
     improved = sum(1 for r in results.values() if r["verdict"] == "improvement")
     same = sum(1 for r in results.values() if r["verdict"] == "ok")
-    noisy = [n for n, r in results.items() if r["verdict"] == "noisy"]
-    for name in noisy:
+    inconclusive = [n for n, r in results.items() if r["verdict"] == "inconclusive"]
+    for name in inconclusive:
         r = results[name]
-        more = "--confirm" if r.get("stage") == "confirmation" else "--blocks"
-        print(f"ab: warning: {name} too noisy to judge: ratio {r['ratio']:.4f}, "
-              f"{CONFIDENCE * 100:g} % interval {r['ci_low']:.4f}..{r['ci_high']:.4f} is wider "
-              f"than ±{args.max_noise:g}% (--max-noise) and not all beyond the threshold; "
-              f"raise {more} or gate this case on a quieter machine")
+        print(f"ab: inconclusive: {name}: ratio {r['ratio']:.4f}, {CONFIDENCE * 100:g} % "
+              f"interval {r['ci_low']:.4f}..{r['ci_high']:.4f} (±{r['half_width_pct']:.1f} %) "
+              f"is wider than ±{args.max_noise:g} %: not enough precision to judge a "
+              f"{args.threshold:g} % change; raise --time-budget or gate it on a quieter "
+              f"machine")
     failed = bool(regressions or errored_new or lost)
-    halves = [(r["ci_high"] - r["ci_low"]) / 2 * 100 for r in results.values()
-              if r["ratio"] is not None]
+    result, status = outcome(args, failed, inconclusive)
+    halves = [r["half_width_pct"] for r in results.values() if r["ratio"] is not None]
     noise = f"; median interval half-width ±{statistics.median(halves):.1f} %" if halves else ""
     tail = f", {len(skipped)} skipped" if skipped else ""
     if errored_new or lost:
         tail += f"; {len(errored_new)} errored and {len(lost)} lost in NEW"
-    print(f"ab: {'FAIL' if failed else 'PASS'}: {len(regressions)} of {len(results)} case(s) "
-          f"regressed by more than {args.threshold:g}% (paired ABBA, {args.blocks} rounds"
+    policy = (f" (--inconclusive={args.inconclusive}: exit {status})"
+              if result == "INCONCLUSIVE" else "")
+    print(f"ab: {result}{policy}: {len(regressions)} of {len(results)} case(s) regressed by "
+          f"more than {args.threshold:g}% (paired, {args.blocks} rounds A B B A / B A A B"
           f"{confirm_text(args)}, {CONFIDENCE * 100:g} % t interval on log ratios); "
-          f"{improved} improved, {same} no "
-          f"change, {len(noisy)} too noisy to judge{tail}{noise}; {elapsed:.0f} s")
+          f"{improved} improved, {same} no change, {len(inconclusive)} inconclusive "
+          f"(interval wider than ±{args.max_noise:g} %){tail}{noise}; {elapsed:.0f} s")
     if args.out:
         doc = summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed)
         with open(args.out, "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")
-    return EXIT_REGRESSION if failed else EXIT_OK
+    return status
 
 
 def confirm_text(args):
     n = len(getattr(args, "suspects", []))
-    if not args.confirm:
-        return ", no confirmation"
-    return (f", {n} suspect(s) confirmed or cleared in {args.confirm} rounds of their own"
-            if n else ", no suspect to confirm")
+    text = (", no confirmation" if not args.confirm else
+            f", {n} suspect(s) confirmed or cleared in rounds of their own" if n else
+            ", no suspect to confirm")
+    return text
 
 
 def split_metric(argv):

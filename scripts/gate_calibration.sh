@@ -234,6 +234,7 @@ import json, os, statistics, sys
 tmp, op, out, binary, here, thresholds = sys.argv[1:]
 sys.path.insert(0, here)
 from ab_gate import is_suspect, judge_case  # noqa: E402
+from gate_plan import power_at  # noqa: E402
 meta_path = os.path.join(tmp, "calibration-meta.json")
 if os.path.exists(meta_path):  # the run's own operator (--from reads a kept folder)
     op = json.load(open(meta_path)).get("op", op)
@@ -264,9 +265,9 @@ if metric == "instructions":
 alarms = [r for r in aa if r["doc"]["regressions"]]
 flagged = sorted({c for r in alarms for c in r["doc"]["regressions"]})
 improved = [r for r in aa if r["doc"]["improvements"]]
-noisy = sum(len(r["doc"].get("noisy", [])) for r in aa)
+noisy = sum(len(r["doc"].get("inconclusive", r["doc"].get("noisy", []))) for r in aa)
 res["aa"] = {"false_alarm_comparisons": len(alarms), "false_alarm_rate": len(alarms) / len(aa),
-             "too_noisy_case_verdicts": noisy,
+             "inconclusive_case_verdicts": noisy,
              "cases_flagged": flagged, "comparisons_claiming_improvement": len(improved),
              "false_case_verdicts": sum(len(r["doc"]["regressions"]) for r in aa),
              "case_verdicts": sum(len(r["doc"]["cases"]) for r in aa)}
@@ -275,6 +276,22 @@ res["aa"] = {"false_alarm_comparisons": len(alarms), "false_alarm_rate": len(ala
 aa_dev = [abs((c.get("screen") or c)["ratio"] - 1) * 100 for r in aa for c in r["doc"]["cases"]
           if (c.get("screen") or c).get("ratio") is not None]
 res["aa"]["max_abs_change_pct"] = max(aa_dev) if aa_dev else None
+# Order bias: per case, the sign of its screen ratio over the A/A comparisons; a two-sided
+# sign test (binomial, p = 1/2) per case. A gate whose rounds favour one side (BASE
+# always first and last) shows NEW "faster" in most comparisons.
+signs = {}
+for r in aa:
+    for c in r["doc"]["cases"]:
+        sc = c.get("screen") or c
+        if sc.get("ratio") is not None and sc["ratio"] != 1.0:
+            signs.setdefault(c["name"], []).append(sc["ratio"] > 1.0)
+if signs and metric == "time":
+    from scipy.stats import binomtest
+    tests = {n: binomtest(sum(v), len(v), 0.5).pvalue for n, v in signs.items()}
+    biased = sorted(n for n, pv in tests.items() if pv <= 0.05)
+    res["aa"]["sign_test"] = {"min_p": min(tests.values()), "cases_p_le_0.05": biased,
+                              "slower": {n: sum(v) for n, v in signs.items()},
+                              "n": {n: len(v) for n, v in signs.items()}}
 print()
 print(f"gate calibration: {binary}")
 how = ("instruction counts under Valgrind's Callgrind (exact: no interval), SIMD path "
@@ -286,10 +303,14 @@ print(f"  A/A: false alarms in {len(alarms)} of {len(aa)} comparisons "
       f"({100 * len(alarms) / len(aa):.0f} %); {res['aa']['false_case_verdicts']} of "
       f"{res['aa']['case_verdicts']} case verdicts"
       + (f" ({', '.join(flagged)})" if flagged else "")
-      + f"; comparisons claiming an improvement: {len(improved)}; 'too noisy to judge' "
+      + f"; comparisons claiming an improvement: {len(improved)}; inconclusive "
       f"verdicts: {noisy}")
 if aa_dev:
     print(f"  A/A: largest |ratio - 1| over the {len(aa_dev)} case verdicts: {max(aa_dev):.4f} %")
+st = res["aa"].get("sign_test")
+if st:
+    print(f"  A/A order bias (sign test per case over the comparisons): smallest p "
+          f"{st['min_p']:.3g}; cases at p <= 0.05: {', '.join(st['cases_p_le_0.05']) or 'none'}")
 if metric == "instructions":
     # Exact counts: the verdict at another threshold follows from the ratios alone.
     at3 = [r for r in aa if any(c["ratio"] is not None and c["ratio"] > 1.03
@@ -303,9 +324,24 @@ for p in pcts:
     ratios = [c["ratio"] for r in ab for c in r["doc"]["cases"]
               if c["name"] == target and c["ratio"] is not None]
     others = [r for r in ab if set(r["doc"]["regressions"]) - {target}]
+    # Each comparison's verdict on the target case, its interval's half-width and the power
+    # that width gives against a change of half the injected size (the hook's measured
+    # ratio sits below the injected amount: docs/ab-gate.md).
+    per = []
+    for r in ab:
+        c = next((c for c in r["doc"]["cases"] if c["name"] == target), None)
+        if c is None or c.get("ratio") is None:
+            per.append({"verdict": "missing", "half_width_pct": None, "power": None})
+            continue
+        half = c.get("half_width_pct") or (c["ci_high"] - c["ci_low"]) / 2 * 100
+        power = (None if metric == "instructions" else
+                 power_at(float(p) / 2, r["doc"]["threshold_pct"], half, c["blocks"] - 1))
+        per.append({"verdict": c["verdict"], "half_width_pct": half, "power": power,
+                    "rounds": c["blocks"], "stage": c.get("stage")})
     res["ab"][p] = {"detected": len(hit), "detection_rate": len(hit) / len(ab),
                     "median_ratio": statistics.median(ratios) if ratios else None,
-                    "comparisons_with_other_cases_flagged": len(others)}
+                    "comparisons_with_other_cases_flagged": len(others),
+                    "comparisons": per}
     med = (f"{statistics.median(ratios):.{6 if metric == 'instructions' else 4}f}"
            if ratios else "n/a")
     print(f"  A/B +{p} % on {op}: detected in {len(hit)} of {len(ab)} comparisons "

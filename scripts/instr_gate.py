@@ -505,7 +505,7 @@ def summary_doc(args, results, errored_new, skipped, lost, docs, simd, vg, elaps
         "cases": list(results.values()),
         "regressions": regressions,
         "improvements": [n for n, r in results.items() if r["verdict"] == "improvement"],
-        "noisy": [], "max_noise_pct": None, "max_iterations": args.max_iterations,
+        "noisy": [], "inconclusive": [], "max_noise_pct": None, "max_iterations": args.max_iterations,
         "excluded": args.excluded,
         "errored": errored_new, "lost": lost, "skipped": skipped, "busy_blocks": 0,
         "context": ctx, "benchmarks": rows,

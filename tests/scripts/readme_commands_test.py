@@ -208,8 +208,9 @@ class ReadmeCommands(unittest.TestCase):
         log = f"$ {line}\n--- stdout\n{r.stdout[-3000:]}\n--- stderr\n{r.stderr[-3000:]}"
         prog = os.path.basename(shlex.split(line)[0])
         if prog == "compare.sh":
-            # 0 no regression, 1 a regression (the machine is noisy); 2 is bad input.
-            self.assertIn(r.returncode, (0, 1), log)
+            # 0 no regression, 1 a regression (the machine is noisy), 3 inconclusive (the
+            # paired gate could not reach the precision in its time budget); 2 is bad input.
+            self.assertIn(r.returncode, (0, 1, 3), log)
             return
         self.assertEqual(r.returncode, 0, log)
         if prog == "pipebench-report":

@@ -1,0 +1,155 @@
+"""gate_plan.py - the paired A/B gate's measurement plan: how many ABBA rounds each case
+needs for its 95 % interval to be narrow enough to see the threshold, and which cases the
+time budget can afford (issue 36, "power before a verdict"). Used by scripts/ab_gate.py.
+
+The gate's statistic is the mean of the round log ratios ln r_i with a Student t interval
+(ab_gate.paired_stats). Its half-width after n rounds is t(0.975, n - 1) * s / sqrt(n),
+s the standard deviation of ln r over rounds. From the screen's s the number of rounds that
+brings the half-width to the target h follows (the classical sample-size formula for a t
+interval; NIST/SEMATECH e-Handbook 7.2.2.2, "sample sizes required"): the smallest even
+n with t(0.975, n - 1) * s / sqrt(n) <= asinh(h) (the reported half-width is
+(e^(m+x) - e^(m-x)) / 2, about sinh(x) at a ratio near 1). Even, so that the two orders
+(A B B A, B A A B) come in equal numbers. s from 4 rounds is itself uncertain, so the
+gate measures the planned rounds, looks at the half-width they give and plans again from
+them while the budget lasts (a stopping rule on the spread alone, never on the ratio).
+
+Costs: a block is one process; its wall time is an overhead (start, dataset scan) plus the
+selected cases' own time (iterations x real_time of their rows). Both are read off the
+screen's blocks. Units: seconds for times, percent for precision targets.
+"""
+
+import math
+import statistics
+
+MIN_ROUNDS = 2
+
+
+def t_quantile(p, df):
+    from scipy.stats import t
+    return float(t.ppf(p, df))
+
+
+def half_width_pct(sd_log, n, confidence=0.95):
+    """The 95 % interval's half-width in percent that n rounds give at this spread."""
+    if n < 2:
+        return math.inf
+    return math.sinh(t_quantile(0.5 + confidence / 2, n - 1) * sd_log / math.sqrt(n)) * 100
+
+
+def power_at(effect_pct, threshold_pct, half_pct, df, confidence=0.95):
+    """The chance that a comparison whose interval half-width is half_pct (df degrees of
+    freedom) calls a true change of effect_pct a regression at threshold_pct: the estimate
+    of ln r must land above ln(1 + threshold), its standard error being the half-width's
+    asinh over t(0.975, df) (normal approximation; the interval's lower bound is then above
+    1 whenever half_pct <= threshold_pct)."""
+    from scipy.stats import norm
+    if df < 1 or half_pct is None or half_pct <= 0:
+        return None
+    se = math.asinh(half_pct / 100) / t_quantile(0.5 + confidence / 2, df)
+    return float(norm.cdf((math.log1p(effect_pct / 100) - math.log1p(threshold_pct / 100)) / se))
+
+
+def rounds_for_precision(sd_log, target_pct, most, confidence=0.95):
+    """The smallest even number of rounds (>= 2) whose interval half-width at this spread is
+    at most target_pct; None when even `most` rounds are not enough (or target_pct <= 0)."""
+    if target_pct <= 0:
+        return None
+    if sd_log <= 0:
+        return MIN_ROUNDS
+    n = MIN_ROUNDS
+    while n <= most:
+        if half_width_pct(sd_log, n, confidence) <= target_pct:
+            return n
+        n += 2
+    return None
+
+
+def case_seconds(doc):
+    """{case: (seconds it ran in this block, seconds of one iteration)}: iterations x
+    real_time of its rows (one row per case in a gate block; several when it repeats).
+    Errored rows count 0."""
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+    out = {}
+    for row in doc.get("benchmarks", []):
+        if row.get("run_type") == "aggregate" or row.get("error_occurred"):
+            continue
+        t = row.get("real_time", 0) * scale.get(row.get("time_unit", "ns"), 1e-9)
+        ran, _ = out.get(row["name"], (0.0, 0.0))
+        out[row["name"]] = (ran + t * row.get("iterations", 1), t)
+    return out
+
+
+class BlockCosts:
+    """What a block of some cases costs, from blocks that ran: add(doc, wall_seconds) for
+    each, then seconds(cases)."""
+
+    def __init__(self, min_time=None):
+        self.per_case = {}
+        self.iteration = {}
+        self.overheads = []
+        self.min_time = min_time  # the blocks to be planned: --benchmark_min_time
+
+    def add(self, doc, wall):
+        cases = case_seconds(doc)
+        for name, (ran, one) in cases.items():
+            self.per_case.setdefault(name, []).append(ran)
+            self.iteration.setdefault(name, []).append(one)
+        self.overheads.append(max(0.0, wall - sum(ran for ran, _ in cases.values())))
+
+    def case(self, name):
+        """Seconds the case runs in one block: as measured, or, with a longer min_time
+        planned, that min_time (Google Benchmark runs a case until it has run min_time, in
+        whole iterations)."""
+        got = self.per_case.get(name)
+        ran = statistics.median(got) if got else 0.0
+        if self.min_time is None or not got:
+            return ran
+        one = statistics.median(self.iteration[name])
+        return max(ran, one * math.ceil(self.min_time / one) if one > 0 else self.min_time)
+
+    def seconds(self, cases):
+        """One block of these cases: the median overhead plus each case's time."""
+        overhead = statistics.median(self.overheads) if self.overheads else 0.0
+        return overhead + sum(self.case(n) for n in cases)
+
+
+def even_up(n):
+    return n + (n % 2)
+
+
+def afford(costs, cases, seconds_left):
+    """The most rounds (even) of blocks of these cases that seconds_left pays for."""
+    per_round = 4 * costs.seconds(cases)
+    if per_round <= 0:
+        return 10 ** 6
+    n = int(seconds_left // per_round)
+    return n - (n % 2)
+
+
+def plan_stage(must, wanted, costs, seconds_left, least, most):
+    """Which cases a measuring stage runs and for how many rounds.
+
+    must:   [case] measured whatever the budget (the suspects: their confirmation), for at
+            least `least` rounds;
+    wanted: {case: rounds it needs} (the cases without the precision yet), taken cheapest
+            first while 4 x rounds x block seconds fits in seconds_left;
+    Returns (cases, rounds, left_out): left_out the wanted cases the budget could not take.
+    rounds is even, in [least, most] when there are cases, 0 when none."""
+    chosen = list(must)
+    rounds = even_up(least) if must else 0
+    left_out = []
+    order = sorted(wanted, key=lambda n: (wanted[n] * costs.case(n), n))
+    for name in order:
+        if name in chosen:  # a suspect short of precision: more rounds if they fit
+            rounds = max(rounds, min(even_up(wanted[name]), afford(costs, chosen, seconds_left),
+                                     most))
+            continue
+        r = min(max(rounds, even_up(wanted[name]), MIN_ROUNDS), most)
+        if 4 * r * costs.seconds(chosen + [name]) <= seconds_left:
+            chosen.append(name)
+            rounds = r
+        else:
+            left_out.append(name)
+    if chosen and not must:
+        rounds = max(rounds, MIN_ROUNDS)
+    return chosen, min(rounds, most) if chosen else 0, left_out
