@@ -421,7 +421,7 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
       ->Unit(benchmark::kMillisecond);
   // BM_EndToEnd/<pipeline>[/<kind>:<param>]/<baseline>/workers:<w>[/callbacks:<set>]
   const auto key = [&](int w, const std::string& kind = "", const std::string& param = "",
-                       const std::string& callbacks = "") {
+                       const std::vector<std::string>& callbacks = {}) {
     return model::end_to_end_case(c.pipeline->name(), c.baseline, w, kind, param, callbacks);
   };
   const auto add = [&](const model::CaseKey& k, const std::shared_ptr<const Pipeline>& p,
@@ -452,7 +452,7 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
   }
   if (const auto& copy = ctx.presized_copy())
     for (int w : c.workers)
-      if (w <= cores) add(key(w, "presized", std::to_string(copy->shorter_side())), c.pipeline, {}, copy);
+      if (w <= cores) add(model::presized(key(w), copy->shorter_side()), c.pipeline, {}, copy);
   // Training extras (issue 10): the loop with the --callback set as given, and with each of
   // its callbacks that can be async made async, at the same count: what async saves,
   // measured. Case names end in /callbacks:<label>+<label>...
@@ -460,12 +460,9 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
   for (auto& cb : as_async)
     if (cb.kind != "metric") cb.async = true;
   const auto labels_of = [&](const std::vector<CallbackSpec>& set) {
-    std::string n;
-    for (size_t i = 0; i < set.size(); ++i) {
-      if (i) n += '+';
-      n += set[i].label();
-    }
-    return n;
+    std::vector<std::string> labels;
+    for (const auto& cb : set) labels.push_back(cb.label());
+    return labels;
   };
   add(key(at, "", "", labels_of(c.callbacks)), c.pipeline, c.callbacks);
   if (labels_of(as_async) != labels_of(c.callbacks))

@@ -385,8 +385,7 @@ void register_sample_benchmarks(BenchContext& ctx) {
         ->Unit(benchmark::kMicrosecond);
   // Presizing rewrites an ImageFolder tree; shards (--data of tar files) have none.
   if (const auto& copy = ctx.presized_copy())
-    register_case(ctx, key(mine->name(), "presized", std::to_string(copy->shorter_side())),
-                  BM_SamplePresized, mine, copy)
+    register_case(ctx, model::presized(key(mine->name()), copy->shorter_side()), BM_SamplePresized, mine, copy)
         ->Unit(benchmark::kMicrosecond);
 }
 

@@ -305,11 +305,7 @@ void register_transform_benchmarks(BenchContext& ctx) {
   std::map<std::string, int> seen;
   for (const OpSpec& o : pipeline.spec().batch) {
     const int k = ++seen[o.name];
-    model::CaseKey key;
-    key.family = model::Family::kTransform;
-    key.op = o.name;
-    key.detail = "pipeline:" + pipeline.name();
-    if (k > 1) key.detail.append("#").append(std::to_string(k));  // not "#" + s: GCC 12's -Wrestrict misfires
+    const model::CaseKey key = model::batch_op_price_case(o.name, pipeline.name(), k);
     register_case(ctx, key, BM_BatchTransform, std::string(), std::optional<OpSpec>(o))
         ->Unit(benchmark::kMillisecond);
   }

@@ -52,14 +52,33 @@ std::string CaseKey::variant_label() const {
   return variant.empty() ? std::string() : variant + ":" + variant_param;
 }
 
+std::string CaseKey::callbacks_label() const {
+  std::string out;
+  for (size_t i = 0; i < callbacks.size(); ++i) out.append(i ? "+" : "").append(callbacks[i]);
+  return out;
+}
+
+namespace {
+
+// The detail of a Transform's name: a batch operator's price in a pipeline, or the detail.
+std::string transform_detail(const CaseKey& k) {
+  if (k.pipeline.empty()) return k.detail;
+  std::string d = "pipeline:" + k.pipeline;
+  if (k.occurrence > 1) d.append("#").append(std::to_string(k.occurrence));  // not "#" + s: GCC 12's -Wrestrict
+  return d;
+}
+
+}  // namespace
+
 std::string CaseKey::name() const {
   const std::string fam = "BM_" + std::string(family_name(family));
   const std::string label = variant_label();
   switch (family) {
     case Family::kRead:
       return fam + "/" + storage_part(*this) + "/" + cache;
-    case Family::kDecode:
     case Family::kTransform:
+      return with_detail(fam + "/" + op, transform_detail(*this));
+    case Family::kDecode:
     case Family::kCollate:
     case Family::kH2D:
       return with_detail(fam + "/" + op, detail);
@@ -77,7 +96,7 @@ std::string CaseKey::name() const {
     case Family::kEndToEnd: {
       std::string n = with_detail(fam + "/" + pipeline, label);
       n += "/" + baseline + "/workers:" + std::to_string(workers);
-      if (!callbacks.empty()) n += "/callbacks:" + callbacks;
+      if (!callbacks.empty()) n += "/callbacks:" + callbacks_label();
       return n;
     }
     case Family::kRegion:
@@ -103,6 +122,20 @@ CaseKey transform_case(const std::string& op, const std::string& detail) {
   k.op = op;
   k.detail = detail;
   return k;
+}
+
+CaseKey batch_op_price_case(const std::string& op, const std::string& pipeline, int occurrence) {
+  CaseKey k = transform_case(op);
+  k.pipeline = pipeline;
+  k.occurrence = occurrence;
+  return k;
+}
+
+CaseKey presized(CaseKey base, int px) {
+  base.variant = "presized";
+  base.variant_param = std::to_string(px);
+  base.presize_px = px;
+  return base;
 }
 
 CaseKey decode_case(const std::string& op, const std::string& detail) {
@@ -133,7 +166,8 @@ CaseKey loader_case(const std::string& pipeline, int workers, const std::string&
 }
 
 CaseKey end_to_end_case(const std::string& pipeline, const std::string& baseline, int workers,
-                        const std::string& variant, const std::string& param, const std::string& callbacks) {
+                        const std::string& variant, const std::string& param,
+                        const std::vector<std::string>& callbacks) {
   CaseKey k;
   k.family = Family::kEndToEnd;
   k.pipeline = pipeline;
@@ -162,8 +196,10 @@ nlohmann::json to_json(const CaseKey& k) {
           {"variant_param", k.variant_param}, {"baseline", k.baseline},
           {"layout", k.layout},       {"cache", k.cache},
           {"shards", k.shards},       {"workers", k.workers},
-          {"callbacks", k.callbacks}, {"op", k.op},
-          {"detail", k.detail},       {"timed_by", k.timed_by}};
+          {"callbacks", k.callbacks_label()}, {"callback_set", k.callbacks},
+          {"op", k.op},               {"detail", k.detail},
+          {"occurrence", k.occurrence}, {"presize_px", k.presize_px},
+          {"timed_by", k.timed_by}};
 }
 
 namespace {
@@ -174,6 +210,18 @@ std::string text_field(const nlohmann::json& j, const char* field) {
   if (!it->is_string())
     throw std::invalid_argument(std::string("key.") + field + " is " + it->type_name() + ", expected a string");
   return it->get<std::string>();
+}
+
+std::vector<std::string> text_list(const nlohmann::json& j, const char* field) {
+  const auto it = j.find(field);
+  if (it == j.end()) return {};
+  std::vector<std::string> out;
+  if (it->is_array())
+    for (const auto& v : *it)
+      if (v.is_string()) out.push_back(v.get<std::string>());
+  if (!it->is_array() || out.size() != it->size())
+    throw std::invalid_argument(std::string("key.") + field + " must be an array of strings, got " + it->dump());
+  return out;
 }
 
 int int_field(const nlohmann::json& j, const char* field) {
@@ -199,9 +247,11 @@ CaseKey key_from_json(const nlohmann::json& j) {
   k.cache = text_field(j, "cache");
   k.shards = int_field(j, "shards");
   k.workers = int_field(j, "workers");
-  k.callbacks = text_field(j, "callbacks");
+  k.callbacks = text_list(j, "callback_set");
   k.op = text_field(j, "op");
   k.detail = text_field(j, "detail");
+  k.occurrence = int_field(j, "occurrence");
+  k.presize_px = int_field(j, "presize_px");
   k.timed_by = text_field(j, "timed_by");
   if (k.timed_by.empty()) k.timed_by = "cpu_time";
   return k;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace pipebench::model {
 namespace {
 
@@ -65,13 +67,50 @@ int workers_of(const std::string& part, std::string_view name) {
 
 CaseKey parse_legacy(std::string_view name, CaseKey& k, std::vector<std::string>& parts);
 
+std::vector<std::string> split_set(std::string_view set) {
+  std::vector<std::string> out;
+  if (set.empty()) return out;
+  size_t start = 0;
+  for (size_t i = 0; i <= set.size(); ++i)
+    if (i == set.size() || set[i] == '+') {
+      out.emplace_back(set.substr(start, i - start));
+      start = i + 1;
+    }
+  return out;
+}
+
+// The typed fields of version 2 out of the text a version 1 or 0 key held them in.
+void type_text_fields(CaseKey& k, std::string_view name) {
+  constexpr std::string_view kPriced = "pipeline:";
+  if (k.family == Family::kTransform && k.detail.starts_with(kPriced) && k.pipeline.empty()) {
+    const std::string rest = k.detail.substr(kPriced.size());
+    const size_t hash = rest.rfind('#');
+    k.pipeline = rest.substr(0, hash);
+    k.occurrence = hash == std::string::npos ? 1 : to_int(std::string_view(rest).substr(hash + 1), name);
+    k.detail.clear();
+  }
+  if (k.variant == "presized" && k.presize_px == 0) k.presize_px = to_int(k.variant_param, name);
+}
+
 }  // namespace
+
+CaseKey legacy_key_v1(const nlohmann::json& key) {
+  CaseKey k = key_from_json(key);
+  const auto set = key.find("callbacks");
+  if (set != key.end() && !set->is_string())
+    throw std::invalid_argument("key.callbacks is " + std::string(set->type_name()) + ", expected a string");
+  if (set != key.end()) k.callbacks = split_set(set->get<std::string>());
+  type_text_fields(k, k.name());
+  return k;
+}
 
 CaseKey legacy_key(std::string_view name) {
   CaseKey k;
   std::vector<std::string> parts;
   try {
-    return parse_legacy(name, k, parts);
+    parse_legacy(name, k, parts);
+    type_text_fields(k, name);
+    return k;
   } catch (const std::invalid_argument&) {
     CaseKey other;
     other.family = Family::kOther;
@@ -143,7 +182,7 @@ CaseKey parse_legacy(std::string_view name, CaseKey& k, std::vector<std::string>
       k.workers = workers_of(parts[w], name);
       if (w + 1 < n) {
         if (w + 2 != n || !starts_with(parts[w + 1], "callbacks:")) throw bad("unexpected parts after workers:N");
-        k.callbacks = parts[w + 1].substr(10);
+        k.callbacks = split_set(std::string_view(parts[w + 1]).substr(10));
       }
       break;
     }

@@ -138,7 +138,7 @@ CaseKey row_key(const nlohmann::json& row, int version) {
   if (version >= 1) {
     const auto it = row.find("key");
     if (it == row.end()) throw std::invalid_argument("no \"key\" (every row of a run record has one)");
-    return key_from_json(*it);
+    return version == 1 ? legacy_key_v1(*it) : key_from_json(*it);
   }
   const auto name = row.find("run_name") != row.end() ? row.find("run_name") : row.find("name");
   if (name == row.end() || !name->is_string()) throw std::invalid_argument("no run_name or name");

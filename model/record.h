@@ -7,8 +7,9 @@
 // Google Benchmark's strings. The format is bench/README.md's "JSON contract".
 //
 // Reading: record_version() says which version wrote a document; row_key() gives a row's
-// key: its "key" object from version 1 on, the legacy adapter (model/legacy.h) for a file
-// written before the record (version 0). A version above kRecordVersion is refused.
+// key: its "key" object (version 2), through the legacy adapter (model/legacy.h) for a
+// version 1 key (typed fields still text) or a file written before the record (version 0,
+// from the name). A version above kRecordVersion is refused.
 //
 // Errors: std::invalid_argument with one line naming what is wrong.
 #pragma once

@@ -34,15 +34,10 @@ Extras training_extras(const BenchRun& run, const std::string& pipeline) {
       c.predicted_step_ms = std::max(*data, *compute + *cb);
       c.prediction_error_pct = 100 * (*c.predicted_step_ms - *step) / *step;
     }
-    // Each callback of the set (the key's labels, '+'-separated, pipeline/callbacks.h) has
-    // its counter callback:<label>_ms.
-    const std::string& set = m->key.callbacks;
-    for (size_t pos = 0; pos <= set.size();) {
-      const size_t plus = std::min(set.find('+', pos), set.size());
-      const std::string label = set.substr(pos, plus - pos);
+    // Each callback of the set (the key's labels, pipeline/callbacks.h) has its counter
+    // callback:<label>_ms.
+    for (const std::string& label : m->key.callbacks)
       if (const auto ms = run.value(name, CounterId::kCallbackMs, label)) c.per_callback.emplace_back(label, *ms);
-      pos = plus + 1;
-    }
     e.cases.push_back(std::move(c));
   }
   const ExtrasCase* sync = nullptr;

@@ -57,8 +57,7 @@ void read_candidates(const BenchRun& run, const std::string& pipeline, bool us_p
     cost.variant_param = c->key.variant_param;
     if (cost.variant == "presized") {
       const auto side = run.value(name, CounterId::kPresizeShorterSidePx);
-      const auto from_key = model::parse_number(cost.variant_param);
-      cost.kept_shorter_side_px = static_cast<int>(std::lround(side ? *side : from_key.value_or(0)));
+      cost.kept_shorter_side_px = side ? static_cast<int>(std::lround(*side)) : c->key.presize_px;
       if (const auto q = run.value(name, CounterId::kPresizeJpegQuality)) cost.jpeg_quality = static_cast<int>(std::lround(*q));
     }
     if (const auto blocks = run.value(name, CounterId::kPairedBlocks); blocks && *blocks >= 1) {
@@ -75,17 +74,16 @@ void read_candidates(const BenchRun& run, const std::string& pipeline, bool us_p
   // The spec's batch operators, priced on the batch (bench/transform_bench.cpp): the saving
   // is the price per sample, its interval the batches' t interval over the batch's images.
   if (!in.today) return;
-  const std::string mine = "pipeline:" + pipeline;
   const auto batch_ops = run.where([&](const model::CaseKey& k) {
-    return k.family == model::Family::kTransform &&
-           (k.detail == mine || k.detail.rfind(mine + "#", 0) == 0);
+    return k.family == model::Family::kTransform && k.pipeline == pipeline && k.occurrence >= 1;
   });
   for (const CaseMeans* c : batch_ops) {
     const std::string name = c->key.name();
     const auto ms = run.value(name, CounterId::kBatchMs), images = run.value(name, CounterId::kBatchImages);
     if (!ms || !images || !(*images >= 1)) continue;
-    const std::string occurrence = c->key.detail.substr(mine.size());  // "" or "#k"
-    SampleCost cost{"batch:" + c->key.op + occurrence, name, in.today->cpu_ms - *ms / *images};
+    std::string label = "batch:" + c->key.op;
+    if (c->key.occurrence > 1) label.append("#").append(std::to_string(c->key.occurrence));
+    SampleCost cost{label, name, in.today->cpu_ms - *ms / *images};
     cost.variant = "batch";
     cost.variant_param = c->key.op;
     cost.per_batch = true;

@@ -32,7 +32,7 @@ using model::CaseKey;
 using model::Family;
 
 CaseKey e2e(const std::string& baseline, int workers, const std::string& variant = "",
-            const std::string& param = "", const std::string& callbacks = "") {
+            const std::string& param = "", const std::vector<std::string>& callbacks = {}) {
   return model::end_to_end_case("imagenet_train", baseline, workers, variant, param, callbacks);
 }
 
@@ -55,14 +55,20 @@ std::vector<CaseKey> catalogue_keys() {
     for (int w : {1, 2}) keys.push_back(e2e(std::string(b.name), w));
   }
   for (const auto& c : model::candidate_kinds()) {
-    const std::string param = c.kind == "presized" ? "256" : c.kind == "without" ? "horizontal_flip" : "auto";
+    if (c.kind == "presized") {  // its kept side a typed field (record version 2)
+      keys.push_back(model::presized(model::sample_case("imagenet_train"), 256));
+      if (c.end_to_end) keys.push_back(model::presized(e2e("emulated", 2), 256));
+      continue;
+    }
+    const std::string param = c.kind == "without" ? "horizontal_flip" : "auto";
     keys.push_back(model::sample_case("imagenet_train", std::string(c.kind), param));
     if (c.end_to_end) keys.push_back(e2e("emulated", 2, std::string(c.kind), param));
   }
   keys.push_back(model::sample_case("imagenet_train", "without", "horizontal_flip#2"));
   keys.push_back(model::sample_case("imagenet_train"));
-  keys.push_back(e2e("emulated", 2, "", "", "checkpoint-sync"));
-  keys.push_back(e2e("emulated", 2, "", "", "log-async+checkpoint-async"));
+  keys.push_back(e2e("emulated", 2, "", "", {"checkpoint-sync"}));
+  keys.push_back(e2e("emulated", 2, "", "", {"log-async", "checkpoint-async"}));
+  for (int k : {1, 2}) keys.push_back(model::batch_op_price_case("mixup", "imagenet_train", k));
   for (const char* layout : {"files", "shards"})
     for (const char* cache : {"warm", "cold"}) keys.push_back(read(layout, cache));
   for (int n : {64, 256}) {
@@ -118,6 +124,48 @@ TEST(CaseKey, NamesAreUniqueAcrossTheCatalogue) {
   EXPECT_EQ(model::decode_case("nvjpeg").name(), "BM_Decode/nvjpeg");
   EXPECT_EQ(model::device_op_case("mixup", "uint8_nhwc", 64).name(), "BM_Transform/mixup/device/uint8_nhwc/batch:64");
   EXPECT_EQ(model::device_op_case("mixup", "uint8_nhwc", 64).timed_by, "manual_time");
+  EXPECT_EQ(model::batch_op_price_case("mixup", "imagenet_train", 1).name(), "BM_Transform/mixup/pipeline:imagenet_train");
+  EXPECT_EQ(model::batch_op_price_case("mixup", "imagenet_train", 2).name(), "BM_Transform/mixup/pipeline:imagenet_train#2");
+  EXPECT_EQ(e2e("emulated", 2, "", "", {"log-async", "checkpoint-async"}).name(),
+            "BM_EndToEnd/imagenet_train/emulated/workers:2/callbacks:log-async+checkpoint-async");
+  EXPECT_EQ(model::presized(model::sample_case("imagenet_train"), 256).name(), "BM_Sample/imagenet_train/presized:256");
+}
+
+// Record version 2 made three small grammars typed fields; a version 1 key object (text)
+// and a version 0 name still give the same key through the legacy adapter.
+TEST(CaseKey, Version1KeysGiveTheTypedFields) {
+  const CaseKey price = model::batch_op_price_case("mixup", "imagenet_train", 2);
+  const CaseKey cbs = e2e("emulated", 2, "", "", {"log-async", "checkpoint-async"});
+  const CaseKey pre = model::presized(e2e("emulated", 2), 256);
+  EXPECT_EQ(price.occurrence, 2);
+  EXPECT_TRUE(price.detail.empty());
+  EXPECT_EQ(pre.presize_px, 256);
+  // The version 1 form: detail "pipeline:<name>#k", callbacks one text, no typed fields.
+  const auto v1 = [](const CaseKey& k) {
+    json j = model::to_json(k);
+    j.erase("callback_set");
+    j.erase("occurrence");
+    j.erase("presize_px");
+    if (k.family == Family::kTransform && !k.pipeline.empty()) {
+      j["detail"] = k.name().substr(k.name().find("pipeline:"));
+      j["pipeline"] = "";
+    }
+    return j;
+  };
+  for (const CaseKey& k : {price, cbs, pre, model::batch_op_price_case("cutmix", "mine", 1)}) {
+    EXPECT_EQ(model::legacy_key_v1(v1(k)), k) << k.name();
+    EXPECT_EQ(model::row_key(json{{"key", v1(k)}}, 1), k) << k.name();
+    EXPECT_EQ(model::row_key(json{{"key", model::to_json(k)}}, 2), k) << k.name();
+    const std::string suffix = k.timed_by == "cpu_time" ? "" : "/iterations:30/" + k.timed_by;
+    EXPECT_EQ(model::row_key(json{{"name", k.name() + suffix}}, 0), k) << k.name();
+  }
+  // Version 2 writes the set as an array, and its label for the scripts.
+  EXPECT_EQ(model::to_json(cbs)["callback_set"], json({"log-async", "checkpoint-async"}));
+  EXPECT_EQ(model::to_json(cbs)["callbacks"], "log-async+checkpoint-async");
+  EXPECT_THROW(model::key_from_json(json{{"family", "EndToEnd"}, {"callback_set", "a+b"}}), std::invalid_argument);
+  json bad = v1(pre);
+  bad["variant_param"] = "big";
+  EXPECT_THROW(model::legacy_key_v1(bad), std::invalid_argument);
 }
 
 TEST(CaseKey, TheLegacyAdapterIsTheInverseOfName) {
@@ -275,10 +323,10 @@ TEST(RoundTrip, StorageLayoutsCacheModesAndPackedCopies) {
 TEST(RoundTrip, CallbacksRanksAndRegions) {
   Written w;
   add_sweep(w, "emulated", 60, 60);
-  w.add(e2e("emulated", 2, "", "", "checkpoint-sync"),
+  w.add(e2e("emulated", 2, "", "", {"checkpoint-sync"}),
         {{"workers", 2}, {"callbacks_ms", 5.0}, {"step_ms", 40.0}, {"au_pct", 62.5}, {"callback:checkpoint-sync_ms", 5.0},
          {"data_ms", 20.0}, {"compute_ms", 34.0}});
-  w.add(e2e("emulated", 2, "", "", "checkpoint-async"),
+  w.add(e2e("emulated", 2, "", "", {"checkpoint-async"}),
         {{"workers", 2}, {"callbacks_ms", 0.5}, {"step_ms", 36.0}, {"au_pct", 69.0}, {"callbacks_async", 1},
          {"callback:checkpoint-async_ms", 0.5}});
   const report::Report r = report::build_report(write_and_read(w, "emulated"));

@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (const auto& [name, c] : run.cases) {
     (void)run.ms_per_item(name);
-    (void)run.value(name, "real_time");
+    (void)run.value(name, report::CounterId::kRealTime);
   }
   report::Report r;
   try {

@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-RECORD_VERSION = 1  # model/constants.h kRecordVersion
+RECORD_VERSION = 2  # model/constants.h kRecordVersion
 # Google Benchmark's own numeric row fields that are not counters.
 ROW_FIELDS = {"family_index", "per_family_instance_index", "repetitions", "repetition_index",
               "threads"}
