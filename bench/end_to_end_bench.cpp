@@ -243,6 +243,10 @@ class EndToEndCase {
       put(state_, CounterId::kStepMsCi, model::mean_interval(blocks).half);
       put(state_, CounterId::kStepMsBlocks, static_cast<double>(blocks.size()));
     }
+    if (steps_ms.size() >= 2) {  // the tail of the steps, which the mean and its interval hide
+      std::sort(steps_ms.begin(), steps_ms.end());
+      put(state_, CounterId::kStepP99Ms, region_percentile(steps_ms, 0.99));
+    }
     if (synced_) {
       put(state_, CounterId::kSyncMs, sync_ms_);
       put(state_, CounterId::kSyncCpuMs, sync_cpu_ms_ / consumed_);

@@ -62,6 +62,7 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kStepMs, "step_ms", U::kMs, F::kLoop, "the measured loop (loader + step), per batch", U::kMs},
     {C::kStepMsCi, "step_ms_ci", U::kMs, F::kLoop, "step_ms's 95 % t interval half width over blocks of prefetch + 1 steps", U::kMs},
     {C::kStepMsBlocks, "step_ms_blocks", U::kCount, F::kLoop, "the blocks step_ms_ci is made of", U::kCount},
+    {C::kStepP99Ms, "step_p99_ms", U::kMs, F::kLoop, "the loop's 99th percentile step (Hyndman-Fan 7 over its steps): the tail a mean step hides", U::kMs},
     {C::kBoundMs, "bound_ms", U::kMs, F::kLoop, "max(data_ms, compute_ms): the predicted step", U::kMs},
     {C::kAuPct, "au_pct", U::kPercent, F::kLoop, "accelerator utilisation: compute_ms / step_ms", U::kPercent},
     {C::kStallPct, "stall_pct", U::kPercent, F::kLoop, "100 - au_pct", U::kPercent},

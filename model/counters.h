@@ -86,7 +86,7 @@ enum class CounterId : std::uint16_t {
   kProcessCpuMs, kConsumerCpuMs, kWorkersCpuMs, kCpuCoresUsed, kConsumerWaitMs, kWorkerWaitMs,
   kReadThrottleMibS,
   // kLoop
-  kBatchSize, kImagesPerBatch, kComputeMs, kComputeGflop, kStepMs, kStepMsCi, kStepMsBlocks,
+  kBatchSize, kImagesPerBatch, kComputeMs, kComputeGflop, kStepMs, kStepMsCi, kStepMsBlocks, kStepP99Ms,
   kBoundMs, kAuPct, kStallPct, kPredictionErrorPct, kDataDriftPct, kAloneSampleCpuMs,
   kLoopCpuDriftPct, kSyncMs, kSyncCpuMs, kSyncModelMs, kRegionMs, kRegionP99Ms,
   // kCallbacks

@@ -221,6 +221,7 @@ json to_json(const Report& r) {
     if (auto w = r.worker_wait_ms.find(p.workers); w != r.worker_wait_ms.end())
       point["worker_wait_ms"] = w->second;
     if (auto n = r.sweep_batches.find(p.workers); n != r.sweep_batches.end()) point["batches"] = n->second;
+    if (auto q = r.step_p99_ms.find(p.workers); q != r.step_p99_ms.end()) point["step_p99_ms"] = q->second;
     j["sweep"].push_back(std::move(point));
   }
   j["first_compute_bound_workers"] = opt(v.first_compute_bound);

@@ -38,6 +38,7 @@ struct Cases {
   std::vector<SweepPoint> sweep;
   double images_per_batch = 0;  // the fewest delivered per batch over the sweep; 0 unknown
   std::map<int, double> worker_wait_ms;
+  std::map<int, double> step_p99_ms;
   std::map<int, int> batches;
   SweepCases names;  // workers -> case name, per family
 };
@@ -74,6 +75,7 @@ Cases find_sweep(const BenchRun& run, const std::string& recipe) {
     out.sweep.push_back(p);
     out.names.end_to_end[p.workers] = name;
     if (auto w = c->get(CounterId::kWorkerWaitMs)) out.worker_wait_ms[p.workers] = std::max(0.0, *w);
+    if (auto q = c->get(CounterId::kStepP99Ms)) out.step_p99_ms[p.workers] = *q;
     if (auto n = c->get(CounterId::kIterations)) out.batches[p.workers] = static_cast<int>(std::lround(*n));
   }
   std::sort(out.sweep.begin(), out.sweep.end(),
@@ -175,6 +177,7 @@ Report build_report(const BenchRun& run) {
   if (r.batch < 1)  // every figure per batch divides by it (model/bound.h throws on it)
     throw ReportError("context batch_size must be >= 1, got " + std::to_string(r.batch));
   r.worker_wait_ms = std::move(cases.worker_wait_ms);
+  r.step_p99_ms = std::move(cases.step_p99_ms);
   r.sweep_batches = std::move(cases.batches);
   r.budget_s = run.number("budget_s");
   // Short batches: every per-batch figure below (the what-if model, the physical floor)

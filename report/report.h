@@ -72,6 +72,9 @@ struct Report {
   /// so timer granularity can leave it a hair below 0, which means "never idle". Counts
   /// whose case has no worker_wait_ms are absent.
   std::map<int, double> worker_wait_ms;
+  /// The 99th percentile step at each swept worker count, ms (BM_EndToEnd's step_p99_ms);
+  /// counts whose case has none (a run before it, a single step) are absent.
+  std::map<int, double> step_p99_ms;
   /// The batches each swept count's figures rest on: the loop's (Google Benchmark's
   /// iterations); the loader alone was timed over as many before and after it.
   std::map<int, int> sweep_batches;

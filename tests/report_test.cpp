@@ -468,6 +468,21 @@ TEST(WorkerWait, NeverNegative) {
   EXPECT_FALSE(j["sweep"][2].contains("worker_wait_ms"));
 }
 
+TEST(StepTail, TheSweepCarriesEachCountsP99Step) {
+  // BM_EndToEnd's step_p99_ms (model/counters.h) at w = 1 and 2, none at w = 4: the JSON
+  // sweep point carries it where measured.
+  json w1 = end_to_end(1, 64, 25, 64.5), w2 = end_to_end(2, 32, 25, 32.4);
+  w1["step_p99_ms"] = 71.0;
+  w2["step_p99_ms"] = 40.5;
+  const Report r = report_of(run_doc({w1, w2, end_to_end(4, 16, 25, 25.2), loader(1, 64)}));
+  ASSERT_EQ(r.step_p99_ms.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.step_p99_ms.at(1), 71.0);
+  const json j = to_json(r);
+  EXPECT_EQ(j["sweep"][0]["step_p99_ms"], 71.0);
+  EXPECT_EQ(j["sweep"][1]["step_p99_ms"], 40.5);
+  EXPECT_FALSE(j["sweep"][2].contains("step_p99_ms"));
+}
+
 TEST(WorkerWait, NoColumnWhenTheRunHasNone) {
   const std::string text = format_text(report_of(run_doc(data_bound_rows())));
   EXPECT_EQ(text.find("idle"), std::string::npos) << text;

@@ -137,6 +137,10 @@ class PipebenchFlags(unittest.TestCase):
             self.assertIn(f"region:{key}_ms", e2e)
             self.assertIn(f"region:{key}_p99_ms", e2e)
         self.assertNotIn("region:Other_ms", e2e)  # no callbacks in the sweep case
+        # The loop's tail (step_p99_ms, model/counters.h): no shorter than the mean step's
+        # fastest possible share, and a figure the report's sweep carries.
+        self.assertIn("step_p99_ms", e2e)
+        self.assertGreater(e2e["step_p99_ms"], 0)
         # Each Batch region encloses that step's IO and Forward regions.
         self.assertGreaterEqual(e2e["region:Batch_ms"], e2e["region:IO_ms"] + e2e["region:Forward_ms"])
         with_cb = next(b for n, b in rows.items() if "/callbacks:" in n)
@@ -179,6 +183,8 @@ class PipebenchFlags(unittest.TestCase):
         rep = run(ARGS.report, out)
         self.assertEqual(rep.returncode, 0, rep.stderr)
         self.assertIn("System sampler's cost (BM_SystemSampler/", rep.stdout)
+        rep_json = json.loads(run(ARGS.report, "--json", out).stdout)
+        self.assertEqual(rep_json["sweep"][0]["step_p99_ms"], e2e["step_p99_ms"])
         # Every counter these rows carry (system, regions, callbacks, loader, loop) is a
         # counter schema entry: bench writes none by a name of its own.
         with open(check_run_json.COUNTERS_MD) as f:
