@@ -5,6 +5,7 @@
 #
 #   scripts/gate_calibration.sh [--metric time|instructions] [--n N] [--inject PCT[,PCT...]]
 #       [--bin PIPEBENCH] [--op OPERATOR] [--threshold PCT] [--blocks N] [--confirm K]
+#       [--time-budget S] [--precision PCT] [--confirm-min-time S]
 #       [--confirm-max M] [--filter REGEX]
 #       [--data DIR] [--out FILE.json] [--keep DIR] [--thresholds PCT[,PCT...]]
 #       [-- pipebench flags...]
@@ -91,7 +92,7 @@ while [ $# -gt 0 ]; do
     --metric) need "$@"; metric="$2"; shift 2 ;;
     --metric=*) metric="${1#--metric=}"; shift ;;
     --threshold|--filter) need "$@"; gate+=("$1" "$2"); shift 2 ;;
-    --blocks|--min-time|--time|--confirm|--confirm-max) need "$@"; gate+=("$1" "$2"); timeonly+=("$1"); shift 2 ;;
+    --blocks|--min-time|--time|--confirm|--confirm-max|--time-budget|--precision|--confirm-min-time) need "$@"; gate+=("$1" "$2"); timeonly+=("$1"); shift 2 ;;
     --data) need "$@"; data="$2"; shift 2 ;;
     --out) need "$@"; out="$2"; shift 2 ;;
     --keep) need "$@"; keep="$2"; shift 2 ;;
