@@ -165,10 +165,73 @@ void match_copy(PairedSide& original_side, PairedSide& copy_side, const std::str
   original_side.index = std::move(kept);
 }
 
-void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a, const PairedSide& b) {
-  const auto& c = ctx.config();
-  const std::vector<size_t>& round = a.index;  // the originals' indices: the random streams' keys
-  PipelineWorkspace wa(*a.pipeline), wb(*b.pipeline);
+// What a paired case measured: per block, A's and B's ms per sample and the block's place
+// in the round; in all, each side's thread CPU and B's images (two runs of each block).
+struct PairedTimes {
+  std::vector<double> a_ms, b_ms;
+  std::vector<int> position;
+  int64_t a_cpu_ns = 0, b_cpu_ns = 0, b_images = 0;
+  int rounds = 0;
+};
+
+// The two sides of a paired case at work: each side's workspace and 64-byte aligned output,
+// the sides' scratch exchanged on request (PipelineWorkspace::swap_scratch).
+class PairedRunner {
+ public:
+  PairedRunner(const PairedSide& a, const PairedSide& b, uint64_t seed)
+      : a_(a), b_(b), seed_(seed), wa_(*a.pipeline), wb_(*b.pipeline),
+        store_a_(a.pipeline->output_floats()), store_b_(b.pipeline->output_floats()),
+        out_a_(store_a_.data()), out_b_(store_b_.data()) {}
+
+  // One block of n images from `first`, A B B A (or B A A B when !a_first), the sides'
+  // memory exchanged or not as `swapped` asks; adds both sides' times to `t`.
+  void block(const std::vector<std::span<const uint8_t>>& bytes_a,
+             const std::vector<std::span<const uint8_t>>& bytes_b, size_t first, size_t n, int pos,
+             bool a_first, bool swapped, PairedTimes& t) {
+    if (swapped != swapped_) {
+      wa_.swap_scratch(wb_);
+      if (store_a_.size() == store_b_.size()) std::swap(out_a_, out_b_);  // the outputs too
+      swapped_ = swapped;
+    }
+    const auto run_a = [&] { return run(a_, wa_, out_a_, bytes_a, first, n); };
+    const auto run_b = [&] { return run(b_, wb_, out_b_, bytes_b, first, n); };
+    int64_t a1 = 0, a2 = 0, b1 = 0, b2 = 0;
+    if (a_first) {
+      a1 = run_a();
+      b1 = run_b();
+      b2 = run_b();
+      a2 = run_a();
+    } else {
+      b1 = run_b();
+      a1 = run_a();
+      a2 = run_a();
+      b2 = run_b();
+    }
+    const double per = 2e6 * static_cast<double>(n);  // two runs of n samples, ns -> ms
+    t.a_ms.push_back(static_cast<double>(a1 + a2) / per);
+    t.b_ms.push_back(static_cast<double>(b1 + b2) / per);
+    t.position.push_back(pos);
+    t.a_cpu_ns += a1 + a2;
+    t.b_cpu_ns += b1 + b2;
+    t.b_images += 2 * static_cast<int64_t>(n);
+  }
+
+ private:
+  int64_t run(const PairedSide& side, PipelineWorkspace& ws, float* out,
+              const std::vector<std::span<const uint8_t>>& bytes, size_t first, size_t n) const {
+    const int64_t t0 = thread_cpu_ns();
+    for (size_t k = 0; k < n; ++k) {
+      Rng rng = Rng::for_sample(seed_, 0, a_.index[first + k]);  // the originals' indices key the draws
+      side.pipeline->run(bytes[k], side.source->name(side.index[first + k]), rng, ws, out);
+      benchmark::DoNotOptimize(out);
+    }
+    return thread_cpu_ns() - t0;
+  }
+
+  const PairedSide& a_;
+  const PairedSide& b_;
+  uint64_t seed_;
+  PipelineWorkspace wa_, wb_;
   // Each side's output on a 64-byte boundary: the resampler writes whole aligned 64-byte
   // runs with streaming stores (transforms/resize.h), so two buffers at different offsets
   // from a cache line do different work. malloc gives 16 bytes; in a fresh process both
@@ -176,108 +239,33 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
   // glibc serves them from the heap at any 16-byte offset (its mmap threshold grows as
   // large blocks are freed): the A/A control read 0.3-0.8 % outside its interval in 4 of
   // 5 default runs on photos-in, and held 0 in 19 of 20 runs of the case alone.
-  AlignedVector<float> store_a(a.pipeline->output_floats()), store_b(b.pipeline->output_floats());
-  float* out_a = store_a.data();
-  float* out_b = store_b.data();
-  // Blocks of up to kPairBlock images, smaller on a small round (about 8 blocks where the
-  // round allows, at least 4 images each: more blocks narrow the interval), in whole
-  // groups of four so that order and placement (below) are balanced within one round.
-  const std::vector<size_t> blocks =
-      model::paired_block_sizes(round.size(), std::clamp<size_t>(round.size() / 8, 4, kPairBlock), 4);
-  const size_t most = blocks.empty() ? 0 : *std::max_element(blocks.begin(), blocks.end());
-  std::vector<std::vector<uint8_t>> buf_a(most), buf_b(most);
-  std::vector<std::span<const uint8_t>> bytes_a(most), bytes_b(most);
-  std::vector<double> a_ms, b_ms;  // per block, ms per sample
-  std::vector<int> position;       // per block, its place in the round (the same images)
-  int64_t b_cpu_ns = 0, a_cpu_ns = 0, b_images = 0;
-  const auto run_block = [&](const PairedSide& side, PipelineWorkspace& ws, float* out,
-                             const std::vector<std::span<const uint8_t>>& bytes, size_t first, size_t n) {
-    const int64_t t0 = thread_cpu_ns();
-    for (size_t k = 0; k < n; ++k) {
-      Rng rng = Rng::for_sample(c.seed, 0, round[first + k]);
-      side.pipeline->run(bytes[k], side.source->name(side.index[first + k]), rng, ws, out);
-      benchmark::DoNotOptimize(out);
-    }
-    return thread_cpu_ns() - t0;
-  };
-  bool failed = round.empty();
-  if (failed) ctx.fail_case(state, "every file of the round is bad (see the skipped files)");
-  int round_index = 0;
-  bool swapped = false;  // the sides' scratch exchanged (PipelineWorkspace::swap_scratch)
-  const double paired_seconds = kPairedBudgetShare * c.budget_s;
-  for (auto _ : state) {
-    if (failed) break;
-    // As many rounds as kPairedSeconds allows (at least one): the case's time budget.
-    const int64_t start = now_ns();
-    do {
-    size_t first = 0;
-    for (size_t p = 0; p < blocks.size() && !failed; first += blocks[p], ++p) {
-      const size_t n = blocks[p];
-      const int pos = static_cast<int>(p);
-      try {
-        for (size_t k = 0; k < n; ++k) {
-          bytes_a[k] = a.source->bytes(a.index[first + k], buf_a[k]);
-          bytes_b[k] = b.source == a.source ? bytes_a[k] : b.source->bytes(b.index[first + k], buf_b[k]);
-        }
-        // A B B A or B A A B: the first run after the bytes were read meets colder caches,
-        // and that penalty must not always fall on A (an A/A control read +0.4 % in 5 of
-        // 20 runs on photos-in with A always first). And the sides exchange the memory
-        // they work in (PipelineWorkspace::swap_scratch: with a fixed placement the A/A
-        // control still read 0.2-0.5 % outside its interval in 5 of 20). Order and
-        // placement cycle over four blocks and turn over from one round to the next, so
-        // that every block of images meets each of them equally often over two rounds.
-        const bool a_first = (pos + round_index) % 2 == 0;
-        const bool want_swapped = (pos / 2 + round_index) % 2 == 1;
-        if (want_swapped != swapped) {
-          wa.swap_scratch(wb);
-          if (store_a.size() == store_b.size()) std::swap(out_a, out_b);  // the outputs too
-          swapped = want_swapped;
-        }
-        int64_t a1 = 0, a2 = 0, b1 = 0, b2 = 0;
-        if (a_first) {
-          a1 = run_block(a, wa, out_a, bytes_a, first, n);
-          b1 = run_block(b, wb, out_b, bytes_b, first, n);
-          b2 = run_block(b, wb, out_b, bytes_b, first, n);
-          a2 = run_block(a, wa, out_a, bytes_a, first, n);
-        } else {
-          b1 = run_block(b, wb, out_b, bytes_b, first, n);
-          a1 = run_block(a, wa, out_a, bytes_a, first, n);
-          a2 = run_block(a, wa, out_a, bytes_a, first, n);
-          b2 = run_block(b, wb, out_b, bytes_b, first, n);
-        }
-        const double per = 2e6 * static_cast<double>(n);  // two runs of n samples, ns -> ms
-        a_ms.push_back(static_cast<double>(a1 + a2) / per);
-        b_ms.push_back(static_cast<double>(b1 + b2) / per);
-        position.push_back(pos);
-        a_cpu_ns += a1 + a2;
-        b_cpu_ns += b1 + b2;
-        b_images += 2 * static_cast<int64_t>(n);
-      } catch (const std::exception& e) {  // a bad file in this block: the block is left out
-        if (!ctx.on_bad_file(state, round[first], e.what())) failed = true;
-      }
-    }
-      ++round_index;
-    } while (!failed && now_ns() - start < static_cast<int64_t>(paired_seconds * 1e9));
-  }
-  // The candidate's own figures, from B's thread CPU over its two runs of every block: its
-  // time per image and its rate (items_per_second, images/s). Never the A B B A pair's
-  // rate: the case's time holds A's runs too, and a candidate at 2,441 images/s read as
-  // 510.8 (issue 37). No SetItemsProcessed here for that reason.
-  put(state, CounterId::kImagesPerRound, static_cast<double>(round.size()));
-  if (b_images == 0 || b_cpu_ns <= 0) return;
-  put(state, CounterId::kUsPerImage, b_cpu_ns / 1e3 / static_cast<double>(b_images));
-  put(state, CounterId::kItemsPerSecond, static_cast<double>(b_images) / (static_cast<double>(b_cpu_ns) / 1e9));
-  put(state, CounterId::kPairedTodayUs, a_cpu_ns / 1e3 / static_cast<double>(b_images));
+  AlignedVector<float> store_a_, store_b_;
+  float* out_a_;
+  float* out_b_;
+  bool swapped_ = false;
+};
+
+// The paired case's counters (model/counters.h, family kPaired), and the candidate's own
+// figures, from B's thread CPU over its two runs of every block: its time per image and its
+// rate (items_per_second, images/s). Never the A B B A pair's rate: the case's time holds
+// A's runs too, and a candidate at 2,441 images/s read as 510.8 (issue 37). No
+// SetItemsProcessed for that reason.
+void put_paired_counters(benchmark::State& state, const PairedTimes& t, size_t round_size, size_t dataset_size) {
+  put(state, CounterId::kImagesPerRound, static_cast<double>(round_size));
+  if (t.b_images == 0 || t.b_cpu_ns <= 0) return;
+  const double b_images = static_cast<double>(t.b_images);
+  put(state, CounterId::kUsPerImage, static_cast<double>(t.b_cpu_ns) / 1e3 / b_images);
+  put(state, CounterId::kItemsPerSecond, b_images / (static_cast<double>(t.b_cpu_ns) / 1e9));
+  put(state, CounterId::kPairedTodayUs, static_cast<double>(t.a_cpu_ns) / 1e3 / b_images);
   // The round's share of the dataset: a saving measured on part of it carries the images'
   // spread into its interval; on all of it, only the noise (model/paired.h).
-  const double share = std::min(1.0, static_cast<double>(round.size()) /
-                                         static_cast<double>(std::max<size_t>(1, a.source->size())));
-  const model::PairedEstimate e = model::paired_estimate(a_ms, b_ms, position, share);
+  const double share = std::min(1.0, static_cast<double>(round_size) / static_cast<double>(std::max<size_t>(1, dataset_size)));
+  const model::PairedEstimate e = model::paired_estimate(t.a_ms, t.b_ms, t.position, share);
   put(state, CounterId::kPairedRoundShare, share);
   put(state, CounterId::kPairedBlocks, e.blocks);
   // Rounds per iteration, as the row's times are (Google Benchmark may run the case for
   // several iterations under a short --benchmark_min_time, each of at least one round).
-  put(state, CounterId::kPairedRounds, benchmark::Counter(round_index, benchmark::Counter::kAvgIterations));
+  put(state, CounterId::kPairedRounds, benchmark::Counter(t.rounds, benchmark::Counter::kAvgIterations));
   // How the interval was made: by round position (the same images measured paired_rounds
   // times) or, after one round, over the blocks.
   put(state, CounterId::kPairedByPosition, e.positions > 0 ? 1 : 0);
@@ -288,6 +276,56 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
     put(state, CounterId::kPairedRatioHi, e.ratio_hi);
   }
   put(state, CounterId::kPairedRatio, e.ratio);
+}
+
+void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a, const PairedSide& b) {
+  const auto& c = ctx.config();
+  const std::vector<size_t>& round = a.index;  // the originals' indices: the random streams' keys
+  PairedRunner runner(a, b, c.seed);
+  // Blocks of up to kPairBlock images, smaller on a small round (about 8 blocks where the
+  // round allows, at least 4 images each: more blocks narrow the interval), in whole
+  // groups of four so that order and placement (below) are balanced within one round.
+  const std::vector<size_t> blocks =
+      model::paired_block_sizes(round.size(), std::clamp<size_t>(round.size() / 8, 4, kPairBlock), 4);
+  const size_t most = blocks.empty() ? 0 : *std::max_element(blocks.begin(), blocks.end());
+  std::vector<std::vector<uint8_t>> buf_a(most), buf_b(most);
+  std::vector<std::span<const uint8_t>> bytes_a(most), bytes_b(most);
+  PairedTimes t;
+  bool failed = round.empty();
+  if (failed) ctx.fail_case(state, "every file of the round is bad (see the skipped files)");
+  const double paired_seconds = kPairedBudgetShare * c.budget_s;
+  for (auto _ : state) {
+    if (failed) break;
+    // As many rounds as kPairedSeconds allows (at least one): the case's time budget.
+    const int64_t start = now_ns();
+    do {
+      size_t first = 0;
+      for (size_t p = 0; p < blocks.size() && !failed; first += blocks[p], ++p) {
+        const size_t n = blocks[p];
+        const int pos = static_cast<int>(p);
+        try {
+          for (size_t k = 0; k < n; ++k) {
+            bytes_a[k] = a.source->bytes(a.index[first + k], buf_a[k]);
+            bytes_b[k] = b.source == a.source ? bytes_a[k] : b.source->bytes(b.index[first + k], buf_b[k]);
+          }
+          // A B B A or B A A B: the first run after the bytes were read meets colder caches,
+          // and that penalty must not always fall on A (an A/A control read +0.4 % in 5 of
+          // 20 runs on photos-in with A always first). And the sides exchange the memory
+          // they work in (PipelineWorkspace::swap_scratch: with a fixed placement the A/A
+          // control still read 0.2-0.5 % outside its interval in 5 of 20). Order and
+          // placement cycle over four blocks and turn over from one round to the next, so
+          // that every block of images meets each of them equally often over two rounds.
+          const bool a_first = (pos + t.rounds) % 2 == 0;
+          const bool swapped = (pos / 2 + t.rounds) % 2 == 1;
+          runner.block(bytes_a, bytes_b, first, n, pos, a_first, swapped, t);
+        } catch (const std::exception& e) {  // a bad file in this block: the block is left out
+          if (!ctx.on_bad_file(state, round[first], e.what())) failed = true;
+        }
+      }
+      ++t.rounds;
+    } while (!failed && now_ns() - start < static_cast<int64_t>(paired_seconds * 1e9));
+  }
+  put_paired_counters(state, t, round.size(), a.source->size());
 }
 
 // The round less the files known bad.

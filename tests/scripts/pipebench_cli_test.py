@@ -10,6 +10,7 @@ usage: pipebench_cli_test.py --pipebench BIN --report BIN --pipebench-data BIN
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -241,6 +242,24 @@ class PipebenchFlags(unittest.TestCase):
         self.assertEqual(text[begin:end], r.stdout,
                          "docs/counters.md's counter tables are stale: paste `pipebench --list-counters`")
 
+    def test_no_counter_name_is_spelled_in_bench_or_report(self):
+        # bench writes counters only through the schema (bench/counter_put.h: put(state,
+        # CounterId::kX, v)) and the report reads them only through it (run.value(name,
+        # CounterId::kX)): no counter name as a literal at either end.
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        writes = re.compile(r'counters\[|counters\.find\("')
+        reads = re.compile(r'\b(value|get|aggregate|field)\([^;)]*"[a-z][a-z0-9_:]*"\)')
+        found = []
+        for folder, pattern in (("bench", writes), ("report", reads)):
+            for name in sorted(os.listdir(os.path.join(root, folder))):
+                if not name.endswith((".cpp", ".h")) or name == "counter_put.h":
+                    continue
+                with open(os.path.join(root, folder, name)) as f:
+                    for n, line in enumerate(f, 1):
+                        if pattern.search(line):
+                            found.append(f"{folder}/{name}:{n}: {line.strip()}")
+        self.assertEqual(found, [], "a counter named outside the schema (model/counters.h)")
+
     def test_a_dataset_smaller_than_a_batch_is_reported_as_delivered(self):
         # 4 images, batch 16, drop_last false (the default when smaller than a batch): every
         # batch holds 4. The report's images/s is BM_EndToEnd's items_per_second (issue 26:
@@ -311,6 +330,12 @@ class Pipelines(unittest.TestCase):
         names = {n for n in names
                  if not any(c in n for c in ("/without:", "/decode:", "/presized:", "/collate:", "/control:"))}
         self.assertEqual(names, {"BM_Sample/mine", "BM_Loader/mine"})
+        # A paired case's rate is the candidate's own (1e6 / its us_per_image), not the A B B A
+        # pair's (issue 37: a candidate at 2,441 images/s read as 510.8).
+        for row in doc["benchmarks"]:
+            if row["key"]["family"] == "Sample" and row["key"]["variant"]:
+                self.assertAlmostEqual(row["items_per_second"] * row["us_per_image"] / 1e6, 1.0, places=6,
+                                       msg=row["name"])
         ctx = doc["context"]
         self.assertEqual(ctx["recipe"], "mine")
         self.assertIn("decode(roi", ctx["pipeline_plan"])
@@ -337,6 +362,9 @@ class Pipelines(unittest.TestCase):
         self.assertEqual(len(e2e), 1, [b["run_name"] for b in doc["benchmarks"]])
         self.assertNotIn("error_occurred", e2e[0])
         self.assertGreater(e2e[0]["step_ms"], 0)
+        # Record version 2: the kept side is a typed field of the key, not only its text.
+        self.assertEqual(doc["context"]["pipebench_record"], 2)
+        self.assertEqual(e2e[0]["key"]["presize_px"], 64)
         rep = run(ARGS.report, out)
         self.assertEqual(rep.returncode, 0, rep.stderr)
         self.assertIn("Check (the presized:64 fix ran for real, end to end at 1 workers)",
