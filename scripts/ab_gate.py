@@ -8,7 +8,11 @@
       [-- pipebench flags...]
   scripts/compare.sh --ab BASE_BIN NEW_BIN --metric=instructions [...]
       instruction counts under Valgrind instead of time: scripts/instr_gate.py, which
-      main() hands the arguments to (its own options; --metric=time is this gate).
+      main() hands the arguments to (its own options; --metric=time is this gate alone).
+  scripts/compare.sh --ab BASE_BIN NEW_BIN [--metric=both] [--fail-on auto|time|
+      instructions|both] [--instr-threshold PCT] [...]
+      the default where valgrind exists: the instruction gate, then this one, one decision
+      per case (scripts/gate_both.py).
 
 compare.sh BASE.json NEW.json compares two runs made at different times; on a shared CI
 runner the machine's speed drifts between them (other jobs, frequency, caches), and that
@@ -126,6 +130,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_json import (BadInput, busy_flag, case_key, context,  # noqa: E402
                         context_mismatches, iterations_by_case, load_run, time_ns, timed_field)
+import gate_both  # noqa: E402
 import gate_plan  # noqa: E402
 
 EXIT_OK = 0
@@ -1037,11 +1042,13 @@ def confirm_text(args):
 
 def split_metric(argv):
     """(metric, the arguments without --metric) from the gate's own arguments (those
-    before `--`): "time" (this gate, the default) or "instructions" (instr_gate.py)."""
+    before `--`): "both" (gate_both.py: time and instruction counts; the default where
+    Valgrind exists), "time" (this gate alone; the default without Valgrind) or
+    "instructions" (instr_gate.py)."""
     argv = list(argv)
     own, rest = (argv[:argv.index("--")], argv[argv.index("--"):]) if "--" in argv \
         else (argv, [])
-    metric, keep, i = "time", [], 0
+    metric, keep, i = None, [], 0
     while i < len(own):
         a = own[i]
         if a == "--metric":
@@ -1054,8 +1061,15 @@ def split_metric(argv):
         else:
             keep.append(a)
         i += 1
-    if metric not in ("time", "instructions"):
-        raise BadInput(f"--metric must be time or instructions, got {metric!r}")
+    if metric is None:
+        metric = "both" if gate_both.valgrind_found() else "time"
+        if metric == "time":
+            log("valgrind not found: the time gate alone (--metric=time); scripts/setup.sh "
+                "installs valgrind for the instruction counts beside it")
+    if metric not in ("time", "instructions", "both"):
+        raise BadInput(f"--metric must be both, time or instructions, got {metric!r}")
+    if metric == "both" and not gate_both.valgrind_found():
+        raise BadInput("--metric=both needs valgrind (scripts/setup.sh installs it)")
     return metric, keep + rest
 
 
@@ -1093,11 +1107,80 @@ def main(argv):
         if metric == "instructions":
             import instr_gate
             return instr_gate.main(argv)
+        fail_on, instr = None, None
+        if metric == "both":
+            argv, instr, fail_on = gate_both.split_options(argv)
         args = parse_args(argv)
     except BadInput as e:
         print(f"ab: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    return run_gate(args, run, report, "pipebench-ab-", keep_blocks)
+    if metric == "time":
+        return run_gate(args, run, report, "pipebench-ab-", keep_blocks)
+    return main_both(args, instr, fail_on)
+
+
+def main_both(args, instr, fail_on):
+    """Both metrics (gate_both.py): the instruction gate first, then the time gate with
+    what is left of --time-budget, then one decision per case under --fail-on."""
+    t0 = time.monotonic()
+    work = tempfile.mkdtemp(prefix="pipebench-both-")
+    try:
+        print("== instruction counts (Valgrind's Callgrind: exact, on the code alone)",
+              flush=True)
+        irc, idoc = gate_both.run_instructions(gate_both.instr_argv(args, dict(instr)),
+                                               os.path.join(work, "instructions.json"))
+        if irc == EXIT_BAD_INPUT or idoc is None:
+            print(f"ab: error: the instruction gate ended in exit {irc} (above)",
+                  file=sys.stderr)
+            return EXIT_BAD_INPUT if irc == EXIT_BAD_INPUT else EXIT_REGRESSION
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    args.time_budget = max(0.0, args.time_budget - (time.monotonic() - t0))
+    print(f"\n== time (paired A B B A / B A A B; {args.time_budget:.0f} s of the budget left)",
+          flush=True)
+
+    def report_both(a, docs, results, errored_new, skipped, lost, elapsed):
+        out, a.out = a.out, None
+        report(a, docs, results, errored_new, skipped, lost, elapsed)
+        a.out = out
+        return report_decision(a, docs, results, errored_new, skipped, lost, elapsed, idoc,
+                               fail_on)
+    return run_gate(args, run, report_both, "pipebench-ab-", keep_blocks)
+
+
+def report_decision(args, docs, results, errored_new, skipped, lost, elapsed, idoc, fail_on):
+    """The decision of both metrics: one line per failure (the metric that decided it),
+    per warning and per disagreement, the summary line, the JSON."""
+    ires = {c["name"]: c for c in idoc.get("cases", [])}
+    merged = gate_both.merge(results, ires, fail_on)
+    print(f"\n== both metrics (--fail-on={fail_on})")
+    failing = gate_both.print_decisions(merged, fail_on)
+    i_broken = bool(idoc.get("errored") or idoc.get("lost"))
+    failed = bool(failing or errored_new or lost or i_broken)
+    inconclusive = [n for n, r in merged.items() if r.get("verdict") == "inconclusive"
+                    and (r["instructions"] is None or r["instructions"]["verdict"] != "ok"
+                         or fail_on in ("time", "both"))]
+    settled = [n for n, r in merged.items() if r.get("verdict") == "inconclusive"
+               and n not in inconclusive]
+    if settled:
+        print(f"ab: {len(settled)} case(s) inconclusive in time with their instructions "
+              f"unchanged: judged by the instruction count: {', '.join(settled)}")
+    result, status = outcome(args, failed, inconclusive)
+    warned = sum(1 for r in merged.values() if r["decision"] == "warn")
+    print(f"ab: {result}: {len(failing)} of {len(merged)} case(s) failed (time and "
+          f"instructions, --fail-on={fail_on}: {', '.join(failing) or 'none'}), {warned} "
+          f"warning(s), {len(inconclusive)} inconclusive; {elapsed:.0f} s of time gate")
+    if args.out:
+        doc = summary_doc(args, merged, errored_new, skipped, lost, docs, elapsed, failed)
+        doc.update(metric="both", fail_on=fail_on, failed_cases=failing,
+                   inconclusive=inconclusive, result=result, exit_status=status,
+                   instructions={k: idoc.get(k) for k in (
+                       "threshold_pct", "result", "regressions", "improvements", "errored",
+                       "lost", "skipped", "simd_path", "valgrind", "seconds")})
+        with open(args.out, "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+    return status
 
 
 if __name__ == "__main__":

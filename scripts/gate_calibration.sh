@@ -106,7 +106,7 @@ done
 
 [[ "$n" =~ ^[1-9][0-9]*$ ]] || err "--n must be a positive integer, got '$n'"
 case "$metric" in
-  time) inject="${inject:-3,10}"; images=16 ;;
+  time) inject="${inject:-3,10}"; images=16; gate+=("--metric=time") ;;
   instructions)
     inject="${inject:-1,10}"; images=8
     [ ${#timeonly[@]} -eq 0 ] || err "${timeonly[0]} is the time gate's; --metric=instructions runs each case once under Valgrind"

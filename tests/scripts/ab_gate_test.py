@@ -24,6 +24,7 @@ import math
 import os
 import re
 import shlex
+import shutil
 import stat
 import subprocess
 import sys
@@ -348,6 +349,74 @@ class PlanTest(unittest.TestCase):
         self.assertIsNone(self.g.position_effect(ratios[:4], ["ABBA"] * 4))
 
 
+class BothMetricsTest(unittest.TestCase):
+    """scripts/gate_both.py: one decision per case from its time and instruction verdicts."""
+
+    @classmethod
+    def setUpClass(cls):
+        import_gate()
+        import gate_both
+        cls.b = gate_both
+
+    @staticmethod
+    def t(verdict, ratio=1.05):
+        return {"name": "c", "verdict": verdict, "ratio": ratio}
+
+    def test_decisions(self):
+        d = self.b.decide
+        i_same = {"verdict": "ok", "ratio": 1.00001}
+        i_more = {"verdict": "regression", "ratio": 1.02}
+        i_less = {"verdict": "improvement", "ratio": 0.98}
+        # auto: an instruction regression fails, whatever the time says.
+        self.assertEqual(d(self.t("ok", 1.0), i_more, "auto")[:2], ("fail", "instructions"))
+        self.assertEqual(d(self.t("inconclusive"), i_more, "auto")[:2], ("fail", "instructions"))
+        # auto: a time regression with unchanged instructions is a warning (layout, clock,
+        # the machine), with instructions up or not counted a failure decided by time.
+        dec, by, note = d(self.t("regression"), i_same, "auto")
+        self.assertEqual((dec, by), ("warn", None))
+        self.assertIn("time only: code layout, frequency or the machine", note)
+        self.assertEqual(d(self.t("regression"), None, "auto")[:2], ("fail", "time"))
+        self.assertEqual(d(self.t("regression"), i_less, "auto")[:2], ("fail", "time"))
+        # The explicit choices.
+        self.assertEqual(d(self.t("regression"), i_same, "time")[:2], ("fail", "time"))
+        self.assertEqual(d(self.t("regression"), i_same, "instructions")[0], "warn")
+        self.assertEqual(d(self.t("ok", 1.0), i_more, "time")[0], "pass")
+        self.assertEqual(d(self.t("ok", 1.0), i_more, "both")[:2], ("fail", "instructions"))
+        self.assertEqual(d(self.t("regression"), i_same, "both")[:2], ("fail", "time"))
+        self.assertEqual(d(self.t("ok", 1.0), i_same, "auto")[0], "pass")
+
+    def test_disagreement_is_said(self):
+        line = self.b.disagreement("BM_X", self.t("improvement", 0.9),
+                                   {"verdict": "regression", "ratio": 1.01})
+        self.assertIn("BM_X: time says improvement (-10.0 %), instructions say regression "
+                      "(+1.000 %)", line)
+        self.assertIn("disagree", self.b.disagreement("BM_X", self.t("regression"),
+                                                        {"verdict": "ok", "ratio": 1.0}))
+        self.assertIsNone(self.b.disagreement("BM_X", self.t("regression"),
+                                              {"verdict": "regression", "ratio": 1.03}))
+        self.assertIsNone(self.b.disagreement("BM_X", self.t("ok", 1.0),
+                                              {"verdict": "ok", "ratio": 1.0}))
+
+    def test_options_are_split(self):
+        argv = ["b", "n", "--images", "4", "--fail-on=time", "--threshold", "2",
+                "--instr-threshold", "1", "--", "--size=160"]
+        t, i, fail_on = self.b.split_options(argv)
+        self.assertEqual(t, ["b", "n", "--threshold", "2", "--", "--size=160"])
+        self.assertEqual((i, fail_on), ({"--images": "4", "--instr-threshold": "1"}, "time"))
+        with self.assertRaises(self.b.BadInput):
+            self.b.split_options(["b", "n", "--fail-on", "never"])
+        with self.assertRaises(self.b.BadInput):
+            self.b.split_options(["b", "n", "--images"])
+
+    def test_merge_keeps_both(self):
+        merged = self.b.merge({"c": self.t("regression")},
+                              {"c": {"verdict": "ok", "ratio": 1.0, "base_instructions": 10,
+                                     "new_instructions": 10}}, "auto")
+        self.assertEqual(merged["c"]["decision"], "warn")
+        self.assertEqual(merged["c"]["instructions"],
+                         {"ratio": 1.0, "verdict": "ok", "base": 10, "new": 10})
+
+
 # --- the real binary ------------------------------------------------------------------------
 
 class ConfirmationTest(unittest.TestCase):
@@ -519,7 +588,7 @@ class GateRunTest(unittest.TestCase):
         # A short --time-budget bounds what the gate spends buying precision (a later one
         # in extra wins).
         return run([os.path.join(scripts_dir(), "compare.sh"), "--ab", base, new,
-                    "--time-budget", "20", *extra], timeout=timeout)
+                    "--metric=time", "--time-budget", "20", *extra], timeout=timeout)
 
     def wrapper(self, name, body):
         return write_exe(os.path.join(self.dir, name),
@@ -595,7 +664,7 @@ exit $rc""")
         # --force compares them anyway, with a warning.
         p = self.gate(self.bin, other, "--data", self.data, "--filter", "BM_Transform/normalize$",
                       "--blocks", "2", "--force", *QUICK)
-        self.assertIn(p.returncode, (0, 1), p.stderr)
+        self.assertIn(p.returncode, (0, 1, 3), p.stderr)
         self.assertIn("warning: comparing builds that differ (--force)", p.stderr)
 
     def test_a_new_build_that_crashes_fails(self):
@@ -750,13 +819,44 @@ esac""")
         # about 1 / 1.5; passed on, NEW would run at +200 % and the ratio be about 2.
         env = dict(os.environ, PIPEBENCH_TEST_SLOWDOWN="normalize:200")
         out = os.path.join(self.dir, "env.json")
-        p = run([os.path.join(scripts_dir(), "compare.sh"), "--ab", slow, self.bin, "--data",
+        p = run([os.path.join(scripts_dir(), "compare.sh"), "--ab", "--metric=time", slow,
+                 self.bin, "--data",
                  self.data, "--blocks", "2", "--filter", "BM_Transform/normalize$", "--out",
                  out, "--time-budget", "0", "--confirm", "0", *QUICK], env=env)
         self.assertIn(p.returncode, (0, 1, 3), p.stderr)
         with open(out) as f:
             (case,) = json.load(f)["cases"]
         self.assertLess(case["ratio"], 0.85, case)
+
+    def test_both_metrics_fail_on_instructions(self):
+        # The default where Valgrind exists: instruction counts and time together. +2 % of
+        # normalize's work (the hook's work mode: 2 % more rows) is an instruction
+        # regression of about +2 %, which fails whatever the time noise; vertical_flip's
+        # instructions are unchanged, so it cannot fail.
+        self.require_hook()
+        if shutil.which("valgrind") is None:
+            self.skipTest("valgrind not found (scripts/setup.sh installs it)")
+        work = self.wrapper("work2", "PIPEBENCH_TEST_SLOWDOWN=normalize:2:work exec "
+                                     f"{shlex.quote(self.bin)} \"$@\"")
+        out = os.path.join(self.dir, "both.json")
+        p = run([os.path.join(scripts_dir(), "compare.sh"), "--ab", self.bin, work,
+                 "--data", self.data, "--blocks", "2", "--confirm", "0", "--time-budget", "0",
+                 "--filter", "BM_Transform/(normalize|vertical_flip/p:1.0)$", "--out", out,
+                 *QUICK], timeout=600)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("== instruction counts", p.stdout)
+        self.assertIn("FAILED BM_Transform/normalize: decided by instructions (--fail-on=auto)",
+                      p.stdout)
+        self.assertNotIn("FAILED BM_Transform/vertical_flip", p.stdout)
+        with open(out) as f:
+            doc = json.load(f)
+        self.assertEqual((doc["metric"], doc["fail_on"], doc["failed_cases"]),
+                         ("both", "auto", ["BM_Transform/normalize"]))
+        cases = {c["name"]: c for c in doc["cases"]}
+        self.assertGreater(cases["BM_Transform/normalize"]["instructions"]["ratio"], 1.01)
+        self.assertEqual(cases["BM_Transform/vertical_flip/p:1.0"]["instructions"]["verdict"],
+                         "ok")
+        self.assertNotEqual(cases["BM_Transform/vertical_flip/p:1.0"]["decision"], "fail")
 
     def test_paired_rounds_are_per_iteration(self):
         # The rows' times are per iteration, so paired_rounds must be too: at the gate's
@@ -987,7 +1087,7 @@ class WorkflowTest(unittest.TestCase):
                     continue
                 if "compare.sh --ab" in line:
                     cmd += (f" --data {shlex.quote(data)} --blocks 2 --min-time 0.02 "
-                            "--time-budget 10 --filter 'BM_Transform/normalize$'")
+                            "--time-budget 30 --filter 'BM_Transform/normalize$'")
                     p = run(["bash", "-c", cmd], cwd=ws)
                     self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
                     ran.append("gate")
