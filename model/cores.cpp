@@ -10,17 +10,21 @@
 
 namespace pipebench::model {
 
-double cores_available() {
-  cpu_set_t set;
-  double cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-  std::ifstream max("/sys/fs/cgroup/cpu.max");  // "max 100000" or "200000 100000"
+double cgroup_quota_cores(const std::string& cpu_max_path) {
+  std::ifstream max(cpu_max_path);  // "max 100000" or "200000 100000"
   std::string quota;
   double period = 0;
-  if (max >> quota >> period && quota != "max" && period > 0) {
-    char* end = nullptr;
-    const double q = std::strtod(quota.c_str(), &end);
-    if (end == quota.c_str() + quota.size() && q > 0) cores = std::min(cores, q / period);
-  }
+  if (!(max >> quota >> period) || quota == "max" || period <= 0) return 0;
+  char* end = nullptr;
+  const double q = std::strtod(quota.c_str(), &end);
+  return end == quota.c_str() + quota.size() && q > 0 ? q / period : 0;
+}
+
+double cores_available(const std::string& cpu_max_path) {
+  cpu_set_t set;
+  double cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  const double quota = cgroup_quota_cores(cpu_max_path);
+  if (quota > 0) cores = std::min(cores, quota);
   return cores > 0 ? cores : 1;
 }
 
