@@ -1,7 +1,8 @@
 # Finds every dependency as the Debian packages of scripts/setup.sh install them, and
 # exposes each as an imported target. OpenCV: Debian ships its CMake config only in the
-# libopencv-dev meta package (some 56 extra packages), so the three modules we use are
-# found here from their headers and libraries (libopencv-{core,imgproc,imgcodecs}-dev).
+# libopencv-dev meta package (some 56 extra packages), so the modules we use are found
+# here from their headers and libraries (libopencv-{core,imgproc,imgcodecs}-dev, and
+# libopencv-contrib-dev for the quality module).
 
 find_package(Threads REQUIRED)
 find_package(TBB REQUIRED)
@@ -17,9 +18,11 @@ if(PIPEBENCH_TESTS)
   find_package(GTest REQUIRED)
 endif()
 
-# --- OpenCV core, imgproc, imgcodecs (imgcodecs: PIPEBENCH_OPENCV_CODECS only) -------
+# --- OpenCV core, imgproc, quality, imgcodecs (imgcodecs: PIPEBENCH_OPENCV_CODECS only) -
 find_path(OpenCV_INCLUDE_DIR opencv2/core.hpp PATH_SUFFIXES opencv4 REQUIRED)
-set(pipebench_opencv_modules core imgproc)
+# quality (opencv_contrib, libopencv-contrib-dev): PSNR and SSIM of a what-if candidate's
+# output against today's (transforms/fidelity.h).
+set(pipebench_opencv_modules core imgproc quality)
 if(PIPEBENCH_OPENCV_CODECS)
   list(APPEND pipebench_opencv_modules imgcodecs)
 endif()

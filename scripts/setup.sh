@@ -6,7 +6,9 @@
 #   ./scripts/setup.sh              the packages above
 #   ./scripts/setup.sh --reference  also python3-torchvision (and torch, large), the
 #                                   reference of tests/scripts/torchvision_reference_test.py,
-#                                   which skips without it; CI (.ci/run) installs it
+#                                   and python3-skimage, that of tests/fidelity_test.cpp's
+#                                   PSNR / SSIM, which skip without them; CI (.ci/run)
+#                                   installs them
 #   ./scripts/setup.sh --history    also chromium (Debian 12's package, about 100 MB), the
 #                                   headless browser tests/scripts/history_test.py renders
 #                                   scripts/history.py's page in; it skips that without it
@@ -40,6 +42,9 @@ packages=(
   # pipeline, image codecs and transforms
   libtbb-dev libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   libturbojpeg0-dev libjpeg62-turbo-dev libjpeg-turbo-progs
+  # OpenCV's quality module (opencv_contrib): PSNR and SSIM of a what-if candidate's pixels
+  # against today's (transforms/fidelity.h); Debian ships its headers only in this package
+  libopencv-contrib-dev
   # command-line parsing, JSON, and YAML pipeline specs; Boost.Math's Student t quantile
   # (header-only) for the paired comparisons' intervals (model/paired.h)
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libboost-dev
@@ -58,6 +63,8 @@ packages=(
 if [ "$reference" -eq 1 ]; then
   # torchvision 0.14 (Debian 12) as the independent reference for the pixel kernels
   packages+=(python3-torch python3-torchvision)
+  # scikit-image 0.19 (Debian 12): the independent PSNR / SSIM of tests/fidelity_test.cpp
+  packages+=(python3-skimage)
 fi
 if [ "$history" -eq 1 ]; then
   # a real browser for the history page's test (headless: no display needed)

@@ -393,6 +393,16 @@ void Pipeline::run(std::span<const uint8_t> bytes, std::string_view file, Rng& r
     write_image_u8(s.image, output_.layout, reinterpret_cast<uint8_t*>(out));
 }
 
+std::optional<CropWindow> Pipeline::source_window(std::span<const uint8_t> bytes, std::string_view file,
+                                                  const Rng& rng) const {
+  if (ops_.empty() || decode_ == Decode::kScaled) return std::nullopt;
+  const auto* window = dynamic_cast<const WindowOp*>(ops_[0].get());
+  if (window == nullptr) return std::nullopt;
+  const ImageInfo info = read_image_info(bytes, file, decode_options_);
+  Rng window_rng = rng.stream(op_salts_[0]);  // the crop's own stream, as run() draws it
+  return window->window(info.height, info.width, window_rng);
+}
+
 // --- the output format (collate dtype / layout: pipeline_output.h) ----------------------
 
 std::span<const OpSpec> Pipeline::per_sample_ops(const PipelineSpec& spec) {

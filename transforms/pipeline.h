@@ -175,6 +175,17 @@ class Pipeline {
   void run(std::span<const uint8_t> bytes, std::string_view file, Rng& rng,
            PipelineWorkspace& ws, float* out, SampleTimes* times = nullptr) const;
 
+  /// The source region run() would crop for this sample: the window the first operator
+  /// draws from `rng` (the sample's stream, as given to run(); not advanced) when it is a
+  /// crop that picks its window from the image's size (a WindowOp: random_resized_crop,
+  /// ...), in pixels of the decoded image, whose size comes from the header. nullopt when
+  /// the chain does not start with such a crop, or the decode is DCT scaled to a fixed
+  /// size (decode: scaled; the size seen is known after the decode only). For issue 35's
+  /// upsampled share (a window smaller than the output is enlarged). Throws DecodeError
+  /// for a header that cannot be read.
+  std::optional<CropWindow> source_window(std::span<const uint8_t> bytes, std::string_view file,
+                                          const Rng& rng) const;
+
  private:
   enum class Decode { kFull, kScaled, kRoi };
   enum class StepKind { kOp, kWindowFlip, kResizeCenterCrop, kWindowTensor, kResizeCenterCropTensor };
