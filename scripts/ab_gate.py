@@ -12,7 +12,7 @@
   scripts/compare.sh --ab BASE_BIN NEW_BIN [--metric=both] [--fail-on auto|time|
       instructions|both] [--instr-threshold PCT] [...]
       the default where valgrind exists: the instruction gate, then this one, one decision
-      per case (scripts/gate_both.py).
+      per case (scripts/pbgate/both.py).
 
 compare.sh BASE.json NEW.json compares two runs made at different times; on a shared CI
 runner the machine's speed drifts between them (other jobs, frequency, caches), and that
@@ -128,15 +128,18 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_json import (BadInput, busy_flag, case_key, context,  # noqa: E402
-                        context_mismatches, iterations_by_case, load_run, time_ns, timed_field)
-import gate_both  # noqa: E402
-import gate_plan  # noqa: E402
-
-EXIT_OK = 0
-EXIT_REGRESSION = 1
-EXIT_BAD_INPUT = 2
-EXIT_INCONCLUSIVE = 3
+from bench_json import (BadInput, busy_flag, context, iterations_by_case,  # noqa: E402
+                        load_run, time_ns, timed_field, case_key)
+from pbgate import both as gate_both  # noqa: E402
+from pbgate import plan as gate_plan  # noqa: E402
+from pbgate.blocks import (EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_OK,  # noqa: E402,F401
+                           EXIT_REGRESSION, FIXED_WORK_FLAGS, HOOK_VAR, OWN_FLAGS,
+                           VERSION_KEYS, BlockFailed, case_filter, check_binary,
+                           check_case_sets, check_contexts, child_env, data_tool,
+                           fixed_work_flags, int_option, list_cases, log, run_gate)
+from pbgate.paired import (CONFIDENCE, balanced, cv, default_precision,  # noqa: E402,F401
+                           inconclusive_text, is_suspect, judge_case, paired_stats,
+                           position_effect, quad_ratio, t_quantile, verdict)
 
 DEFAULT_FILTER = "BM_(Decode|Transform|Sample|Collate)/"
 DEFAULT_BLOCKS = 4
@@ -150,180 +153,10 @@ DEFAULT_CONFIRM_MIN_TIME = "0.2"
 # screen's spread, at a shorter block, over-states what longer blocks need); later passes
 # plan from the pass's own spread.
 FIRST_PASS_ROUNDS = 12
-CONFIDENCE = 0.95
 # Round q runs ORDERS[q % 2]: A B B A, then B A A B, so that neither build holds the first
 # and last block of every round (a penalty on a process that starts or ends a round would
 # otherwise always land on BASE and read as NEW being faster).
 ORDERS = ("ABBA", "BAAB")
-VERSION_KEYS = ("pipebench_version", "pipebench_record")
-# Flags the gate sets itself on every block.
-OWN_FLAGS = ("--data", "--benchmark_filter", "--benchmark_min_time", "--benchmark_out",
-             "--benchmark_out_format", "--benchmark_list_tests", "--benchmark_format",
-             "--budget")
-# pipebench's --budget: a paired BM_Sample case repeats its round of images for a fifth of
-# it, so the work in its one iteration depends on time (at the default 8 s a block's
-# paired case held about ten rounds, one more or less from block to block, and seven such
-# cases took 11 of a block's 16 s). The smallest budget pipebench takes: one round, always,
-# on any dataset whose round takes 20 ms or more; a case that still ran several rounds is
-# timed per round (its paired_rounds counter).
-FIXED_WORK_FLAGS = ("--budget=0.1",)
-HOOK_VAR = "PIPEBENCH_TEST_SLOWDOWN"
-
-
-def log(msg):
-    print(f"ab: {msg}", file=sys.stderr, flush=True)
-
-
-# --- statistics --------------------------------------------------------------------------
-
-def t_quantile(p, df):
-    """Student t quantile (scipy)."""
-    try:
-        from scipy.stats import t
-    except ImportError as e:
-        raise BadInput(f"scipy is needed for the t interval ({e}); install python3-scipy "
-                       "(scripts/setup.sh) and run with /usr/bin/python3") from e
-    return float(t.ppf(p, df))
-
-
-def quad_ratio(a1, b1, b2, a2):
-    """One ABBA round's ratio NEW/BASE: (B1 + B2) / (A1 + A2)."""
-    return (b1 + b2) / (a1 + a2)
-
-
-def balanced(orders, n):
-    """Whether the rounds hold as many A B B A as B A A B, at least 3 of each."""
-    return (orders is not None and len(orders) == n and n >= 6
-            and orders.count("ABBA") == orders.count("BAAB"))
-
-
-def paired_stats(ratios, confidence=CONFIDENCE, orders=None):
-    """The gate statistic over the rounds' ratios: mean of ln r with its two-sided Student t
-    interval (N - 1 degrees of freedom), as ratios. Needs >= 2 positive ratios.
-
-    With balanced orders (as many A B B A as B A A B, 6 rounds or more) the rounds follow
-    ln r_i = d + s_i p + e_i, s_i = -1 / +1 for A B B A / B A A B and p the position effect
-    (how much slower a round's outer blocks run): the mean is still d's estimate (the s_i
-    sum to 0), and the spread is the residuals' (N - 2 degrees of freedom), so a position
-    effect no longer widens the interval (a crossover design's analysis).
-
-    Returns {n, mean_log, sd_log, t, ratio, ci_low, ci_high}."""
-    n = len(ratios)
-    if n < 2:
-        raise ValueError("a t interval needs at least 2 rounds")
-    if any(not (r > 0 and math.isfinite(r)) for r in ratios):
-        raise ValueError(f"ratios must be finite and > 0, got {ratios}")
-    logs = [math.log(r) for r in ratios]
-    mean = statistics.fmean(logs)
-    if balanced(orders, n):
-        signs = [1 if o == "BAAB" else -1 for o in orders]
-        p = statistics.fmean(s * x for s, x in zip(signs, logs))
-        resid = [x - mean - s * p for s, x in zip(signs, logs)]
-        sd = math.sqrt(sum(e * e for e in resid) / (n - 2))
-        t = t_quantile(0.5 + confidence / 2, n - 2)
-    else:
-        sd = statistics.stdev(logs)
-        t = t_quantile(0.5 + confidence / 2, n - 1)
-    half = t * sd / math.sqrt(n)
-    return {"n": n, "mean_log": mean, "sd_log": sd, "t": t, "ratio": math.exp(mean),
-            "ci_low": math.exp(mean - half), "ci_high": math.exp(mean + half)}
-
-
-def default_precision(threshold_pct):
-    """The interval half-width, percent, a verdict needs by default: half the threshold.
-    At that width a change of 1.5 x the threshold is caught with about 99 % power (the
-    estimate's standard error is the half-width over t(0.975, df), 2.4 to 2.8 here).
-    A threshold of 0 (significance alone) asks for no width: inf."""
-    return threshold_pct / 2.0 if threshold_pct > 0 else math.inf
-
-
-def inconclusive_text(threshold_pct, change, half):
-    return (f"not enough precision to judge a {threshold_pct:g} % change ({change:+.1f} %, "
-            f"interval ±{half:.1f} %)")
-
-
-def verdict(ratio, ci_low, ci_high, threshold_pct, max_noise_pct=None):
-    """("regression" | "improvement" | "inconclusive" | "ok", the verdict's text) for a
-    ratio NEW/BASE and its interval at a threshold in percent. A case whose interval's
-    half-width exceeds max_noise_pct (the precision; default half the threshold) is
-    "inconclusive" unless the whole interval lies beyond the threshold: it cannot tell a
-    change of the threshold's size from none, so it never reads "no change"; math.inf
-    turns the precision requirement off."""
-    th = threshold_pct / 100.0
-    noise = (default_precision(threshold_pct) if max_noise_pct is None
-             else max_noise_pct) / 100.0
-    change = (ratio - 1.0) * 100.0
-    half = (ci_high - ci_low) / 2.0 * 100.0
-    imprecise = half / 100.0 > noise
-    if ci_low > 1.0 + th or (ratio > 1.0 + th and ci_low > 1.0 and not imprecise):
-        return "regression", "REGRESSION"
-    if ci_high < 1.0 - th or (ratio < 1.0 - th and ci_high < 1.0 and not imprecise):
-        return "improvement", "improvement"
-    if imprecise:
-        return "inconclusive", inconclusive_text(threshold_pct, change, half)
-    text = f"no change (within noise ±{half:.1f} %)"
-    if ci_low > 1.0 or ci_high < 1.0:
-        text = (f"no change ({change:+.1f} %, significant but within the "
-                f"{threshold_pct:g} % threshold)")
-    elif abs(ratio - 1.0) > th:
-        text = f"no change (within noise ±{half:.1f} %; {change:+.1f} % not significant)"
-    return "ok", text
-
-
-def cv(values):
-    if len(values) < 2:
-        return None
-    mean = statistics.fmean(values)
-    return statistics.stdev(values) / mean if mean > 0 else None
-
-
-def position_effect(ratios, orders, confidence=CONFIDENCE):
-    """How much slower a round's outer blocks (its first and last) ran than its inner ones,
-    percent, with its interval: the mean of s_i ln r_i, s = -1 for A B B A (outer = BASE)
-    and +1 for B A A B (outer = NEW). With as many rounds of each order, the build effect
-    cancels in it and the position effect cancels in the mean of ln r_i (the gate's
-    ratio). None without both orders or with fewer than 4 rounds."""
-    if not orders or len(ratios) < 4 or len(set(orders)) < 2:
-        return None
-    vals = [(1 if o == "BAAB" else -1) * math.log(r) for r, o in zip(ratios, orders)]
-    mean, sd = statistics.fmean(vals), statistics.stdev(vals)
-    half = t_quantile(0.5 + confidence / 2, len(vals) - 1) * sd / math.sqrt(len(vals))
-    return {"pct": math.expm1(mean) * 100, "ci_low_pct": math.expm1(mean - half) * 100,
-            "ci_high_pct": math.expm1(mean + half) * 100}
-
-
-def judge_case(name, field, rounds, threshold_pct, confidence=CONFIDENCE, max_noise_pct=None,
-               orders=None):
-    """One case over its rounds [(A1, B1, B2, A2) in ns: each build's first and second block
-    of the round, whatever the order], `orders` the rounds' orders ("ABBA" or "BAAB"):
-    compare_gate.judge's fields plus the paired ones."""
-    ratios = [quad_ratio(*q) for q in rounds]
-    base = [v for q in rounds for v in (q[0], q[3])]
-    new = [v for q in rounds for v in (q[1], q[2])]
-    if any(v <= 0 for v in base + new):
-        v, text = "base0", "not judged (a block time of 0)"
-        st = {"ratio": None, "ci_low": None, "ci_high": None, "mean_log": None,
-              "sd_log": None, "t": None}
-    else:
-        st = paired_stats(ratios, confidence, orders)
-        v, text = verdict(st["ratio"], st["ci_low"], st["ci_high"], threshold_pct,
-                          max_noise_pct)
-    ratio = st["ratio"]
-    return {"name": name, "field": field, "base_ns": statistics.median(base),
-            "new_ns": statistics.median(new),
-            "change": None if ratio is None else ratio - 1.0, "p": None,
-            "n_base": len(base), "n_new": len(new), "verdict": v,
-            "slower_than_threshold": ratio is not None and ratio > 1.0 + threshold_pct / 100,
-            "cv": None, "cv_base": cv(base), "cv_new": cv(new),
-            "paired": True, "ratio": ratio, "ci_low": st["ci_low"], "ci_high": st["ci_high"],
-            "blocks": len(rounds), "confidence": confidence, "mean_log_ratio": st["mean_log"],
-            "sd_log_ratio": st["sd_log"], "t_quantile": st["t"],
-            "round_ratios": ratios, "verdict_text": text,
-            "round_orders": list(orders) if orders else None,
-            "half_width_pct": (None if ratio is None
-                               else (st["ci_high"] - st["ci_low"]) / 2 * 100),
-            "position_effect": (None if ratio is None
-                                else position_effect(ratios, orders, confidence))}
 
 
 # --- one block ---------------------------------------------------------------------------
@@ -345,13 +178,6 @@ def per_rounds(row):
     """The rounds of images a paired case's iteration held (its paired_rounds; 1 else)."""
     rounds = row.get("paired_rounds")
     return rounds if isinstance(rounds, (int, float)) and rounds >= 1 else 1
-
-
-def fixed_work_flags(binary):
-    """FIXED_WORK_FLAGS this build knows (its --help lists them): a pipebench from before
-    --budget repeats no round and needs none."""
-    p = subprocess.run([binary, "--help"], capture_output=True, text=True, env=child_env())
-    return [f for f in FIXED_WORK_FLAGS if f.split("=", 1)[0] + "=" in p.stdout]
 
 
 def analyse(rounds_docs, threshold_pct, mode="auto", confidence=CONFIDENCE,
@@ -395,20 +221,6 @@ def analyse(rounds_docs, threshold_pct, mode="auto", confidence=CONFIDENCE,
     return results, errored_new, skipped, lost
 
 
-def is_suspect(r, threshold_pct):
-    """Whether the screen's rounds point to a slowdown worth measuring again: the median
-    round ratio above 1 + 3/4 of the threshold (a slowdown most rounds show, which one
-    disturbed round can hide from the mean: a round at 0.87 among four at 1.03 to 1.045
-    pulled a +3 % case's mean to 1.003), or the mean ratio above 1 + half the threshold
-    with its interval above 1. Every case the screen alone would call a REGRESSION (or too
-    noisy, slower) is a suspect: its mean is above 1 + the threshold, its interval above 1."""
-    if r.get("ratio") is None:
-        return False
-    th = threshold_pct / 100.0
-    median = statistics.median(r["round_ratios"])
-    return median > 1.0 + 0.75 * th or (r["ratio"] > 1.0 + th / 2 and r["ci_low"] > 1.0)
-
-
 def suspects_of(results, threshold_pct, limit):
     """(the suspects to measure again, at most `limit`, highest median round ratio first;
     the suspects left out by the limit)."""
@@ -445,39 +257,7 @@ def merge_confirmation(results, confirmed, suspects=None):
     return out
 
 
-def case_filter(names):
-    """A --benchmark_filter (ECMAScript regex, Google Benchmark's) selecting exactly these
-    case names."""
-    # ECMAScript's syntax characters but "]" and "}", which are literals outside a class
-    # and which libstdc++'s std::regex refuses escaped ("\]" matches nothing).
-    syntax = set("^$\\.*+?()[{|")
-    esc = ("".join("\\" + ch if ch in syntax else ch for ch in n) for n in names)
-    return "^(" + "|".join(esc) + ")$"
-
-
 # --- running the builds ------------------------------------------------------------------
-
-def child_env():
-    env = dict(os.environ)
-    env.pop(HOOK_VAR, None)
-    return env
-
-
-def check_binary(path, label):
-    if not os.path.exists(path):
-        raise BadInput(f"{label} {path}: no such file")
-    if not os.path.isfile(path):
-        raise BadInput(f"{label} {path}: not a regular file")
-    if not os.access(path, os.X_OK):
-        raise BadInput(f"{label} {path}: not executable")
-
-
-def data_tool(binary):
-    """The pipebench-data of a build tree: BIN's ../datasets/pipebench-data."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(binary)))
-    tool = os.path.join(root, "datasets", "pipebench-data")
-    return tool if os.path.isfile(tool) and os.access(tool, os.X_OK) else None
-
 
 def make_dataset(base, new, folder):
     tool = data_tool(base) or data_tool(new)
@@ -491,38 +271,6 @@ def make_dataset(base, new, folder):
                        f"{(p.stderr or p.stdout).strip()[-500:]}")
     log(f"dataset: {p.stdout.strip()}")
     return folder
-
-
-def list_cases(binary, data, filt, extra):
-    cmd = [binary, f"--data={data}", f"--benchmark_filter={filt}",
-           "--benchmark_list_tests=true", *extra]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=child_env())
-    names = [ln.strip() for ln in p.stdout.splitlines() if ln.strip()]
-    if p.returncode != 0 and not names:
-        raise BadInput(f"{binary} --benchmark_list_tests failed (exit {p.returncode}): "
-                       f"{(p.stderr or p.stdout).strip()[-500:]}")
-    return names
-
-
-def check_case_sets(base_cases, new_cases, filt):
-    only_base = [n for n in base_cases if n not in set(new_cases)]
-    only_new = [n for n in new_cases if n not in set(base_cases)]
-    if only_base or only_new:
-        parts = []
-        if only_base:
-            parts.append(f"only in BASE: {', '.join(only_base)}")
-        if only_new:
-            parts.append(f"only in NEW: {', '.join(only_new)}")
-        raise BadInput(f"the two builds select different cases with --filter {filt!r}: "
-                       f"{'; '.join(parts)}. Narrow --filter to the cases both have")
-    if not base_cases:
-        raise BadInput(f"no case matches --filter {filt!r}")
-
-
-class BlockFailed(Exception):
-    def __init__(self, side, msg):
-        super().__init__(msg)
-        self.side = side
 
 
 def run_block(binary, side, data, filt, min_time, extra, out_json, log_path, timeout):
@@ -544,23 +292,6 @@ def run_block(binary, side, data, filt, min_time, extra, out_json, log_path, tim
         raise BlockFailed(side, f"the {'BASE' if side == 'A' else 'NEW'} block {binary} "
                                 f"exited with status {rc} and wrote no usable JSON ({e}); "
                                 f"its stderr ends: {tail}")
-
-
-def check_contexts(base_doc, new_doc, force):
-    """Versions and measured-thing keys of the first A and B blocks; BadInput unless
-    --force (then a warning)."""
-    a, b = context(base_doc), context(new_doc)
-    differ = [(k, a.get(k), b.get(k)) for k in VERSION_KEYS if a.get(k) != b.get(k)]
-    what = [f"{k} differs (BASE {va!r}, NEW {vb!r})" for k, va, vb in differ]
-    mism, _ = context_mismatches(a, b)
-    what += [f"{k} differs (BASE {va!r}, NEW {vb!r})" for k, va, vb in mism]
-    if what:
-        if not force:
-            kind = ("the builds are different pipebench versions" if differ
-                    else "the builds measure different things")
-            raise BadInput(f"{kind}: {'; '.join(what)}. Compare two builds of the same "
-                           "pipebench version on the same data and flags, or pass --force")
-        log(f"warning: comparing builds that differ (--force): {'; '.join(what)}")
 
 
 # --- output ------------------------------------------------------------------------------
@@ -637,17 +368,6 @@ def summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed
 
 
 # --- main --------------------------------------------------------------------------------
-
-def int_option(value, ok, message):
-    """int(value) when ok(it), else BadInput(message, and what was given)."""
-    try:
-        v = int(value)
-    except ValueError:
-        v = None
-    if v is None or not ok(v):
-        raise BadInput(f"{message}, got {value!r}")
-    return v
-
 
 def parse_args(argv):
     argv = list(argv)
@@ -1042,7 +762,7 @@ def confirm_text(args):
 
 def split_metric(argv):
     """(metric, the arguments without --metric) from the gate's own arguments (those
-    before `--`): "both" (gate_both.py: time and instruction counts; the default where
+    before `--`): "both" (pbgate/both.py: time and instruction counts; the default where
     Valgrind exists), "time" (this gate alone; the default without Valgrind) or
     "instructions" (instr_gate.py)."""
     argv = list(argv)
@@ -1073,28 +793,6 @@ def split_metric(argv):
     return metric, keep + rest
 
 
-def run_gate(args, run_fn, report_fn, prefix, keep_fn):
-    """Both gates' driver: run_fn(args, work) in a temporary folder, report_fn(args, *out);
-    bad input and a failed BASE block exit 2, a failed NEW block 1; with --keep,
-    keep_fn(args.keep, work) copies what is worth keeping before the folder goes."""
-    work = tempfile.mkdtemp(prefix=prefix)
-    try:
-        try:
-            out = run_fn(args, work)
-        except BadInput as e:
-            print(f"ab: error: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except BlockFailed as e:
-            print(f"ab: error: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT if e.side == "A" else EXIT_REGRESSION
-        return report_fn(args, *out)
-    finally:
-        if args.keep:
-            os.makedirs(args.keep, exist_ok=True)
-            keep_fn(args.keep, work)
-        shutil.rmtree(work, ignore_errors=True)
-
-
 def keep_blocks(keep, work):
     for f in os.listdir(work):
         if os.path.isfile(os.path.join(work, f)):  # the blocks' JSON and logs
@@ -1120,7 +818,7 @@ def main(argv):
 
 
 def main_both(args, instr, fail_on):
-    """Both metrics (gate_both.py): the instruction gate first, then the time gate with
+    """Both metrics (pbgate/both.py): the instruction gate first, then the time gate with
     what is left of --time-budget, then one decision per case under --fail-on."""
     t0 = time.monotonic()
     work = tempfile.mkdtemp(prefix="pipebench-both-")

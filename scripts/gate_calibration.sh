@@ -234,8 +234,8 @@ fi  # not --from
 import json, os, statistics, sys
 tmp, op, out, binary, here, thresholds = sys.argv[1:]
 sys.path.insert(0, here)
-from ab_gate import is_suspect, judge_case  # noqa: E402
-from gate_plan import power_at  # noqa: E402
+from pbgate.paired import is_suspect, judge_case  # noqa: E402
+from pbgate.plan import power_at  # noqa: E402
 meta_path = os.path.join(tmp, "calibration-meta.json")
 if os.path.exists(meta_path):  # the run's own operator (--from reads a kept folder)
     op = json.load(open(meta_path)).get("op", op)

@@ -114,9 +114,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_json import BadInput, context, load_run  # noqa: E402
-import ab_gate  # noqa: E402
-from ab_gate import (BlockFailed, check_binary, check_case_sets, check_contexts,  # noqa: E402
-                     child_env, list_cases, log)
+from pbgate import blocks  # noqa: E402
+from pbgate.blocks import (BlockFailed, check_binary, check_case_sets,  # noqa: E402
+                           check_contexts, child_env, list_cases, log)
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -130,11 +130,11 @@ DEFAULT_IMAGES = 8
 ZERO_AT = "benchmark::State::StartKeepRunning*"
 LOOP_END = "benchmark::State::FinishKeepRunning*"
 RUN_START = "pipebench::bench::PerImageCosts::begin_case*"
-OWN_FLAGS = ab_gate.OWN_FLAGS
-# ab_gate.FIXED_WORK_FLAGS: --budget at its least, one round of images per paired case
+OWN_FLAGS = blocks.OWN_FLAGS
+# blocks.FIXED_WORK_FLAGS: --budget at its least, one round of images per paired case
 # (under Valgrind at the default, one build ran the round once, the other twice: a ratio
 # of 2).
-fixed_work_flags = ab_gate.fixed_work_flags
+fixed_work_flags = blocks.fixed_work_flags
 # A row counter that says how much work a case did; a case whose builds differ in it is not
 # compared (skipped, named).
 WORK_COUNTERS = ("paired_blocks",)
@@ -641,7 +641,7 @@ def parse_args(argv):
 
 
 def make_dataset(args, folder):
-    tool = ab_gate.data_tool(args.base) or ab_gate.data_tool(args.new)
+    tool = blocks.data_tool(args.base) or blocks.data_tool(args.new)
     if tool is None:
         raise BadInput(f"no datasets/pipebench-data beside {args.base} or {args.new} to make "
                        "the synthetic dataset; pass --data DIR")
@@ -781,7 +781,7 @@ def main(argv):
     except BadInput as e:
         print(f"ab: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    return ab_gate.run_gate(args, run, report, "pipebench-instr-", keep_runs)
+    return blocks.run_gate(args, run, report, "pipebench-instr-", keep_runs)
 
 
 if __name__ == "__main__":

@@ -266,14 +266,14 @@ class PairedStatsTest(unittest.TestCase):
 
 
 class PlanTest(unittest.TestCase):
-    """scripts/gate_plan.py: the rounds a precision needs, the cases a budget pays for,
+    """scripts/pbgate/plan.py: the rounds a precision needs, the cases a budget pays for,
     the power a width gives, and the position effect the alternating orders expose."""
 
     @classmethod
     def setUpClass(cls):
         cls.g = import_gate()
-        import gate_plan
-        cls.p = gate_plan
+        from pbgate import plan
+        cls.p = plan
 
     def test_rounds_for_precision_by_hand(self):
         # s = 0.02 (2 % round-to-round spread of ln r), target ±1.5 %: asinh(0.015) =
@@ -350,13 +350,13 @@ class PlanTest(unittest.TestCase):
 
 
 class BothMetricsTest(unittest.TestCase):
-    """scripts/gate_both.py: one decision per case from its time and instruction verdicts."""
+    """scripts/pbgate/both.py: one decision per case from its time and instruction verdicts."""
 
     @classmethod
     def setUpClass(cls):
         import_gate()
-        import gate_both
-        cls.b = gate_both
+        from pbgate import both
+        cls.b = both
 
     @staticmethod
     def t(verdict, ratio=1.05):

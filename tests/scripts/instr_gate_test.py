@@ -234,7 +234,9 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(split(["B", "N", "--metric=instructions", "--", "--metric=x"]),
                          ("instructions", ["B", "N", "--", "--metric=x"]))
         self.assertEqual(split(["B", "--metric", "time", "N"]), ("time", ["B", "N"]))
-        self.assertEqual(split(["B", "N"]), ("time", ["B", "N"]))
+        # No --metric: both where valgrind exists, the time gate alone without it.
+        self.assertEqual(split(["B", "N"]), ("both" if VALGRIND else "time", ["B", "N"]))
+        self.assertEqual(split(["B", "N", "--metric=both"]), ("both", ["B", "N"]))
         for bad in (["--metric=cycles"], ["--metric"]):
             with self.assertRaises(self.ab.BadInput):
                 split(bad)

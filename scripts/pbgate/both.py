@@ -1,4 +1,4 @@
-"""gate_both.py - the A/B gate on time and instruction counts together (issue 36 item 3):
+"""pbgate.both - the A/B gate on time and instruction counts together (issue 36 item 3):
 `scripts/compare.sh --ab BASE_BIN NEW_BIN`, the default where Valgrind exists
 (`--metric=both`; `--metric=time` or `--metric=instructions` runs one of them alone).
 
@@ -170,8 +170,8 @@ def run_instructions(argv, out_path):
         argv = argv[:k] + ["--out", out_path] + argv[k:]
     else:
         argv = argv + ["--out", out_path]
-    here = os.path.dirname(os.path.abspath(__file__))
-    p = subprocess.run(["/usr/bin/python3", os.path.join(here, "instr_gate.py"), *argv])
+    scripts = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    p = subprocess.run(["/usr/bin/python3", os.path.join(scripts, "instr_gate.py"), *argv])
     doc = None
     if os.path.exists(out_path):
         with open(out_path) as f:

@@ -1,6 +1,6 @@
-"""gate_plan.py - the paired A/B gate's measurement plan: how many ABBA rounds each case
+"""pbgate.plan - the paired A/B gate's measurement plan: how many ABBA rounds each case
 needs for its 95 % interval to be narrow enough to see the threshold, and which cases the
-time budget can afford (issue 36, "power before a verdict"). Used by scripts/ab_gate.py.
+time budget can afford (issue 36, "power before a verdict"). Used by scripts/ab_gate.py and gate_calibration.sh.
 
 The gate's statistic is the mean of the round log ratios ln r_i with a Student t interval
 (ab_gate.paired_stats). Its half-width after n rounds is t(0.975, n - 1) * s / sqrt(n),
