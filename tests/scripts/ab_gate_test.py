@@ -828,6 +828,22 @@ esac""")
             (case,) = json.load(f)["cases"]
         self.assertLess(case["ratio"], 0.85, case)
 
+    def test_too_short_a_comparison_is_inconclusive(self):
+        # Two rounds of the decode case and no budget to measure it again: t(0.975, 1) =
+        # 12.7, so its interval is far wider than ±1.5 %: inconclusive (exit 3), never
+        # "no change"; --inconclusive=pass makes it exit 0 and still says so.
+        args = ["--data", self.data, "--blocks", "2", "--time-budget", "0", "--confirm", "0",
+                "--filter", "BM_Decode/turbo_full$", *QUICK]
+        p = self.gate(self.bin, self.bin, *args)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"BM_Decode/turbo_full .*not enough precision to judge a "
+                                   r"3 % change")
+        self.assertNotIn("no change (", p.stdout)  # no case reads "no change (...)"
+        self.assertIn("ab: INCONCLUSIVE (--inconclusive=report: exit 3)", p.stdout)
+        p = self.gate(self.bin, self.bin, *args, "--inconclusive=pass")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("ab: INCONCLUSIVE (--inconclusive=pass: exit 0)", p.stdout)
+
     def test_both_metrics_fail_on_instructions(self):
         # The default where Valgrind exists: instruction counts and time together. +2 % of
         # normalize's work (the hook's work mode: 2 % more rows) is an instruction
