@@ -830,19 +830,29 @@ esac""")
 
     def test_too_short_a_comparison_is_inconclusive(self):
         # Two rounds of the decode case and no budget to measure it again: t(0.975, 1) =
-        # 12.7, so its interval is far wider than ±1.5 %: inconclusive (exit 3), never
-        # "no change"; --inconclusive=pass makes it exit 0 and still says so.
+        # 12.7, so its interval is nearly always far wider than ±1.5 % (±68 % seen here):
+        # inconclusive (exit 3), never "no change". Two rounds can by chance agree closely
+        # enough to be precise, so what is asserted is the rule: "no change" only within
+        # ±1.5 %, exit 3 exactly when a case is inconclusive, and --inconclusive=pass
+        # turning that exit into 0 while still saying so.
         args = ["--data", self.data, "--blocks", "2", "--time-budget", "0", "--confirm", "0",
                 "--filter", "BM_Decode/turbo_full$", *QUICK]
-        p = self.gate(self.bin, self.bin, *args)
-        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
-        self.assertRegex(p.stdout, r"BM_Decode/turbo_full .*not enough precision to judge a "
-                                   r"3 % change")
-        self.assertNotIn("no change (", p.stdout)  # no case reads "no change (...)"
-        self.assertIn("ab: INCONCLUSIVE (--inconclusive=report: exit 3)", p.stdout)
-        p = self.gate(self.bin, self.bin, *args, "--inconclusive=pass")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn("ab: INCONCLUSIVE (--inconclusive=pass: exit 0)", p.stdout)
+        for policy, status in (("report", 3), ("pass", 0)):
+            out = os.path.join(self.dir, f"short-{policy}.json")
+            p = self.gate(self.bin, self.bin, *args, f"--inconclusive={policy}", "--out", out)
+            with open(out) as f:
+                (case,) = json.load(f)["cases"]
+            self.assertNotEqual(case["verdict"], "regression", case)
+            if case["verdict"] == "inconclusive":
+                self.assertEqual(p.returncode, status, p.stdout + p.stderr)
+                self.assertRegex(p.stdout, r"BM_Decode/turbo_full .*not enough precision to "
+                                           r"judge a 3 % change")
+                self.assertIn(f"ab: INCONCLUSIVE (--inconclusive={policy}: exit {status})",
+                              p.stdout)
+                self.assertGreater(case["half_width_pct"], 1.5)
+            else:
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                self.assertLessEqual(case["half_width_pct"], 1.5, case)
 
     def test_both_metrics_fail_on_instructions(self):
         # The default where Valgrind exists: instruction counts and time together. +2 % of
