@@ -134,9 +134,10 @@ from pbgate import both as gate_both  # noqa: E402
 from pbgate import plan as gate_plan  # noqa: E402
 from pbgate.blocks import (EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_OK,  # noqa: E402,F401
                            EXIT_REGRESSION, FIXED_WORK_FLAGS, HOOK_VAR, OWN_FLAGS,
-                           VERSION_KEYS, BlockFailed, case_filter, check_binary,
-                           check_case_sets, check_contexts, child_env, data_tool,
-                           fixed_work_flags, int_option, list_cases, log, run_gate)
+                           VERSION_KEYS, BlockFailed, add_builds, case_filter,
+                           check_binary, check_case_sets, check_contexts, check_gate_args,
+                           child_env, data_tool, fixed_work_flags, int_option, list_cases,
+                           log, run_gate, split_pipebench_flags, stderr_tail)
 from pbgate.paired import (CONFIDENCE, balanced, cv, default_precision,  # noqa: E402,F401
                            inconclusive_text, is_suspect, judge_case, paired_stats,
                            position_effect, quad_ratio, t_quantile, verdict)
@@ -287,11 +288,9 @@ def run_block(binary, side, data, filt, min_time, extra, out_json, log_path, tim
     try:
         return load_run(out_json)
     except BadInput as e:
-        with open(log_path, errors="replace") as f:
-            tail = f.read()[-800:].strip()
         raise BlockFailed(side, f"the {'BASE' if side == 'A' else 'NEW'} block {binary} "
                                 f"exited with status {rc} and wrote no usable JSON ({e}); "
-                                f"its stderr ends: {tail}")
+                                f"its stderr ends: {stderr_tail(log_path)}")
 
 
 # --- output ------------------------------------------------------------------------------
@@ -370,11 +369,7 @@ def summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed
 # --- main --------------------------------------------------------------------------------
 
 def parse_args(argv):
-    argv = list(argv)
-    extra = []
-    if "--" in argv:
-        i = argv.index("--")
-        argv, extra = argv[:i], argv[i + 1:]
+    argv, extra = split_pipebench_flags(argv)
     parser = argparse.ArgumentParser(
         prog="compare.sh --ab",
         description="Run two pipebench builds in alternating A B B A / B A A B blocks on the "
@@ -383,8 +378,7 @@ def parse_args(argv):
                     "regression; 1: regression; 2: bad input; 3: inconclusive.",
         epilog="Arguments after -- go to pipebench in every block of both builds. Method, "
                "output and calibration: docs/ab-gate.md.")
-    parser.add_argument("base", metavar="BASE_BIN", help="the baseline build's pipebench")
-    parser.add_argument("new", metavar="NEW_BIN", help="the change's pipebench")
+    add_builds(parser)
     parser.add_argument("--threshold", metavar="PCT", default="3",
                         help="smallest slowdown that fails, percent (default 3)")
     parser.add_argument("--blocks", metavar="N", default=str(DEFAULT_BLOCKS),
@@ -441,12 +435,7 @@ def parse_args(argv):
                         help="time (default: this gate) or instructions (instruction counts "
                              "under Valgrind: scripts/instr_gate.py, its own options)")
     args = parser.parse_args(argv)
-    args.extra = extra
-    try:
-        args.threshold = float(args.threshold)
-        assert math.isfinite(args.threshold) and 0 <= args.threshold < 1e6
-    except (ValueError, AssertionError):
-        raise BadInput(f"--threshold must be a number >= 0, got {args.threshold!r}") from None
+    check_gate_args(args, extra, "--data, --filter or --min-time")
     if args.max_noise is None:
         args.max_noise = default_precision(args.threshold)
     else:
@@ -494,12 +483,6 @@ def parse_args(argv):
         assert args.block_timeout > 0
     except (ValueError, AssertionError):
         raise BadInput("--block-timeout must be a number of seconds > 0") from None
-    for flag in extra:
-        if flag.split("=", 1)[0] in OWN_FLAGS:
-            raise BadInput(f"{flag.split('=', 1)[0]} is set by the gate on every block; use "
-                           "--data, --filter or --min-time instead")
-    if args.data is not None and not os.path.isdir(args.data):
-        raise BadInput(f"--data {args.data}: not a directory")
     return args
 
 

@@ -104,7 +104,6 @@ Valgrind it adds far fewer instructions than its percentage (docs/ab-gate.md, ca
 
 import argparse
 import json
-import math
 import os
 import re
 import shutil
@@ -431,11 +430,9 @@ def finish_run(proc, logf, side, binary, folder, log_path, deadline):
         doc = load_run(os.path.join(folder, "run.json"))
         return doc, dump_sequence(folder)
     except BadInput as e:
-        with open(log_path, errors="replace") as f:
-            tail = f.read()[-800:].strip()
         raise BlockFailed(side, f"the {label} run under Valgrind ({binary}) exited with "
                                 f"status {rc} and left no usable result ({e}); its stderr "
-                                f"ends: {tail}")
+                                f"ends: {blocks.stderr_tail(log_path)}")
 
 
 # --- output --------------------------------------------------------------------------------
@@ -564,11 +561,7 @@ def report(args, results, errored_new, skipped, lost, docs, simd, vg, elapsed):
 # --- main ----------------------------------------------------------------------------------
 
 def parse_args(argv):
-    argv = list(argv)
-    extra = []
-    if "--" in argv:
-        i = argv.index("--")
-        argv, extra = argv[:i], argv[i + 1:]
+    argv, extra = blocks.split_pipebench_flags(argv)
     parser = argparse.ArgumentParser(
         prog="compare.sh --ab ... --metric=instructions",
         description="Run every selected case of two pipebench builds once under Valgrind's "
@@ -576,8 +569,7 @@ def parse_args(argv):
                     "NEW/BASE. Exit 0: no regression; 1: regression; 2: bad input.",
         epilog="Arguments after -- go to pipebench in both runs. Method and calibration: "
                "docs/ab-gate.md.")
-    parser.add_argument("base", metavar="BASE_BIN", help="the baseline build's pipebench")
-    parser.add_argument("new", metavar="NEW_BIN", help="the change's pipebench")
+    blocks.add_builds(parser)
     parser.add_argument("--metric", choices=("instructions",), default="instructions",
                         help="instructions (this gate; compare.sh --ab without it: time)")
     parser.add_argument("--threshold", metavar="PCT", default=DEFAULT_THRESHOLD,
@@ -606,12 +598,7 @@ def parse_args(argv):
     parser.add_argument("--timeout", metavar="S", default="1200",
                         help="seconds the Valgrind runs may take (default 1200)")
     args = parser.parse_args(argv)
-    args.extra = extra
-    try:
-        args.threshold = float(args.threshold)
-        assert math.isfinite(args.threshold) and 0 <= args.threshold < 1e6
-    except (ValueError, AssertionError):
-        raise BadInput(f"--threshold must be a number >= 0, got {args.threshold!r}") from None
+    blocks.check_gate_args(args, extra, "--data or --filter")
     try:
         args.images = int(args.images)
         assert 1 <= args.images <= 10000
@@ -631,12 +618,6 @@ def parse_args(argv):
         assert args.timeout > 0
     except (ValueError, AssertionError):
         raise BadInput("--timeout must be a number of seconds > 0") from None
-    for flag in extra:
-        if flag.split("=", 1)[0] in OWN_FLAGS:
-            raise BadInput(f"{flag.split('=', 1)[0]} is set by the gate; use --data or "
-                           "--filter instead")
-    if args.data is not None and not os.path.isdir(args.data):
-        raise BadInput(f"--data {args.data}: not a directory")
     return args
 
 

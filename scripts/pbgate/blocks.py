@@ -155,3 +155,51 @@ def run_gate(args, run_fn, report_fn, prefix, keep_fn):
             os.makedirs(args.keep, exist_ok=True)
             keep_fn(args.keep, work)
         shutil.rmtree(work, ignore_errors=True)
+
+
+# --- the gates' command lines ---------------------------------------------------------------
+
+def split_pipebench_flags(argv):
+    """(the gate's own arguments, the pipebench flags after `--`)."""
+    argv = list(argv)
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
+def add_builds(parser):
+    """The two positional arguments every gate takes."""
+    parser.add_argument("base", metavar="BASE_BIN", help="the baseline build's pipebench")
+    parser.add_argument("new", metavar="NEW_BIN", help="the change's pipebench")
+
+
+def number_option(value, ok, message):
+    """float(value) when finite and ok(it), else BadInput(message, and what was given)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = None
+    if v is None or v != v or not ok(v):
+        raise BadInput(f"{message}, got {value!r}")
+    return v
+
+
+def check_gate_args(args, extra, use):
+    """What both gates check alike: --threshold a number >= 0 (made a float), no pipebench
+    flag the gate sets itself after `--` (`use` says what to use instead), --data a
+    folder. Sets args.extra."""
+    args.extra = extra
+    args.threshold = number_option(args.threshold, lambda v: 0 <= v < 1e6,
+                                   "--threshold must be a number >= 0")
+    for flag in extra:
+        if flag.split("=", 1)[0] in OWN_FLAGS:
+            raise BadInput(f"{flag.split('=', 1)[0]} is set by the gate; use {use} instead")
+    if args.data is not None and not os.path.isdir(args.data):
+        raise BadInput(f"--data {args.data}: not a directory")
+
+
+def stderr_tail(log_path, chars=800):
+    """The end of a run's stderr log, for the message of a run that failed."""
+    with open(log_path, errors="replace") as f:
+        return f.read()[-chars:].strip()
