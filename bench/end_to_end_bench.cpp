@@ -219,7 +219,9 @@ class EndToEndCase {
     const double step_ms = window_->wall_ms / sustained;
     items_ = std::llround(sustained * window_->mean_batch(c_.batch));
     state_.SetItemsProcessed(items_);
-    bound_ = compute_bound(data_.data_ms, compute_ms_, step_ms);
+    // The prediction: the step model (model/bound.h predict_from_parts) with the callbacks.
+    bound_ = compute_bound(data_.data_ms, compute_ms_, step_ms,
+                           predict_from_parts(data_.data_ms, compute_ms_, c_.prefetch, model_callbacks()).step_ms);
     put(state_, CounterId::kWorkers, workers_);
     put(state_, CounterId::kBatchSize, c_.batch);
     // The images a batch held as delivered (short batches: drop_last false, a dataset
@@ -359,6 +361,21 @@ class EndToEndCase {
     }
   }
 
+  // The callbacks as the step model takes them, from what this run recorded (callback:<label>_ms
+  // per step x every = per run, callback:<label>_every): a sync one's work and an async
+  // one's hand-off are time on the loop's thread; metric's time there is its wait for the
+  // step, which the model makes itself (waits_for_step, no work of its own).
+  std::vector<model::Callback> model_callbacks() const {
+    std::vector<model::Callback> out;
+    if (!extras_) return out;
+    for (size_t i = 0; i < callbacks_.size(); ++i) {
+      const bool metric = callbacks_[i].kind == "metric";
+      const double per_step = extras_->thread_ms()[i] / consumed_;
+      out.push_back({metric ? 0.0 : per_step * callbacks_[i].every, callbacks_[i].every, false, metric});
+    }
+    return out;
+  }
+
   // ms per step on the loop's thread: the work of a sync callback, the enqueue (and any
   // wait for room in the queue) of an async one.
   void report_callbacks() {
@@ -367,6 +384,7 @@ class EndToEndCase {
     for (size_t i = 0; i < callbacks_.size(); ++i) {
       const double ms = extras_->thread_ms()[i] / consumed_;
       put(state_, CounterId::kCallbackMs, callbacks_[i].label(), ms);
+      put(state_, CounterId::kCallbackEvery, callbacks_[i].label(), callbacks_[i].every);
       total += ms;
       all_async = all_async && callbacks_[i].async;
     }

@@ -18,6 +18,7 @@
 #include "datasets/file_io.h"
 #include "model/constants.h"
 #include "model/rank_fields.h"
+#include "model/step_model.h"
 #include "pipeline/dist/straggler.h"
 #include "pipeline/stage_timers.h"
 
@@ -38,8 +39,9 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
-// The global figures of straggler.h / ranks.h from every rank's (rank 0 only).
-void set_global(benchmark::State& state, const std::vector<std::vector<double>>& ranks) {
+// The global figures of straggler.h / ranks.h from every rank's (rank 0 only); bound_ms:
+// the step model's prediction (straggler_pred_ms, add_rank_counters).
+void set_global(benchmark::State& state, const std::vector<std::vector<double>>& ranks, double bound) {
   const auto column = [&](RankField f) {
     std::vector<double> c;
     for (const auto& r : ranks) c.push_back(r[static_cast<size_t>(f)]);
@@ -50,7 +52,6 @@ void set_global(benchmark::State& state, const std::vector<std::vector<double>>&
              ips = column(RankField::kImagesPerSecond), items = column(RankField::kItems);
   const double data_max = *std::max_element(data.begin(), data.end());
   const double step_mean = mean(step), au_mean = mean(au);
-  const double bound = std::max(data_max, *std::max_element(compute.begin(), compute.end()));
   put(state, CounterId::kWorldSize, static_cast<double>(ranks.size()));
   put(state, CounterId::kDataMs, data_max);
   put(state, CounterId::kDataMsMean, mean(data));
@@ -61,7 +62,7 @@ void set_global(benchmark::State& state, const std::vector<std::vector<double>>&
   put(state, CounterId::kAuPctMin, *std::min_element(au.begin(), au.end()));
   put(state, CounterId::kAuPass, au_mean >= model::kAuTargetPct ? 1 : 0);
   put(state, CounterId::kStallPct, 100.0 - au_mean);
-  put(state, CounterId::kPredictionErrorPct, dist::prediction_error_pct(bound, step_mean));
+  put(state, CounterId::kPredictionErrorPct, model::prediction_error_pct(bound, step_mean));
   put(state, CounterId::kImagesPerSecondTotal, std::accumulate(ips.begin(), ips.end(), 0.0));
   put(state, CounterId::kLoadImbalance, mean(data) > 0 ? data_max / mean(data) : 1.0);
   put(state, CounterId::kSlowestRank, static_cast<double>(std::max_element(data.begin(), data.end()) - data.begin()));
@@ -149,19 +150,23 @@ void add_rank_counters(benchmark::State& state, const RankFigures& mine,
   const auto figures = dist::gather(to_vector(mine));
   const auto samples = dist::gather(data_samples);
   if (dist::rank() != 0) return;
-  if (figures.size() > 1) set_global(state, figures);
   double compute = 0, step = 0;
   for (const auto& r : figures) {
     compute = std::max(compute, r[static_cast<size_t>(RankField::kComputeMs)]);
     step += r[static_cast<size_t>(RankField::kStepMs)] / static_cast<double>(figures.size());
   }
+  // The step model on the ranks' per-batch data times (straggler.h queue_ms: each one cost,
+  // batch 1, one worker, depth = the prefetch), drawn in runs of 4 x workers intervals (a
+  // few bunches of the workers' batches, straggler.h): the global bound_ms too.
   dist::StragglerOptions options;
-  options.block = 4 * workers;  // a few bunches of the workers' batches (straggler.h)
+  options.block = 4 * workers;
   const auto p = dist::predict_synchronised_step(samples, compute, prefetch, options);
-  put(state, CounterId::kStragglerPredMs, p.queue_ms);
+  const double predicted = p.queue_ms;
+  if (figures.size() > 1) set_global(state, figures, predicted);
+  put(state, CounterId::kStragglerPredMs, predicted);
   put(state, CounterId::kStragglerIidMaxMs, p.iid_max_ms);
-  put(state, CounterId::kStragglerPredErrorPct, dist::prediction_error_pct(p.queue_ms, step));
-  put(state, CounterId::kStragglerIidErrorPct, dist::prediction_error_pct(p.iid_max_ms, step));
+  put(state, CounterId::kStragglerPredErrorPct, model::prediction_error_pct(predicted, step));
+  put(state, CounterId::kStragglerIidErrorPct, model::prediction_error_pct(p.iid_max_ms, step));
 }
 
 bool merge_rank_traces(const std::string& path, int64_t origin_ns, const std::string& host) {

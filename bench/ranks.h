@@ -12,15 +12,15 @@
 //     max; it includes sync_ms, the collective on a resident batch); step_ms = the mean of
 //     the ranks' (they are synchronised); au_pct = the mean over ranks (MLPerf Storage and
 //     DLIO average AU over ranks), au_pct_min, au_pass = 1 when au_pct >= 90 (MLPerf
-//     Storage's threshold) else 0; stall_pct = 100 - au_pct; bound_ms = max(data_ms,
-//     compute_ms) and prediction_error_pct against step_ms; images_per_second_total = the
+//     Storage's threshold) else 0; stall_pct = 100 - au_pct; bound_ms = the step model's
+//     prediction (straggler_pred_ms below) and prediction_error_pct against step_ms; images_per_second_total = the
 //     sum of the ranks' images/s; load_imbalance = max / mean of data_ms; slowest_rank (the
 //     largest data_ms); data_drift_pct and loop_cpu_drift_pct = the drifts furthest from 0
 //     (each rank's: its loader alone after the loop against before, %; its workers' CPU per
 //     sample in the loop against alone, %).
 //   the straggler prediction (pipeline/dist/straggler.h), with one rank too, from each
 //     rank's batch intervals of both loader-alone windows: straggler_pred_ms
-//     (the simulated loop with prefetch), straggler_iid_max_ms (E[max over ranks of
+//     (the step model's loop with prefetch, model/step_model.h), straggler_iid_max_ms (E[max over ranks of
 //     max(data, compute)]), and their errors against step_ms, straggler_pred_error_pct and
 //     straggler_iid_error_pct (%).
 #pragma once

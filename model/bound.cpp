@@ -15,36 +15,73 @@ void require_time(const char* name, double ms) {
   }
 }
 
+// The loader as one cost per batch: batch 1, one worker (model/step_model.h).
+model::LoaderShape one_worker(int prefetch_depth) {
+  model::LoaderShape l;
+  l.batch = 1;
+  l.workers = 1;
+  l.prefetch_depth = prefetch_depth;
+  return l;
+}
+
 }  // namespace
 
-Bound compute_bound(double data_ms, double compute_ms, double step_ms) {
+Bound compute_bound(double data_ms, double compute_ms, double step_ms, double predicted_ms) {
   require_time("data_ms", data_ms);
   require_time("compute_ms", compute_ms);
   require_time("step_ms", step_ms);
+  require_time("predicted_ms", predicted_ms);
   if (step_ms <= 0) throw std::invalid_argument("step_ms must be > 0 ms, got 0");
   Bound b;
   b.data_ms = data_ms;
   b.compute_ms = compute_ms;
   b.step_ms = step_ms;
-  b.bound_ms = std::max(data_ms, compute_ms);
+  b.bound_ms = predicted_ms;
   b.au_pct = std::clamp(100.0 * compute_ms / step_ms, 0.0, 100.0);
   b.stall_pct = 100.0 - b.au_pct;
-  b.prediction_error_pct = 100.0 * (b.bound_ms - step_ms) / step_ms;
+  b.prediction_error_pct = model::prediction_error_pct(b.bound_ms, step_ms);
   return b;
 }
 
-int predict_workers(double per_sample_ms, int batch, double compute_ms, double scaling_efficiency) {
-  if (!(per_sample_ms > 0) || !std::isfinite(per_sample_ms))
-    throw std::invalid_argument("per_sample_ms must be > 0, got " + std::to_string(per_sample_ms));
-  if (batch <= 0) throw std::invalid_argument("batch must be >= 1, got " + std::to_string(batch));
-  if (!(compute_ms > 0) || !std::isfinite(compute_ms))
-    throw std::invalid_argument("compute_ms must be > 0, got " + std::to_string(compute_ms));
-  if (!(scaling_efficiency > 0) || scaling_efficiency > 1)
-    throw std::invalid_argument("scaling_efficiency must be in (0, 1], got " +
-                                std::to_string(scaling_efficiency));
-  const double w = per_sample_ms * batch / (compute_ms * scaling_efficiency);
-  // A hair of tolerance so that an exact fit (w = 2.0000000001 from rounding) stays 2.
-  return std::max(1, static_cast<int>(std::ceil(w - 1e-9)));
+Bound compute_bound(double data_ms, double compute_ms, double step_ms) {
+  require_time("data_ms", data_ms);
+  require_time("compute_ms", compute_ms);
+  return compute_bound(data_ms, compute_ms, step_ms, model::mean_bound_ms(data_ms, one_worker(1), compute_ms));
+}
+
+model::StepPrediction predict_from_parts(double data_ms, double compute_ms, int prefetch_depth,
+                                         const std::vector<model::Callback>& callbacks) {
+  model::StepModelInput in;
+  in.sample_ms = {data_ms};
+  in.loader = one_worker(prefetch_depth);
+  in.loop.compute_ms = compute_ms;
+  in.loop.callbacks = callbacks;
+  if (!callbacks.empty()) return model::predict_step(in);
+  // Constant costs: the simulation gives back the closed form (tests/step_model_test.cpp).
+  model::StepPrediction p;
+  p.data_ms = model::mean_data_ms(data_ms, in.loader);
+  p.step_ms = p.p50_ms = p.p95_ms = p.p99_ms = p.max_ms = p.mean_bound_ms =
+      model::mean_bound_ms(data_ms, in.loader, compute_ms);
+  p.au_pct = p.step_ms > 0 ? std::clamp(100.0 * compute_ms / p.step_ms, 0.0, 100.0) : 100.0;
+  p.stall_pct = 100.0 - p.au_pct;
+  p.data_wait_ms = p.step_ms - compute_ms;
+  return p;
+}
+
+CostPrediction predict_from_costs(const std::vector<double>& sample_ms, const model::LoaderShape& loader,
+                                  double measured_data_ms, const model::LoopShape& loop, int costliest) {
+  require_time("measured_data_ms", measured_data_ms);
+  model::StepModelInput in;
+  in.sample_ms = sample_ms;
+  in.loader = loader;
+  in.loop = loop;
+  CostPrediction p;
+  const double alone = model::predict_data_ms(sample_ms, loader);
+  if (alone > 0) p.scale = measured_data_ms / alone;
+  for (double& ms : in.sample_ms) ms *= p.scale;
+  p.step = model::predict_step(in);
+  p.tail_stall_share_pct = model::tail_stall_share_pct(in, costliest);
+  return p;
 }
 
 Verdict make_verdict(std::vector<SweepPoint> sweep, double per_sample_ms, int batch,
@@ -78,8 +115,8 @@ Verdict make_verdict(std::vector<SweepPoint> sweep, double per_sample_ms, int ba
 
   if (!v.first_compute_bound && per_sample_ms > 0 && !v.sweep.empty() &&
       v.sweep.front().bound.compute_ms > 0) {
-    v.predicted_workers = predict_workers(per_sample_ms, batch, v.sweep.front().bound.compute_ms,
-                                          v.scaling_efficiency);
+    v.predicted_workers = model::mean_workers_for_target(per_sample_ms / v.scaling_efficiency, batch,
+                                                         v.sweep.front().bound.compute_ms, model::kAuTargetPct);
   }
 
   std::sort(stages.begin(), stages.end(), [](const StageCost& a, const StageCost& b) {

@@ -1,16 +1,19 @@
-// The max(data, compute) bound and the verdict built on it.
+// The measured figures of a loop against the step model's prediction, and the verdict.
 //
 // Method (FastAI.jl, "Performant data pipelines", shared/seeds/001): time n training steps
 // on one batch already on the device (compute_ms per batch); time the loader alone
 // (data_ms per batch); the real loop runs near the larger of the two, because the loader
 // prefetches in the background while the accelerator computes. From the measured
 // end-to-end step time (step_ms per batch):
-//   bound_ms             = max(data_ms, compute_ms)
+//   bound_ms             = the predicted step: model/step_model.h's (predict_step from the
+//                          per-sample costs, or predict_from_parts below); without one,
+//                          its closed form max(data_ms, compute_ms) (model::mean_bound_ms)
 //   au_pct               = 100 * compute_ms / step_ms   (accelerator utilisation, clamped
 //                                                        to [0, 100])
 //   stall_pct            = 100 - au_pct                 (share of the step spent waiting
 //                                                        for data: the data stall)
-//   prediction_error_pct = 100 * (bound_ms - step_ms) / step_ms
+//   prediction_error_pct = model::prediction_error_pct(bound_ms, step_ms)
+//                        = 100 * (bound_ms - step_ms) / step_ms
 // All times in milliseconds per batch. Errors: std::invalid_argument for a negative or
 // non-finite time, or step_ms <= 0.
 #pragma once
@@ -18,6 +21,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "model/step_model.h"
 
 namespace pipebench {
 
@@ -32,14 +37,41 @@ struct Bound {
   bool data_bound() const { return data_ms > compute_ms; }
 };
 
+/// bound_ms = model::mean_bound_ms(data_ms, one worker, compute_ms) = max(data, compute).
 Bound compute_bound(double data_ms, double compute_ms, double step_ms);
 
-/// Workers predicted to make the loader keep up with the step (compute-bound):
-///   ceil(per_sample_ms * batch / (compute_ms * scaling_efficiency))
-/// where per_sample_ms is one worker's CPU cost of one sample and scaling_efficiency in
-/// (0, 1] is the measured speed-up per added worker (1 = linear). Throws
-/// std::invalid_argument for non-positive inputs or efficiency outside (0, 1].
-int predict_workers(double per_sample_ms, int batch, double compute_ms, double scaling_efficiency);
+/// The same with the step model's prediction as bound_ms (predicted_ms >= 0, finite).
+Bound compute_bound(double data_ms, double compute_ms, double step_ms, double predicted_ms);
+
+/// The step model fed a loop's measured parts, where no per-sample costs are at hand: the
+/// loader's ms per batch as the one cost (batch 1, one worker: model/step_model.h's
+/// per-batch form), prefetch_depth batches ahead, compute_ms per step and the callbacks on
+/// the loop's thread (each: ms per run, every, sync or async, waits_for_step). Without a
+/// callback it is the closed form max(data_ms, compute_ms) exactly (no simulation); with
+/// them, predict_step's simulation (its default options: the same number every call).
+/// bench writes it as bound_ms and the report prints that same counter.
+/// Errors: model::predict_step's (std::invalid_argument).
+model::StepPrediction predict_from_parts(double data_ms, double compute_ms, int prefetch_depth,
+                                         const std::vector<model::Callback>& callbacks = {});
+
+/// The step model fed the per-sample costs a run timed (bench: the loader-alone windows'
+/// wall cost of each sample on its worker, ms), their level set by the measured loader:
+/// the costs are scaled by scale = measured_data_ms / model::predict_data_ms(costs, loader),
+/// so that the simulated loader alone makes a batch in the measured data_ms (the shape of
+/// the distribution from the costs, its level from the measurement, which holds what a
+/// sample's own time leaves out: dispatch, hand-off, the workers' contention), then the
+/// loop is simulated (model::predict_step, default options) with `loop`. Constant costs
+/// give back max(data_ms, compute_ms) (the callbacks aside). tail_stall_share_pct:
+/// model::tail_stall_share_pct over the costliest `costliest` samples.
+/// Errors: std::invalid_argument for no costs, a cost or measured_data_ms not a finite
+/// ms >= 0, and model::predict_step's.
+struct CostPrediction {
+  model::StepPrediction step;
+  double scale = 1;
+  double tail_stall_share_pct = 0;
+};
+CostPrediction predict_from_costs(const std::vector<double>& sample_ms, const model::LoaderShape& loader,
+                                  double measured_data_ms, const model::LoopShape& loop, int costliest);
 
 /// One point of a worker sweep (a BM_EndToEnd case).
 struct SweepPoint {
@@ -72,7 +104,10 @@ struct Alternative {
 struct Verdict {
   std::vector<SweepPoint> sweep;             ///< sorted by workers
   std::optional<int> first_compute_bound;    ///< smallest swept w that is compute-bound
-  std::optional<int> predicted_workers;      ///< when none in the sweep is
+  /// When none in the sweep is: model::mean_workers_for_target(per_sample_ms /
+  /// scaling_efficiency, batch, compute_ms, model::kAuTargetPct), the one "workers needed"
+  /// formula (the what-if's "for 90 %" column's too).
+  std::optional<int> predicted_workers;
   double per_sample_ms = 0;                  ///< one worker, one sample
   double scaling_efficiency = 1;             ///< used for the prediction
   std::vector<StageCost> stages;             ///< largest share first

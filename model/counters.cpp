@@ -54,6 +54,13 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kConsumerWaitMs, "consumer_wait_ms", U::kMs, F::kLoader, "the consumer's wait for a batch, per batch", U::kUs},
     {C::kWorkerWaitMs, "worker_wait_ms", U::kMs, F::kLoader, "the workers' wait for room in the prefetch queue, per batch", U::kUs},
     {C::kReadThrottleMibS, "read_throttle_mib_s", U::kMiBPerSecond, F::kLoader, "--read-throttle: the emulated storage's bandwidth", U::kMiBPerSecond},
+    {C::kSamplesTimed, "samples_timed", U::kCount, F::kLoader, "samples whose cost the loader-alone windows timed one by one (the sample_*_ms distribution's size)", U::kCount},
+    {C::kSampleMsMean, "sample_mean_ms", U::kMs, F::kLoader, "one sample's cost in the loader-alone windows (read + pipeline + collate, wall, on its worker): the mean", U::kUs},
+    {C::kSampleMsP50, "sample_p50_ms", U::kMs, F::kLoader, "that cost's median", U::kUs},
+    {C::kSampleMsP95, "sample_p95_ms", U::kMs, F::kLoader, "that cost's 95th percentile", U::kUs},
+    {C::kSampleMsP99, "sample_p99_ms", U::kMs, F::kLoader, "that cost's 99th percentile", U::kUs},
+    {C::kSampleMsMax, "sample_max_ms", U::kMs, F::kLoader, "that cost's largest", U::kMs},
+    {C::kCostliestMs, "costliest:{}_ms", U::kMs, F::kLoader, "one of the costliest files (its path under --data), its mean cost per visit", U::kMs},
     // The training loop.
     {C::kBatchSize, "batch_size", U::kImages, F::kLoop, "--batch: images per batch as configured", U::kImages},
     {C::kImagesPerBatch, "images_per_batch", U::kImages, F::kLoop, "images a batch held as delivered (short batches count as they are)", U::kImages},
@@ -63,11 +70,12 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kStepMsCi, "step_ms_ci", U::kMs, F::kLoop, "step_ms's 95 % t interval half width over blocks of prefetch + 1 steps", U::kMs},
     {C::kStepMsBlocks, "step_ms_blocks", U::kCount, F::kLoop, "the blocks step_ms_ci is made of", U::kCount},
     {C::kStepP99Ms, "step_p99_ms", U::kMs, F::kLoop, "the loop's 99th percentile step (Hyndman-Fan 7 over its steps): the tail a mean step hides", U::kMs},
-    {C::kBoundMs, "bound_ms", U::kMs, F::kLoop, "max(data_ms, compute_ms): the predicted step", U::kMs},
+    {C::kBoundMs, "bound_ms", U::kMs, F::kLoop, "the predicted mean step (model/step_model.h: from the timed per-sample costs, else max(data_ms, compute_ms) with the callbacks)", U::kMs},
     {C::kAuPct, "au_pct", U::kPercent, F::kLoop, "accelerator utilisation: compute_ms / step_ms", U::kPercent},
     {C::kStallPct, "stall_pct", U::kPercent, F::kLoop, "100 - au_pct", U::kPercent},
     {C::kPredictionErrorPct, "prediction_error_pct", U::kPercent, F::kLoop, "(bound_ms - step_ms) / step_ms", U::kPercent},
     {C::kDataDriftPct, "data_drift_pct", U::kPercent, F::kLoop, "the loader alone after the loop against before; beyond +-5 % the report warns", U::kPercent},
+    {C::kDataWorkDriftPct, "data_work_drift_pct", U::kPercent, F::kLoop, "the workers' CPU per sample in the loader-alone window after the loop against before: how much of data_drift_pct the samples' own work explains (other images, not a slower machine)", U::kPercent},
     {C::kAloneSampleCpuMs, "alone_sample_cpu_ms", U::kMs, F::kLoop, "the workers' CPU per sample in the loader-alone windows (data_ms's)", U::kUs},
     {C::kLoopCpuDriftPct, "loop_cpu_drift_pct", U::kPercent, F::kLoop, "the workers' CPU per sample in the loop against the loader-alone windows", U::kPercent},
     {C::kSyncMs, "sync_ms", U::kMs, F::kLoop, "mpirun: the gradient synchronisation per step", U::kMs},
@@ -75,8 +83,15 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kSyncModelMs, "sync_model_ms", U::kMs, F::kLoop, "--sync=emulated: the modelled collective per step", U::kMs},
     {C::kRegionMs, "region:{}_ms", U::kMs, F::kLoop, "the loop's phase timed with RegionTimer (Batch, IO, Forward, Other, Comm), mean per step", U::kMs},
     {C::kRegionP99Ms, "region:{}_p99_ms", U::kMs, F::kLoop, "that phase's 99th percentile", U::kMs},
+    {C::kPredStepP50Ms, "pred_step_p50_ms", U::kMs, F::kLoop, "the step model's median step (from the timed per-sample costs)", U::kMs},
+    {C::kPredStepP95Ms, "pred_step_p95_ms", U::kMs, F::kLoop, "the step model's 95th percentile step", U::kMs},
+    {C::kPredStepP99Ms, "pred_step_p99_ms", U::kMs, F::kLoop, "the step model's 99th percentile step (against step_p99_ms)", U::kMs},
+    {C::kPredAuPct, "pred_au_pct", U::kPercent, F::kLoop, "the step model's AU: compute_ms / bound_ms", U::kPercent},
+    {C::kPredStallPct, "pred_stall_pct", U::kPercent, F::kLoop, "100 - pred_au_pct", U::kPercent},
+    {C::kTailStallSharePct, "tail_stall_share_pct", U::kPercent, F::kLoop, "the share of the predicted stall the costliest files cause (the stall less the stall with them at the median cost)", U::kPercent},
     // Training extras.
     {C::kCallbackMs, "callback:{}_ms", U::kMs, F::kCallbacks, "one callback's time on the loop's thread per step (a sync one's work, an async one's hand-off)", U::kUs},
+    {C::kCallbackEvery, "callback:{}_every", U::kCount, F::kCallbacks, "that callback's every=N: it runs every N steps (the step model's input)", U::kCount},
     {C::kCallbacksMs, "callbacks_ms", U::kMs, F::kCallbacks, "every callback's time on the loop's thread per step", U::kUs},
     {C::kCallbacksPct, "callbacks_pct", U::kPercent, F::kCallbacks, "callbacks_ms's share of the step", U::kPercent},
     {C::kCallbacksAsync, "callbacks_async", U::kFlag, F::kCallbacks, "1 when every callback of the set is async", U::kFlag},
@@ -91,6 +106,17 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kPairedRounds, "paired_rounds", U::kCount, F::kPaired, "rounds per iteration", U::kCount},
     {C::kPairedByPosition, "paired_by_position", U::kFlag, F::kPaired, "1: the interval by round position (two rounds or more); 0: over the blocks", U::kFlag},
     {C::kPairedRoundShare, "paired_round_share", U::kRatio, F::kPaired, "the round's share of the dataset (1: all of it)", U::kRatio},
+    // Fidelity (issue 35): the candidate's pixels against today's, same images and draws,
+    // measured outside the timed runs (transforms/fidelity.h, model/fidelity.h).
+    {C::kFidelitySamples, "fidelity_samples", U::kCount, F::kPaired, "samples whose outputs were compared (today's against the candidate's, float 0-255 before normalize); absent where no fidelity applies (`without:<op>`, an output not 0-255 pixels)", U::kCount},
+    {C::kFidelityIdenticalPct, "fidelity_identical_pct", U::kPercent, F::kPaired, "share of those samples bit-identical (the A/A control: 100, else a pairing bug)", U::kPercent},
+    {C::kFidelityPsnrMedianDb, "fidelity_psnr_median_db", U::kDb, F::kPaired, "PSNR median over the samples not identical (peak 255); absent when every sample is identical", U::kDb},
+    {C::kFidelityPsnrP5Db, "fidelity_psnr_p5_db", U::kDb, F::kPaired, "PSNR 5th percentile over those samples: the worst 5 %", U::kDb},
+    {C::kFidelitySsimMedian, "fidelity_ssim_median", U::kRatio, F::kPaired, "SSIM (Wang et al. 2004, 11 x 11 Gaussian, sigma 1.5) median over the samples not identical", U::kRatio},
+    {C::kFidelitySsimP5, "fidelity_ssim_p5", U::kRatio, F::kPaired, "SSIM 5th percentile over those samples", U::kRatio},
+    {C::kFidelityMs, "fidelity_ms", U::kMs, F::kPaired, "wall time of the case's fidelity work (outside the timed runs), in all", U::kMs},
+    {C::kUpsampledTodayPct, "upsampled_today_pct", U::kPercent, F::kPaired, "share of today's crops whose source window is smaller than the output (enlarged)", U::kPercent},
+    {C::kUpsampledCandidatePct, "upsampled_candidate_pct", U::kPercent, F::kPaired, "the same share for the candidate (`presized:N`: today's windows scaled to the smaller copy)", U::kPercent},
     // Batch operators.
     {C::kBatchMs, "batch_ms", U::kMs, F::kBatch, "a batch operator's time per batch (thread CPU; CUDA events on the device)", U::kMs},
     {C::kBatchMsCi, "batch_ms_ci", U::kMs, F::kBatch, "batch_ms's 95 % t interval half width over the iterations", U::kMs},
@@ -265,6 +291,7 @@ std::string_view unit_text(Unit unit) {
     case Unit::kMHz: return "MHz";
     case Unit::kPx: return "px";
     case Unit::kGflop: return "GFLOP";
+    case Unit::kDb: return "dB";
     case Unit::kOfFigure: return "the figure's";
   }
   return "?";

@@ -51,6 +51,7 @@ enum class Unit : std::uint8_t {
   kMHz,
   kPx,
   kGflop,
+  kDb,                   ///< decibels (PSNR: 10 log10 of a power ratio)
   kOfFigure,             ///< a pattern's: the unit of the figure its part names (rank<k>_<figure>)
 };
 
@@ -85,15 +86,19 @@ enum class CounterId : std::uint16_t {
   kWorkers, kDataMs, kSampleCpuMs, kPreemptedMs, kBatchBytes, kBatchUint8, kWallUsPerImage,
   kProcessCpuMs, kConsumerCpuMs, kWorkersCpuMs, kCpuCoresUsed, kConsumerWaitMs, kWorkerWaitMs,
   kReadThrottleMibS,
+  kSamplesTimed, kSampleMsMean, kSampleMsP50, kSampleMsP95, kSampleMsP99, kSampleMsMax, kCostliestMs,
   // kLoop
   kBatchSize, kImagesPerBatch, kComputeMs, kComputeGflop, kStepMs, kStepMsCi, kStepMsBlocks, kStepP99Ms,
-  kBoundMs, kAuPct, kStallPct, kPredictionErrorPct, kDataDriftPct, kAloneSampleCpuMs,
+  kBoundMs, kAuPct, kStallPct, kPredictionErrorPct, kDataDriftPct, kDataWorkDriftPct, kAloneSampleCpuMs,
   kLoopCpuDriftPct, kSyncMs, kSyncCpuMs, kSyncModelMs, kRegionMs, kRegionP99Ms,
+  kPredStepP50Ms, kPredStepP95Ms, kPredStepP99Ms, kPredAuPct, kPredStallPct, kTailStallSharePct,
   // kCallbacks
-  kCallbackMs, kCallbacksMs, kCallbacksPct, kCallbacksAsync,
+  kCallbackMs, kCallbackEvery, kCallbacksMs, kCallbacksPct, kCallbacksAsync,
   // kPaired
   kPairedTodayUs, kPairedSavingMs, kPairedSavingCiMs, kPairedRatio, kPairedRatioLo,
   kPairedRatioHi, kPairedBlocks, kPairedRounds, kPairedByPosition, kPairedRoundShare,
+  kFidelitySamples, kFidelityIdenticalPct, kFidelityPsnrMedianDb, kFidelityPsnrP5Db,
+  kFidelitySsimMedian, kFidelitySsimP5, kFidelityMs, kUpsampledTodayPct, kUpsampledCandidatePct,
   // kBatch
   kBatchMs, kBatchMsCi, kBatchImages, kBatchIterations,
   // kOverhead

@@ -400,6 +400,41 @@ int mean_workers_for_target(double mean_sample_ms, int batch, double compute_ms,
   return std::max(1, static_cast<int>(std::ceil(w - 1e-9)));
 }
 
+double prediction_error_pct(double predicted_ms, double measured_ms) {
+  return measured_ms > 0 ? 100.0 * (predicted_ms - measured_ms) / measured_ms : 0.0;
+}
+
+CostSummary summarise_costs(const std::vector<double>& sample_ms) {
+  require_costs("sample_ms", sample_ms);
+  std::vector<double> sorted = sample_ms;
+  std::sort(sorted.begin(), sorted.end());
+  CostSummary c;
+  c.samples = static_cast<int>(sorted.size());
+  c.mean_ms = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(sorted.size());
+  c.p50_ms = percentile(sorted, 0.50);
+  c.p95_ms = percentile(sorted, 0.95);
+  c.p99_ms = percentile(sorted, 0.99);
+  c.max_ms = sorted.back();
+  return c;
+}
+
+double tail_stall_share_pct(const StepModelInput& in, int costliest, const SimOptions& o) {
+  if (costliest < 0) bad("costliest must be >= 0, got " + std::to_string(costliest));
+  const StepPrediction all = predict_step(in, o);
+  if (all.stall_pct < 0.05 || costliest == 0 || in.sample_ms.empty()) return 0.0;
+  // The costliest samples at the median: the loop as if they were typical.
+  StepModelInput typical = in;
+  std::vector<size_t> order(typical.sample_ms.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  const size_t k = std::min(order.size(), static_cast<size_t>(costliest));
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                    [&](size_t a, size_t b) { return typical.sample_ms[a] > typical.sample_ms[b]; });
+  const double median = summarise_costs(in.sample_ms).p50_ms;
+  for (size_t i = 0; i < k; ++i) typical.sample_ms[order[i]] = median;
+  const StepPrediction without = loop_prediction(typical, o);
+  return std::clamp(100.0 * (all.stall_pct - without.stall_pct) / all.stall_pct, 0.0, 100.0);
+}
+
 StepPrediction predict_step(const StepModelInput& in, const SimOptions& o) {
   validate(in, o);
   StepPrediction p = loop_prediction(in, o);

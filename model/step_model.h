@@ -195,4 +195,24 @@ double mean_bound_ms(double mean_sample_ms, const LoaderShape& loader, double co
 int mean_workers_for_target(double mean_sample_ms, int batch, double compute_ms,
                             double target_au_pct = kAuTargetPct, double batch_ms = 0);
 
+/// The one prediction error, %: 100 x (predicted_ms - measured_ms) / measured_ms; 0 when
+/// measured_ms is not > 0 (nothing to be off from). Every prediction error pipebench
+/// writes or prints (bench's counters, the ranks' straggler error, the report's checks).
+double prediction_error_pct(double predicted_ms, double measured_ms);
+
+/// Per-sample costs as the record keeps them (ms; percentiles as predict_step's: linear
+/// interpolation between order statistics). Throws std::invalid_argument for no costs or a
+/// cost not a finite ms >= 0.
+struct CostSummary {
+  double mean_ms = 0, p50_ms = 0, p95_ms = 0, p99_ms = 0, max_ms = 0;
+  int samples = 0;
+};
+CostSummary summarise_costs(const std::vector<double>& sample_ms);
+
+/// The share of the predicted stall that the `costliest` most expensive samples cause, %:
+/// 100 x (stall(costs) - stall(costs with those samples at the median)) / stall(costs),
+/// both by predict_step on `in` (same seed); 0 when the loop does not stall (stall < 0.05
+/// points). In [0, 100]. Errors: predict_step's; costliest < 0.
+double tail_stall_share_pct(const StepModelInput& in, int costliest, const SimOptions& options = {});
+
 }  // namespace pipebench::model

@@ -1,5 +1,8 @@
 #include "pipeline/worker_search.h"
 
+#include "model/bound.h"
+#include "model/step_model.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -8,15 +11,16 @@
 namespace pipebench {
 namespace {
 
+// The step model's AU of a loop whose loader takes data_ms per batch (model/bound.h
+// predict_from_parts: max(data, compute)).
 double au_pct(double data_ms, double compute_ms) {
-  return 100.0 * compute_ms / std::max(data_ms, compute_ms);
+  return predict_from_parts(data_ms, compute_ms, 2).au_pct;
 }
 
-// Workers needed at linear scaling for `data_ms` at `w` workers to shrink to the largest
-// data time that still gives AU >= 90 %.
-int scaled_guess(double w, double data_ms, double compute_ms) {
-  const double need = w * data_ms * (kTargetAuPct / 100.0) / compute_ms;
-  return static_cast<int>(std::ceil(need - 1e-9));
+// The one "workers needed" formula (model::mean_workers_for_target) with the per-sample
+// cost that `data_ms` at `w` workers implies at linear scaling: data_ms x w / batch.
+int scaled_guess(int w, double data_ms, int batch, double compute_ms) {
+  return model::mean_workers_for_target(data_ms * w / batch, batch, compute_ms, kTargetAuPct);
 }
 
 }  // namespace
@@ -63,13 +67,11 @@ WorkerSearch search_workers(const std::function<double(int)>& measure, double pe
   };
   const auto ok = [](const WorkerTrial& t) { return t.au_pct >= kTargetAuPct - 1e-9; };
 
-  int w = std::clamp(static_cast<int>(std::ceil(per_sample_ms * batch * (kTargetAuPct / 100.0) /
-                                                compute_ms - 1e-9)),
-                     1, budget);
+  int w = std::clamp(model::mean_workers_for_target(per_sample_ms, batch, compute_ms, kTargetAuPct), 1, budget);
   // Up until AU >= 90 % or the budget.
   WorkerTrial t = trial(w);
   while (!ok(t) && w < budget && static_cast<int>(r.trials.size()) < max_trials) {
-    w = std::clamp(std::max(w + 1, scaled_guess(w, t.data_ms, compute_ms)), 1, budget);
+    w = std::clamp(std::max(w + 1, scaled_guess(w, t.data_ms, batch, compute_ms)), 1, budget);
     t = trial(w);
   }
   if (ok(t)) {

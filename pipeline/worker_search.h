@@ -5,14 +5,16 @@
 // every count tried is reported).
 //
 // The search, with data_ms(w) the loader's measured time per batch at w workers (ms) and
-// compute_ms the training step's (ms per batch); AU(w) = compute_ms / max(data_ms(w),
-// compute_ms), model/bound.h's definition for the predicted loop:
-//   1. first guess w = ceil(per_sample_ms * batch * 0.9 / compute_ms) (the loader's cost
-//      spread over w workers at linear scaling, the largest data_ms that still gives
-//      AU >= 90 % being compute_ms / 0.9), clamped to [1, budget];
-//   2. measure it; while AU < 90 % and w < budget, the next guess scales w by the measured
-//      shortfall, w' = ceil(w * data_ms(w) * 0.9 / compute_ms), at least w + 1, clamped to
-//      the budget (so sub-linear scaling is corrected from measurements, not assumed);
+// compute_ms the training step's (ms per batch); AU(w) = the step model's for a loader at
+// data_ms(w) (model/bound.h predict_from_parts: compute_ms / max(data_ms(w), compute_ms)):
+//   1. first guess w = model::mean_workers_for_target(per_sample_ms, batch, compute_ms,
+//      90 %) = ceil(per_sample_ms * batch * 0.9 / compute_ms) (the loader's cost spread over
+//      w workers at linear scaling, the largest data_ms that still gives AU >= 90 % being
+//      compute_ms / 0.9), clamped to [1, budget]; the one "workers needed" formula;
+//   2. measure it; while AU < 90 % and w < budget, the next guess is the same formula with
+//      the per-sample cost the measurement implies, data_ms(w) x w / batch, so
+//      w' = ceil(w * data_ms(w) * 0.9 / compute_ms), at least w + 1, clamped to the budget
+//      (so sub-linear scaling is corrected from measurements, not assumed);
 //   3. once some w reaches AU >= 90 %, w - 1 is measured too (unless measured already or
 //      w = 1) and the search steps down while the count below still reaches it: the result
 //      is the smallest count that reached AU >= 90 % among those measured around it;

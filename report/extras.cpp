@@ -3,9 +3,32 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/bound.h"
 #include "report/appendf.h"
 
 namespace pipebench::report {
+
+namespace {
+
+// The step model's step for a callback case (extras.h ExtrasCase::predicted_step_ms).
+std::optional<double> predicted_with_callbacks(const BenchRun& run, const CaseMeans& m) {
+  const auto data = m.get(CounterId::kDataMs), compute = m.get(CounterId::kComputeMs);
+  if (!data || !compute) return std::nullopt;
+  std::vector<model::Callback> callbacks;
+  bool recorded = !m.key.callbacks.empty();  // bench wrote every=N and its bound_ms with them
+  for (const std::string& label : m.key.callbacks) {
+    const auto every = m.get(CounterId::kCallbackEvery, label);
+    recorded = recorded && every.has_value();
+    const int n = std::max(1, static_cast<int>(std::lround(every.value_or(1))));
+    const bool metric = label.rfind("metric", 0) == 0;  // its time there is the wait for the step
+    callbacks.push_back({metric ? 0.0 : m.get(CounterId::kCallbackMs, label).value_or(0) * n, n, false, metric});
+  }
+  if (const auto bound = m.get(CounterId::kBoundMs); recorded && bound) return *bound;
+  const int depth = static_cast<int>(std::lround(run.number("prefetch_depth_batches").value_or(2)));
+  return predict_from_parts(*data, *compute, std::max(1, depth), callbacks).step_ms;
+}
+
+}  // namespace
 
 Extras training_extras(const BenchRun& run, const std::string& pipeline) {
   Extras e;
@@ -28,12 +51,8 @@ Extras training_extras(const BenchRun& run, const std::string& pipeline) {
     c.stall_pct = get(CounterId::kStallPct).value_or(100 - *au);
     c.callbacks_ms = *cb;
     c.callbacks_pct = get(CounterId::kCallbacksPct).value_or(*step > 0 ? 100 * *cb / *step : 0);
-    // What runs on the loop's thread adds to the step: the callbacks (a sync one's work, an
-    // async one's hand-off) come after the step call, before the next fetch.
-    if (const auto data = get(CounterId::kDataMs), compute = get(CounterId::kComputeMs); data && compute && *step > 0) {
-      c.predicted_step_ms = std::max(*data, *compute + *cb);
-      c.prediction_error_pct = 100 * (*c.predicted_step_ms - *step) / *step;
-    }
+    c.predicted_step_ms = predicted_with_callbacks(run, *m);
+    if (c.predicted_step_ms) c.prediction_error_pct = model::prediction_error_pct(*c.predicted_step_ms, *step);
     // Each callback of the set (the key's labels, pipeline/callbacks.h) has its counter
     // callback:<label>_ms.
     for (const std::string& label : m->key.callbacks)
@@ -69,7 +88,7 @@ void append_extras_text(std::string& out, const Extras& e) {
     appendf(out, "  %s: step %.2f%s ms; %.1f %% in callbacks (%.2f ms), AU %.1f %%, stall %.1f %%",
             c.name.c_str(), c.step_ms, ci.c_str(), c.callbacks_pct, c.callbacks_ms, c.au_pct, c.stall_pct);
     if (c.predicted_step_ms)
-      appendf(out, "; predicted %.2f ms = max(data, compute + callbacks) (error %+.1f %%)",
+      appendf(out, "; predicted %.2f ms by the step model (data, compute, the callbacks on the loop's thread; error %+.1f %%)",
               *c.predicted_step_ms, *c.prediction_error_pct);
     appendf(out, "\n");
   }

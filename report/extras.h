@@ -32,9 +32,12 @@ struct ExtrasCase {
   std::optional<double> step_ms_ci;  ///< step_ms's 95 % half width (bench: over blocks of steps)
   double callbacks_ms = 0, callbacks_pct = 0;      ///< on the loop's thread, per step
   std::vector<std::pair<std::string, double>> per_callback;  ///< label -> ms per step
-  /// The bound of a loop whose thread also runs the callbacks (issue 26): max(data_ms,
-  /// compute_ms + callbacks_ms), ms per batch, and its error against step_ms, %; absent
-  /// without data_ms and compute_ms.
+  /// The step model's prediction for a loop whose thread also runs the callbacks (issue
+  /// 26, 34): the case's bound_ms as bench wrote it (model/bound.h predict_from_parts with
+  /// the callbacks, recorded with callback:<label>_every) so that the JSON and this report
+  /// give one number; for a record from before callback:<label>_every, the same model
+  /// on its counters (each callback every step). ms per batch, and its error against
+  /// step_ms (model::prediction_error_pct), %; absent without data_ms and compute_ms.
   std::optional<double> predicted_step_ms, prediction_error_pct;
 };
 

@@ -71,10 +71,10 @@ void workers_verdict(std::string& out, const Report& r) {
             "contended machine); see the stall and the regions below.\n", first->workers,
             first->bound.data_ms, first->bound.compute_ms, first->bound.au_pct, kAuTargetPct);
   } else if (v.predicted_workers) {
-    appendf(out, "Workers: data-bound at every swept count. Predicted to be compute-bound at "
-            "%d workers = ceil(%.3f ms/sample x %d / (%.2f ms x %.2f scaling efficiency)).\n",
-            *v.predicted_workers, v.per_sample_ms, r.batch, v.sweep.front().bound.compute_ms,
-            v.scaling_efficiency);
+    appendf(out, "Workers: data-bound at every swept count. Predicted to reach AU %.0f %% at "
+            "%d workers = ceil(%.2f x %.3f ms/sample x %d / (%.2f ms x %.2f scaling efficiency)).\n",
+            kAuTargetPct, *v.predicted_workers, kAuTargetPct / 100, v.per_sample_ms, r.batch,
+            v.sweep.front().bound.compute_ms, v.scaling_efficiency);
     if (r.cores > 0 && *v.predicted_workers > r.cores)
       appendf(out, "         That is more workers than this machine's %d hardware threads: add "
               "cores, or make each sample cheaper (below).\n", r.cores);

@@ -55,8 +55,11 @@ Cases find_sweep(const BenchRun& run, const std::string& recipe) {
     SweepPoint p;
     p.workers = c->key.workers;
     try {
-      p.bound = compute_bound(required_counter(name, *c, CounterId::kDataMs), required_counter(name, *c, CounterId::kComputeMs),
-                              required_counter(name, *c, CounterId::kStepMs));
+      // The prediction bench wrote (bound_ms: the step model's), else its closed form.
+      const double data = required_counter(name, *c, CounterId::kDataMs), compute = required_counter(name, *c, CounterId::kComputeMs),
+                   step = required_counter(name, *c, CounterId::kStepMs);
+      const auto predicted = c->get(CounterId::kBoundMs);
+      p.bound = predicted ? compute_bound(data, compute, step, *predicted) : compute_bound(data, compute, step);
     } catch (const std::invalid_argument& e) {
       throw ReportError(name + ": " + e.what());
     }

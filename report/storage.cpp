@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "model/bound.h"
 #include "report/appendf.h"
 
 namespace pipebench::report {
@@ -87,8 +88,10 @@ Storage storage_split(const BenchRun& run, const std::string& pipeline, std::opt
   s.fetch_images_per_second = run.value(read_cold, CounterId::kItemsPerSecond);
   s.fetch_mb_per_second = mb_per_second(run, read_cold);
   if (s.cold_data_ms && s.warm_data_ms && s.compute_ms) {
-    s.stall_ms = std::max(0.0, *s.cold_data_ms - *s.compute_ms);
-    s.prep_stall_ms = std::max(0.0, std::min(*s.warm_data_ms, *s.cold_data_ms) - *s.compute_ms);
+    // The step model's stall (model/bound.h predict_from_parts: max(data, compute) - compute).
+    const auto stall = [&](double data_ms) { return predict_from_parts(data_ms, *s.compute_ms, 2).step_ms - *s.compute_ms; };
+    s.stall_ms = stall(*s.cold_data_ms);
+    s.prep_stall_ms = stall(std::min(*s.warm_data_ms, *s.cold_data_ms));
     s.fetch_stall_ms = std::max(0.0, s.stall_ms - s.prep_stall_ms);
   }
   const auto images = run.number("dataset_images");
@@ -127,8 +130,9 @@ void add_storage_rows(WhatIf& w, const Storage& s) {
     r.workers = s.workers;
     r.cores_needed = s.workers;
     r.data_ms = data_ms;
-    r.step_ms = std::max(data_ms, compute_ms);
-    r.au_pct = 100 * compute_ms / r.step_ms;
+    const model::StepPrediction p = predict_from_parts(data_ms, compute_ms, 2);  // the step model
+    r.step_ms = p.step_ms;
+    r.au_pct = p.au_pct;
     r.images_per_second = w.batch * 1000.0 / r.step_ms;
     r.data_saving_ms = *s.cold_data_ms - data_ms;
     return r;

@@ -1,5 +1,8 @@
 #include "report/whatif.h"
 
+#include "model/bound.h"
+#include "model/step_model.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -361,7 +364,7 @@ WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double 
   // the device (measured; 0 for a CPU candidate). AU counts the training step only.
   r.device_ms = cost.device_ms_per_batch;
   const double busy_ms = in.compute_ms + r.device_ms;
-  r.step_ms = std::max(r.data_ms, busy_ms);
+  r.step_ms = predict_from_parts(r.data_ms, busy_ms, 2).step_ms;  // the step model
   r.au_pct = 100.0 * in.compute_ms / r.step_ms;
   r.images_per_second = in.batch * 1000.0 / r.step_ms;
   r.saving_ms_per_sample = in.today->cpu_ms - cost.cpu_ms;
@@ -584,12 +587,12 @@ std::optional<PredictionCheck> check(const WhatIfInputs& in, const WhatIf& w) {
     c.at_workers_candidate = workers && workers->measured;
     const double data = in.loader_overhead * predicted_data_ms(in.today->cpu_ms, in.batch, at, in.cores);
     // The point's own compute time: the case that ran the fix measured it.
-    c.predicted_step_ms = std::max(data, p.bound.compute_ms);
+    c.predicted_step_ms = predict_from_parts(data, p.bound.compute_ms, 2).step_ms;
     c.predicted_au_pct = 100.0 * p.bound.compute_ms / c.predicted_step_ms;
     c.measured_step_ms = p.bound.step_ms;
     c.measured_au_pct = p.bound.au_pct;
     c.measured_ci_ms = p.step_ms_ci;
-    c.error_pct = 100.0 * (c.predicted_step_ms - c.measured_step_ms) / c.measured_step_ms;
+    c.error_pct = model::prediction_error_pct(c.predicted_step_ms, c.measured_step_ms);
     return c;
   }
   return std::nullopt;
@@ -600,13 +603,18 @@ std::optional<PredictionCheck> check(const WhatIfInputs& in, const WhatIf& w) {
 bool PredictionCheck::over_tolerance() const { return std::abs(error_pct) > kCheckTolerancePct; }
 
 double predicted_data_ms(double cpu_ms_per_sample, int batch, int workers, double cores) {
-  const double parallel = cores > 0 ? std::min<double>(workers, cores) : workers;
-  return cpu_ms_per_sample * batch / std::max(parallel, kEps);
+  // The step model's closed form (model::mean_data_ms): workers beyond the cores share them.
+  model::LoaderShape l;
+  l.batch = std::max(1, batch);
+  l.workers = std::max(1, workers);
+  l.cores = cores > 0 ? cores : 0;
+  return model::mean_data_ms(cpu_ms_per_sample, l);
 }
 
 int workers_for_target(double cpu_ms_per_sample, int batch, double compute_ms, double overhead) {
-  const double w = kAuTargetPct / 100.0 * overhead * cpu_ms_per_sample * batch / compute_ms;
-  return std::max(1, static_cast<int>(std::ceil(w - kEps)));
+  // The one "workers needed" formula (model::mean_workers_for_target), k folded into the cost.
+  return std::max(1, model::mean_workers_for_target(overhead * cpu_ms_per_sample, std::max(1, batch),
+                                                    compute_ms, kAuTargetPct));
 }
 
 WhatIfInputs what_if_inputs(const BenchRun& run, const std::string& pipeline, int batch,
@@ -700,13 +708,13 @@ WhatIf build_what_if(const WhatIfInputs& in) {
     fc.label = f.label;
     PredictionCheck& c = fc.check;
     c.workers = p.workers;
-    c.predicted_step_ms = std::max(in.loader_overhead * predicted_data_ms(f.cpu_ms, in.batch, p.workers, in.cores),
-                                   p.bound.compute_ms + f.device_ms_per_batch);
+    c.predicted_step_ms = predict_from_parts(in.loader_overhead * predicted_data_ms(f.cpu_ms, in.batch, p.workers, in.cores),
+                                             p.bound.compute_ms + f.device_ms_per_batch, 2).step_ms;
     c.predicted_au_pct = 100.0 * p.bound.compute_ms / c.predicted_step_ms;
     c.measured_step_ms = p.bound.step_ms;
     c.measured_au_pct = p.bound.au_pct;
     c.measured_ci_ms = p.step_ms_ci;
-    c.error_pct = 100.0 * (c.predicted_step_ms - c.measured_step_ms) / c.measured_step_ms;
+    c.error_pct = model::prediction_error_pct(c.predicted_step_ms, c.measured_step_ms);
     w.fix_checks.push_back(fc);
   }
   // Advice from a model that this very run contradicts must say so.

@@ -4,7 +4,7 @@
 //
 // The model (model/bound.h's bound, with the loader's time predicted from CPU cost):
 //   data_ms(p, w)  = k * p * batch / min(w, cores) ms per batch; p = CPU ms per sample
-//   step_ms        = max(data_ms, compute_ms)      ms per batch
+//   step_ms        = max(data_ms, compute_ms)      ms per batch (model/bound.h predict_from_parts)
 //   au_pct         = 100 * compute_ms / step_ms    accelerator utilisation
 //   images/s       = batch * 1000 / step_ms
 // k = the loader against one thread's sample (its collate, hand-off and scheduling, and the
@@ -341,9 +341,12 @@ struct WhatIf {
   bool empty() const { return rows.empty(); }
 };
 
-/// data_ms(p, w) of the model above; cores <= 0 means unknown (min(w, cores) = w).
+/// data_ms(p, w) of the model above: the step model's closed form (model::mean_data_ms with
+/// cores; cores <= 0 means unknown, min(w, cores) = w). Throws std::invalid_argument for a
+/// cost not a finite ms >= 0.
 double predicted_data_ms(double cpu_ms_per_sample, int batch, int workers, double cores);
-/// The smallest worker count reaching kAuTargetPct with that cost (>= 1); `overhead` = k.
+/// The smallest worker count reaching kAuTargetPct with that cost (>= 1); `overhead` = k:
+/// model::mean_workers_for_target(k x p, batch, compute_ms, kAuTargetPct), the one formula.
 int workers_for_target(double cpu_ms_per_sample, int batch, double compute_ms, double overhead = 1.0);
 
 /// The inputs of `pipeline` (the context's recipe) in `run`: sweep, the report's

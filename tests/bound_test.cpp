@@ -45,23 +45,31 @@ TEST(ComputeBound, RejectsBadTimes) {
                std::invalid_argument);
 }
 
-TEST(PredictWorkers, CeilOfCostOverBudget) {
-  // 2 ms per sample, batch 64: 128 ms of worker time per batch; 25 ms step -> 5.12 -> 6.
-  EXPECT_EQ(predict_workers(2.0, 64, 25.0, 1.0), 6);
-  // At 80% scaling efficiency: 128 / (25 * 0.8) = 6.4 -> 7.
-  EXPECT_EQ(predict_workers(2.0, 64, 25.0, 0.8), 7);
-  // Exact fit stays exact.
-  EXPECT_EQ(predict_workers(1.0, 50, 25.0, 1.0), 2);
-  // Cheap samples: one worker is enough.
-  EXPECT_EQ(predict_workers(0.01, 64, 25.0, 1.0), 1);
+TEST(ComputeBound, TakesTheStepModelsPredictionAsTheBound) {
+  // A prediction above max(data, compute) (a tail the closed form cannot see): the error
+  // is against it, from the one formula.
+  Bound b = compute_bound(40, 25, 50, 48);
+  EXPECT_DOUBLE_EQ(b.bound_ms, 48);
+  EXPECT_NEAR(b.prediction_error_pct, -4.0, 1e-12);
+  EXPECT_DOUBLE_EQ(b.prediction_error_pct, model::prediction_error_pct(48, 50));
+  EXPECT_THROW(compute_bound(40, 25, 50, -1), std::invalid_argument);
 }
 
-TEST(PredictWorkers, RejectsBadInputs) {
-  EXPECT_THROW(predict_workers(0, 64, 25, 1), std::invalid_argument);
-  EXPECT_THROW(predict_workers(1, 0, 25, 1), std::invalid_argument);
-  EXPECT_THROW(predict_workers(1, 64, 0, 1), std::invalid_argument);
-  EXPECT_THROW(predict_workers(1, 64, 25, 1.5), std::invalid_argument);
-  EXPECT_THROW(predict_workers(1, 64, 25, 0), std::invalid_argument);
+TEST(PredictFromParts, WithoutCallbacksIsMaxOfDataAndCompute) {
+  EXPECT_DOUBLE_EQ(predict_from_parts(40, 25, 2).step_ms, 40);
+  EXPECT_DOUBLE_EQ(predict_from_parts(10, 25, 2).step_ms, 25);
+  EXPECT_DOUBLE_EQ(predict_from_parts(10, 25, 2).au_pct, 100);
+}
+
+TEST(PredictFromParts, ASyncCallbackOnTheLoopsThreadLengthensAComputeBoundStep) {
+  // Data 5 ms, compute 10 ms, a sync callback of 8 ms every step that waits for the step
+  // (metric): the loop's thread waits for the step's end, then 8 ms, before the next
+  // fetch: step = 10 + 8 = 18 ms (not max(5, 10) = 10).
+  model::Callback metric{8.0, 1, false, true};
+  EXPECT_NEAR(predict_from_parts(5, 10, 2, {metric}).step_ms, 18.0, 1e-6);
+  // One that does not wait overlaps the step: max(10, 8 + 0) = 10.
+  model::Callback log{8.0, 1, false, false};
+  EXPECT_NEAR(predict_from_parts(5, 10, 2, {log}).step_ms, 10.0, 1e-6);
 }
 
 SweepPoint point(int w, double data_ms, double compute_ms, double step_ms, double ips) {
@@ -86,8 +94,10 @@ TEST(MakeVerdict, PredictsWorkersBeyondTheSweepWithMeasuredEfficiency) {
   EXPECT_FALSE(v.first_compute_bound.has_value());
   EXPECT_NEAR(v.scaling_efficiency, 0.9, 1e-12);
   ASSERT_TRUE(v.predicted_workers.has_value());
-  // 2.5 * 64 / (25 * 0.9) = 7.11 -> 8
-  EXPECT_EQ(*v.predicted_workers, 8);
+  // For AU 90 % (model::kAuTargetPct): 0.9 x 2.5 x 64 / (25 x 0.9) = 6.4 -> 7, the step
+  // model's mean_workers_for_target with the measured efficiency folded into the cost.
+  EXPECT_EQ(*v.predicted_workers, 7);
+  EXPECT_EQ(*v.predicted_workers, model::mean_workers_for_target(2.5 / 0.9, 64, 25, model::kAuTargetPct));
 }
 
 TEST(MakeVerdict, RanksStagesAndPrefersAnAlternativeForTheTopStage) {

@@ -309,7 +309,7 @@ TEST(StepModel, PercentilesAreOrderedAndRunsDeterministic) {
 TEST(StepModel, WorkersForTargetIsTheClosedFormOnConstantCosts) {
   // The one formula: bound.h's predict_workers at 100 %, the what-if's and --workers=auto's
   // at 90 %.
-  EXPECT_EQ(mean_workers_for_target(2.0, 64, 25.0, 100), predict_workers(2.0, 64, 25.0, 1.0));
+  EXPECT_EQ(mean_workers_for_target(2.0, 64, 25.0, 100), 6);  // 128 / 25 = 5.12
   EXPECT_EQ(mean_workers_for_target(2.0, 64, 25.0, 90), 5);  // 0.9 x 128 / 25 = 4.6
   EXPECT_EQ(mean_workers_for_target(1.0, 50, 25.0, 100), 2);  // an exact fit stays exact
   EXPECT_EQ(mean_workers_for_target(2.0, 64, 0.0, 90), 0);    // nothing keeps up with no step

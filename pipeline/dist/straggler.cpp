@@ -1,5 +1,7 @@
 #include "pipeline/dist/straggler.h"
 
+#include "model/step_model.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -24,52 +26,6 @@ void check(const std::vector<std::vector<double>>& data_ms, double compute_ms, i
   if (!std::isfinite(compute_ms) || compute_ms < 0)
     throw std::invalid_argument("straggler prediction: compute must be a finite ms >= 0");
   if (prefetch < 1) throw std::invalid_argument("straggler prediction: prefetch must be >= 1");
-}
-
-// One rank's resampled sequence: runs of `block` consecutive samples, each run from a
-// random start (a moving-block bootstrap; block 1 draws each sample independently).
-class BlockDraws {
- public:
-  BlockDraws(const std::vector<double>& samples, int block)
-      : samples_(samples), block_(std::min(static_cast<size_t>(std::max(1, block)), samples.size())) {}
-  double next(std::mt19937_64& rng) {
-    if (left_ == 0) {
-      std::uniform_int_distribution<size_t> start(0, samples_.size() - block_);
-      at_ = start(rng);
-      left_ = block_;
-    }
-    --left_;
-    return samples_[at_++];
-  }
-
- private:
-  const std::vector<double>& samples_;
-  size_t block_, at_ = 0, left_ = 0;
-};
-
-// The simulated loop of straggler.h over one resampled sequence: mean step time, ms.
-double simulate(const std::vector<std::vector<double>>& data_ms, double compute_ms,
-                int prefetch, int steps, int block, std::mt19937_64& rng) {
-  const size_t ranks = data_ms.size();
-  std::vector<BlockDraws> draws;
-  for (const auto& samples : data_ms) draws.emplace_back(samples, block);
-  std::vector<double> made(ranks, 0.0);     // when each rank's loader finished its last batch
-  std::vector<double> released(static_cast<size_t>(steps), 0.0);  // step k's start
-  double end = 0, warm_end = 0;
-  const int warm = std::min(steps - 1, 2 * prefetch);
-  for (int k = 0; k < steps; ++k) {
-    const double slot = k >= prefetch ? released[static_cast<size_t>(k - prefetch)] : 0.0;
-    double ready = 0;
-    for (size_t r = 0; r < ranks; ++r) {
-      made[r] = std::max(made[r], slot) + draws[r].next(rng);
-      ready = std::max(ready, made[r]);
-    }
-    const double start = std::max(end, ready);
-    released[static_cast<size_t>(k)] = start;
-    end = start + compute_ms;
-    if (k == warm) warm_end = end;
-  }
-  return (end - warm_end) / std::max(1, steps - 1 - warm);
 }
 
 }  // namespace
@@ -100,15 +56,30 @@ StragglerPrediction predict_synchronised_step(const std::vector<std::vector<doub
     sum += step;
   }
   p.iid_max_ms = o.draws > 0 ? sum / o.draws : p.naive_ms;
-  double queue = 0;
-  for (int s = 0; s < o.sequences; ++s)
-    queue += simulate(data_ms, compute_ms, prefetch, o.steps, o.block, rng);
-  p.queue_ms = o.sequences > 0 ? queue / o.sequences : p.naive_ms;
+  // The loop: the step model (model/step_model.h), each interval one cost (batch 1, one
+  // worker), drawn in runs of `block`, as many steps as the sequences held.
+  if (o.sequences > 0 && o.steps > 0) {
+    model::StepModelInput in;
+    in.rank_sample_ms = data_ms;
+    in.loader.batch = 1;
+    in.loader.workers = 1;
+    in.loader.prefetch_depth = prefetch;
+    in.loop.compute_ms = compute_ms;
+    in.loop.ranks = static_cast<int>(data_ms.size());
+    model::SimOptions sim;
+    sim.order = model::CostOrder::kResample;
+    sim.block = std::max(1, o.block);
+    sim.steps = o.sequences * o.steps;
+    sim.seed = o.seed;
+    p.queue_ms = model::predict_step(in, sim).step_ms;
+  } else {
+    p.queue_ms = p.naive_ms;
+  }
   return p;
 }
 
 double prediction_error_pct(double predicted_ms, double measured_ms) {
-  return measured_ms > 0 ? 100.0 * (predicted_ms - measured_ms) / measured_ms : 0.0;
+  return model::prediction_error_pct(predicted_ms, measured_ms);
 }
 
 }  // namespace pipebench::dist

@@ -9,7 +9,9 @@
 // independent; a fixed seed, so a run's figures are reproducible):
 //   iid_max_ms   E[max_r max(D_r, compute)], D_r drawn from rank r's samples: the step
 //                when no batch can be prepared ahead (no prefetch).
-//   queue_ms     the loop as pipebench runs it, simulated over resampled sequences: rank r's
+//   queue_ms     the loop as pipebench runs it, simulated by the step model
+//                (model/step_model.h: each interval one cost, batch 1, one worker, the ranks
+//                resampled with CostOrder::kResample; sequences x steps steps): rank r's
 //                loader makes batches one after another (batch k takes a drawn D_r), but
 //                at most `prefetch` batches are in flight (batch k starts only when batch
 //                k - prefetch was released); the synchronised step k starts when every
@@ -58,7 +60,8 @@ StragglerPrediction predict_synchronised_step(const std::vector<std::vector<doub
                                               double compute_ms, int prefetch,
                                               const StragglerOptions& options = {});
 
-/// 100 x (predicted - measured) / measured; 0 when measured is not > 0.
+/// 100 x (predicted - measured) / measured; 0 when measured is not > 0
+/// (model::prediction_error_pct, the one formula).
 double prediction_error_pct(double predicted_ms, double measured_ms);
 
 }  // namespace pipebench::dist

@@ -465,7 +465,7 @@ class Report(unittest.TestCase):
         self.assertAlmostEqual(v["best_alternative"]["saving_ms_per_sample"], 0.2, places=6)
         self.assertAlmostEqual(v["sweep"][0]["au_pct"], 100 * 25 / 64.5, places=6)
         text = self.report()
-        self.assertIn("Predicted to be compute-bound at 3 workers", text.stdout)
+        self.assertIn("Predicted to reach AU 90 % at 3 workers", text.stdout)
         self.assertIn("hardware threads", text.stdout)
 
     def test_compute_bound_point_is_found(self):
