@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -28,6 +29,7 @@
 #include "bench/counter_put.h"
 #include "bench/what_if_candidates.h"
 #include "bench/image_round.h"
+#include "bench/paired_fidelity.h"
 #include "bench/presized_copy.h"
 #include "model/paired.h"
 #include "pipeline/stage_timers.h"
@@ -123,7 +125,9 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 // items_per_second (B's own thread CPU per image and rate, as every BM_Sample case's are its
 // pipeline's), paired_today_us (A's, in the same case), paired_saving_ms, paired_saving_ci_ms (the
 // interval's half width), paired_ratio, paired_ratio_lo, paired_ratio_hi, paired_blocks,
-// paired_rounds (per iteration), paired_by_position, paired_round_share.
+// paired_rounds (per iteration), paired_by_position, paired_round_share; after the timed
+// rounds, outside them, the fidelity pass (issue 35, bench/paired_fidelity.h: every case but
+// an operator's price): fidelity_* (A's output against B's as pixels) and upsampled_*.
 // Per-sample operators only: batch operators are priced per batch (BM_Transform).
 constexpr size_t kPairBlock = 16;
 // Rounds are repeated within one iteration until this share of --budget (seconds per
@@ -278,7 +282,10 @@ void put_paired_counters(benchmark::State& state, const PairedTimes& t, size_t r
   put(state, CounterId::kPairedRatio, e.ratio);
 }
 
-void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a, const PairedSide& b) {
+// `fidelity`: after the timed rounds, the fidelity pass (bench/paired_fidelity.h) compares
+// A's and B's outputs that way; nullopt for an operator's price (without:<op>), no fix.
+void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a, const PairedSide& b,
+                 std::optional<FidelityMode> fidelity) {
   const auto& c = ctx.config();
   const std::vector<size_t>& round = a.index;  // the originals' indices: the random streams' keys
   PairedRunner runner(a, b, c.seed);
@@ -326,6 +333,9 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
     } while (!failed && now_ns() - start < static_cast<int64_t>(paired_seconds * 1e9));
   }
   put_paired_counters(state, t, round.size(), a.source->size());
+  if (fidelity && !failed)  // outside the timed rounds
+    put_fidelity_counters(state, measure_paired_fidelity({a.pipeline, a.source, &a.index},
+                                                         {b.pipeline, b.source, &b.index}, c.seed, *fidelity));
 }
 
 // The round less the files known bad.
@@ -337,10 +347,10 @@ std::vector<size_t> good_round(BenchContext& ctx) {
 }
 
 void BM_SamplePaired(benchmark::State& state, BenchContext& ctx, const std::shared_ptr<const Pipeline>& today,
-                     const std::shared_ptr<const Pipeline>& candidate) {
+                     const std::shared_ptr<const Pipeline>& candidate, bool fidelity) {
   const PairedSide a{today.get(), &ctx.disk(), good_round(ctx)};
   const PairedSide b{candidate.get(), &ctx.disk(), a.index};
-  paired_case(state, ctx, a, b);
+  paired_case(state, ctx, a, b, fidelity ? std::optional(FidelityMode::kSameDraws) : std::nullopt);
 }
 
 void BM_Sample(benchmark::State& state, BenchContext& ctx,
@@ -371,7 +381,7 @@ void BM_SamplePresized(benchmark::State& state, BenchContext& ctx,
     ctx.fail_case(state, e.what());
     return;
   }
-  paired_case(state, ctx, a, b);
+  paired_case(state, ctx, a, b, FidelityMode::kSameRegion);
   put(state, CounterId::kPresizeShorterSidePx, copy->shorter_side());
   put(state, CounterId::kPresizeJpegQuality, copy->quality());
 }
@@ -398,10 +408,10 @@ void register_sample_benchmarks(BenchContext& ctx) {
   // The candidates, each paired with today's pipeline; and the A/A control: today against a
   // second instance of itself, measured exactly as a candidate is.
   for (const auto& c : what_if_candidates(*mine))
-    register_case(ctx, key(mine->name(), c.kind, c.param), BM_SamplePaired, mine, c.pipeline)
+    register_case(ctx, key(mine->name(), c.kind, c.param), BM_SamplePaired, mine, c.pipeline, c.kind != "without")
         ->Unit(benchmark::kMicrosecond);
   register_case(ctx, key(mine->name(), "control", "aa"), BM_SamplePaired, mine,
-                std::shared_ptr<const Pipeline>(Pipeline::build(mine->spec(), mine->decode_options())))
+                std::shared_ptr<const Pipeline>(Pipeline::build(mine->spec(), mine->decode_options())), true)
       ->Unit(benchmark::kMicrosecond);
   // The spec's declared faster variants (variants: [{recipe: R, fixes: stage}]), each paired
   // with today's pipeline: BM_Sample/<pipeline>/variant:<R> (the report's "faster variant").
@@ -409,7 +419,7 @@ void register_sample_benchmarks(BenchContext& ctx) {
     const auto all = recipe_names();
     if (std::find(all.begin(), all.end(), v.recipe) == all.end()) continue;
     register_case(ctx, key(mine->name(), "variant", v.recipe), BM_SamplePaired, mine,
-                  build_recipe(v.recipe, ctx.config().size))
+                  build_recipe(v.recipe, ctx.config().size), true)
         ->Unit(benchmark::kMicrosecond);
   }
   // The case study (report: "Case study"), paired as a candidate is: the casestudy recipe
@@ -419,7 +429,7 @@ void register_sample_benchmarks(BenchContext& ctx) {
   if (std::find(names.begin(), names.end(), "casestudy") != names.end() &&
       std::find(names.begin(), names.end(), "casestudy_shifts") != names.end())
     register_case(ctx, key("casestudy", "pair", "casestudy_shifts"), BM_SamplePaired,
-                  build_recipe("casestudy", ctx.config().size), build_recipe("casestudy_shifts", ctx.config().size))
+                  build_recipe("casestudy", ctx.config().size), build_recipe("casestudy_shifts", ctx.config().size), true)
         ->Unit(benchmark::kMicrosecond);
   // Presizing rewrites an ImageFolder tree; shards (--data of tar files) have none.
   if (const auto& copy = ctx.presized_copy())

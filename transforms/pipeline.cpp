@@ -393,11 +393,14 @@ void Pipeline::run(std::span<const uint8_t> bytes, std::string_view file, Rng& r
     write_image_u8(s.image, output_.layout, reinterpret_cast<uint8_t*>(out));
 }
 
+bool Pipeline::has_source_window() const {
+  return !ops_.empty() && decode_ != Decode::kScaled && dynamic_cast<const WindowOp*>(ops_[0].get()) != nullptr;
+}
+
 std::optional<CropWindow> Pipeline::source_window(std::span<const uint8_t> bytes, std::string_view file,
                                                   const Rng& rng) const {
-  if (ops_.empty() || decode_ == Decode::kScaled) return std::nullopt;
+  if (!has_source_window()) return std::nullopt;
   const auto* window = dynamic_cast<const WindowOp*>(ops_[0].get());
-  if (window == nullptr) return std::nullopt;
   const ImageInfo info = read_image_info(bytes, file, decode_options_);
   Rng window_rng = rng.stream(op_salts_[0]);  // the crop's own stream, as run() draws it
   return window->window(info.height, info.width, window_rng);

@@ -185,6 +185,8 @@ class Pipeline {
   /// for a header that cannot be read.
   std::optional<CropWindow> source_window(std::span<const uint8_t> bytes, std::string_view file,
                                           const Rng& rng) const;
+  /// Whether source_window() gives a window (for any readable header).
+  bool has_source_window() const;
 
  private:
   enum class Decode { kFull, kScaled, kRoi };
