@@ -4,7 +4,8 @@
 # costs.
 #
 #   scripts/gate_calibration.sh [--metric time|instructions] [--n N] [--inject PCT[,PCT...]]
-#       [--bin PIPEBENCH] [--op OPERATOR] [--threshold PCT] [--blocks N] [--confirm K]
+#       [--bin PIPEBENCH] [--op OPERATOR|turbo_decode] [--target CASE[,CASE...]]
+#       [--threshold PCT] [--blocks N] [--confirm K]
 #       [--time-budget S] [--precision PCT] [--confirm-min-time S]
 #       [--confirm-max M] [--filter REGEX]
 #       [--data DIR] [--out FILE.json] [--keep DIR] [--thresholds PCT[,PCT...]]
@@ -31,7 +32,11 @@
 #         (transforms/ops/test_slowdown.h). NEW is a small wrapper script in a temporary
 #         folder that sets the variable and execs --bin, so the gate still compares two
 #         "builds"; for time BASE is the same wrapper with the hook at 0 % (same path and
-#         variable lengths), so that the two differ only in the injected wait. Detected = the gate reports REGRESSION for BM_Transform/<op>. Also
+#         variable lengths), so that the two differ only in the injected wait. Detected = the
+#         gate reports REGRESSION for the target case (--target NAME[,NAME...]; default
+#         BM_Transform/<op>; for --op turbo_decode, the full decode (not an operator: the
+#         hook in TurboDecoder::decode), BM_Decode/turbo_full and BM_Sample/imagenet_train,
+#         each counted; its work form decodes the image again pct % of the time). Also
 #         reported: the median measured ratio of that case, and the comparisons in which
 #         another case was flagged. For time the hook spins for PCT % of the operator's
 #         time; for instructions it runs the operator again on PCT % of its rows (a
@@ -68,6 +73,7 @@ inject=""
 metric=time
 bin="$repo/build/release/bench/pipebench"
 op=normalize
+targets=""
 gate=()
 data=""
 out=""
@@ -89,6 +95,7 @@ while [ $# -gt 0 ]; do
     --inject) need "$@"; inject="$2"; shift 2 ;;
     --bin) need "$@"; bin="$2"; shift 2 ;;
     --op) need "$@"; op="$2"; shift 2 ;;
+    --target) need "$@"; targets="$2"; shift 2 ;;
     --metric) need "$@"; metric="$2"; shift 2 ;;
     --metric=*) metric="${1#--metric=}"; shift ;;
     --threshold|--filter) need "$@"; gate+=("$1" "$2"); shift 2 ;;
@@ -123,6 +130,15 @@ for p in "${pcts[@]}"; do
   [[ "$p" =~ ^[0-9]+(\.[0-9]+)?$ ]] || err "--inject takes percentages like 3,10, got '$inject'"
 done
 [[ "$op" =~ ^[a-z0-9_]+$ ]] || err "--op must be an operator name, got '$op'"
+# The cases the injection must be caught in: --target, else the operator's own case; the
+# full decode (turbo_decode, test_slowdown.h) has two: its decode case and the sample case
+# of the default recipe, whose decode is full.
+if [ -z "$targets" ]; then
+  case "$op" in
+    turbo_decode) targets="BM_Decode/turbo_full,BM_Sample/imagenet_train" ;;
+    *) targets="BM_Transform/$op" ;;
+  esac
+fi
 [ -x "$python" ] || err "$python not found; run scripts/setup.sh"
 if [ -n "$from" ]; then
   [ -f "$from/index.txt" ] || err "--from $from: no index.txt (a folder written by --keep)"
@@ -167,11 +183,11 @@ compare() {  # compare LABEL BASE_BIN NEW_BIN
     cat "$tmp/$label.err" >&2
     err "comparison $label ended in bad input (above)"
   fi
-  "$python" - "$tmp/$label.json" "$label" "$rc" "$t0" "$t1" "$op" <<'EOF'
+  "$python" - "$tmp/$label.json" "$label" "$rc" "$t0" "$t1" "$targets" <<'EOF'
 import json, sys
-path, label, rc, t0, t1, op = sys.argv[1:]
+path, label, rc, t0, t1, targets = sys.argv[1:]
 d = json.load(open(path))
-target = f"BM_Transform/{op}"
+target = targets.split(",")[0]
 r = next((c for c in d["cases"] if c["name"] == target), None)
 if r and r["ratio"] and d.get("metric") == "instructions":
     extra = f", {target} ratio {r['ratio']:.6f} (exact count)"
@@ -185,7 +201,8 @@ EOF
 }
 
 # What --from needs to read the folder again as this run: the operator and the metric.
-printf '{"op": "%s", "metric": "%s"}\n' "$op" "$metric" >"$tmp/calibration-meta.json"
+printf '{"op": "%s", "metric": "%s", "targets": "%s"}\n' "$op" "$metric" "$targets" \
+  >"$tmp/calibration-meta.json"
 echo "gate_calibration: $bin, metric $metric, $n A/A comparison(s), $n A/B comparison(s) per injected slowdown (${inject} % on $op); data $data"
 # Instructions: the hook's work mode (pct % more rows processed, test_slowdown.h): a
 # busy-wait adds time, which Valgrind counts as few instructions.
@@ -237,9 +254,10 @@ sys.path.insert(0, here)
 from pbgate.paired import is_suspect, judge_case  # noqa: E402
 from pbgate.plan import power_at  # noqa: E402
 meta_path = os.path.join(tmp, "calibration-meta.json")
-if os.path.exists(meta_path):  # the run's own operator (--from reads a kept folder)
-    op = json.load(open(meta_path)).get("op", op)
-target = f"BM_Transform/{op}"
+meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {}
+op = meta.get("op", op)  # the run's own operator (--from reads a kept folder)
+targets = (meta.get("targets") or f"BM_Transform/{op}").split(",")
+target = targets[0]
 runs = {}
 for line in open(os.path.join(tmp, "index.txt")):
     label, rc, t0, t1 = line.split()
@@ -324,10 +342,13 @@ for p in pcts:
     hit = [r for r in ab if target in r["doc"]["regressions"]]
     ratios = [c["ratio"] for r in ab for c in r["doc"]["cases"]
               if c["name"] == target and c["ratio"] is not None]
-    others = [r for r in ab if set(r["doc"]["regressions"]) - {target}]
+    others = [r for r in ab if set(r["doc"]["regressions"]) - set(targets)]
     # Each comparison's verdict on the target case, its interval's half-width and the power
     # that width gives against a change of half the injected size (the hook's measured
     # ratio sits below the injected amount: docs/ab-gate.md).
+    # Every target case (a family: the decode case and the sample case of one injection):
+    # in how many comparisons each was flagged.
+    per_case = {t: sum(1 for r in ab if t in r["doc"]["regressions"]) for t in targets}
     per = []
     for r in ab:
         c = next((c for c in r["doc"]["cases"] if c["name"] == target), None)
@@ -342,12 +363,15 @@ for p in pcts:
     res["ab"][p] = {"detected": len(hit), "detection_rate": len(hit) / len(ab),
                     "median_ratio": statistics.median(ratios) if ratios else None,
                     "comparisons_with_other_cases_flagged": len(others),
-                    "comparisons": per}
+                    "comparisons": per, "detected_per_case": per_case}
     med = (f"{statistics.median(ratios):.{6 if metric == 'instructions' else 4}f}"
            if ratios else "n/a")
     print(f"  A/B +{p} % on {op}: detected in {len(hit)} of {len(ab)} comparisons "
           f"({100 * len(hit) / len(ab):.0f} %); median measured ratio of {target} {med}; "
           f"another case flagged in {len(others)}")
+    if len(targets) > 1:
+        print(f"  A/B +{p} % on {op}, per target case: "
+              + "; ".join(f"{t} in {k} of {len(ab)}" for t, k in per_case.items()))
 # The same comparisons judged at other thresholds, from their round ratios (time only).
 res["at_thresholds"] = {}
 if thresholds and metric != "time":

@@ -10,6 +10,7 @@
 
 #include <turbojpeg.h>
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +20,7 @@
 
 #include "transforms/imgcodecs_decode.h"
 #include "transforms/jpeg_libjpeg.h"
+#include "transforms/ops/test_slowdown.h"
 
 namespace pipebench {
 namespace detail {
@@ -354,6 +356,28 @@ TurboDecoder::~TurboDecoder() {
 }
 
 void TurboDecoder::decode(std::span<const uint8_t> jpeg, std::string_view file, Image& out) {
+  const TestSlowdown& hook = test_slowdown();
+  if (hook.op != kTurboDecodeHook || hook.pct <= 0) {
+    decode_once(jpeg, file, out);
+    return;
+  }
+  // TEST-ONLY (transforms/ops/test_slowdown.h): the full decode slowed by pct % of its
+  // time, or made to do pct % more work (a whole decode again each time the thread's
+  // credit of pct per call reaches 100: deterministic for a fixed sequence of images).
+  const auto t0 = std::chrono::steady_clock::now();
+  decode_once(jpeg, file, out);
+  if (!hook.work) {
+    apply_test_slowdown(kTurboDecodeHook, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              std::chrono::steady_clock::now() - t0)
+                                              .count());
+    return;
+  }
+  thread_local double credit = 0;
+  thread_local Image extra;
+  for (credit += hook.pct; credit >= 100; credit -= 100) decode_once(jpeg, file, extra);
+}
+
+void TurboDecoder::decode_once(std::span<const uint8_t> jpeg, std::string_view file, Image& out) {
   if (!detail::is_jpeg(jpeg) && !jpeg.empty()) {
     detail::decode_imgcodecs(jpeg, file, options_, out_trim_, out);
     return;

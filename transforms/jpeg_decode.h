@@ -114,6 +114,7 @@ class TurboDecoder {
 
  private:
   void fit_output(int width, int height, bool cmyk, Image& out);
+  void decode_once(std::span<const uint8_t> jpeg, std::string_view file, Image& out);
 
   DecodeOptions options_;
   void* handle_ = nullptr;  // tjhandle

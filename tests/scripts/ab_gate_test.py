@@ -767,6 +767,13 @@ esac""")
         p = listing("")  # empty: off, silent
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("TEST-ONLY", p.stderr)
+        p = listing("turbo_decode:1")  # the full decode: not an operator, its own hook
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("the full decode (TurboDecoder::decode) slowed by 1 % of its time",
+                      p.stderr)
+        p = listing("turbo_decode:2:work")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("slowed by 2 % of its work (whole decodes again)", p.stderr)
         p = listing("normalize:1:work")  # the instruction-count mode: extra rows, not time
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("slowed by 1 % of its work (extra rows)", p.stderr)

@@ -153,6 +153,11 @@ void apply_test_slowdown(const char* op, int64_t elapsed_ns) {
 void register_test_slowdown_ops(OpRegistry& r) {
   const TestSlowdown& t = test_slowdown();
   if (t.op.empty()) return;
+  if (t.op == kTurboDecodeHook) {  // not an operator: TurboDecoder::decode reads the hook
+    std::fprintf(stderr, "pipebench: TEST-ONLY %s: the full decode (TurboDecoder::decode) slowed by %g %% of its %s (never use in a real measurement)\n",
+                 kVar, t.pct, t.work ? "work (whole decodes again)" : "time");
+    return;
+  }
   // The registry is being built (a non-const object): its schema may be changed here.
   auto* schema = const_cast<OpSchema*>(r.find(t.op));
   if (schema == nullptr || !schema->make)

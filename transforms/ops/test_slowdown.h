@@ -38,6 +38,13 @@
 
 namespace pipebench {
 
+/// The hook's name for TurboDecoder::decode, the full-resolution decode (not a registry
+/// operator): PIPEBENCH_TEST_SLOWDOWN=turbo_decode:<pct>[:work] slows BM_Decode/turbo_full,
+/// every pipeline whose decode is full (BM_Sample/<recipe> of the default recipes) and the
+/// loader; the work form decodes the image once more each time a thread's credit of pct
+/// per call reaches 100 (pct % more decodes, deterministic for a fixed image sequence).
+inline constexpr const char* kTurboDecodeHook = "turbo_decode";
+
 struct TestSlowdown {
   std::string op;    ///< the slowed operator's registry name; empty: hook off
   double pct = 0.0;  ///< extra time (or work), percent of the operator's own
