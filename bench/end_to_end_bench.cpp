@@ -16,8 +16,12 @@
 //   compute_ms = the step on a resident batch. Counters (all ms
 //   per batch unless stated): data_ms, compute_ms, step_ms (the measured loop, ending
 //   with the accelerator idle, per step it could sustain: batches prefetched before the
-//   loop started do not count as speed), bound_ms = max(data_ms, compute_ms), au_pct,
-//   stall_pct, prediction_error_pct (model/bound.h), step_ms_ci (the 95 % t half width of
+//   loop started do not count as speed), bound_ms = the step model's predicted step
+//   (model/step_model.h: from the per-sample costs the loader-alone windows timed, their
+//   percentiles, costliest files and the prediction's p50 / p95 / p99, AU, stall and tail
+//   share as bench/sample_costs.h's counters; too few timed: max(data_ms, compute_ms) with
+//   the callbacks), data_work_drift_pct (the windows' CPU per sample after against
+//   before), au_pct, stall_pct, prediction_error_pct (model/bound.h), step_ms_ci (the 95 % t half width of
 //   the loop's mean step over blocks of prefetch + 1 steps, step_ms_blocks of them; with
 //   at least 2 blocks), workers, batch_size, and the CPU
 //   counters of bench/loader_util.h (batch_bytes: what the step copies per batch, a
@@ -49,6 +53,7 @@
 #include "bench/loader_util.h"
 #include "bench/machine.h"
 #include "bench/ranks.h"
+#include "bench/sample_costs.h"
 #include "pipeline/dist/dist.h"
 #include "pipeline/dist/sync_step.h"
 #include "pipeline/callbacks.h"
@@ -129,6 +134,8 @@ class EndToEndCase {
         source = copy->dataset.get();
       }
       loader_ = make_loader(ctx_, pipeline_, workers_, /*stage_timers=*/true, source);
+      source_ = source ? source : &ctx_.loader_source();  // names the costliest files
+      source_root_ = presized_ ? std::filesystem::path() : c_.data;
       if (trace_) trace_->name_thread("consumer");
       warm_up(ctx_, *loader_, nullptr);
       if (!callbacks_.empty()) extras_ = std::make_unique<CallbackRunner>(callbacks_, *step_);
@@ -204,6 +211,10 @@ class EndToEndCase {
     DataSamples after;
     if (!phase([&] { after = measure_alone(); })) return false;
     drift_pct_ = data_.data_ms > 0 ? 100.0 * (after.data_ms / data_.data_ms - 1.0) : 0.0;
+    // The samples' own work after against before (thread CPU per sample): the part of the
+    // drift that other images explain (a heavy-tailed dataset), not a slower machine.
+    if (data_.sample_cpu_ms > 0 && after.sample_cpu_ms > 0)
+      work_drift_pct_ = 100.0 * (after.sample_cpu_ms / data_.sample_cpu_ms - 1.0);
     data_.data_ms = (data_.data_ms + after.data_ms) / 2;  // the same number of batches each
     alone_cpu_ms_ = (data_.sample_cpu_ms + after.sample_cpu_ms) / 2;
     data_.per_batch_ms.insert(data_.per_batch_ms.end(), after.per_batch_ms.begin(), after.per_batch_ms.end());
@@ -219,9 +230,11 @@ class EndToEndCase {
     const double step_ms = window_->wall_ms / sustained;
     items_ = std::llround(sustained * window_->mean_batch(c_.batch));
     state_.SetItemsProcessed(items_);
-    // The prediction: the step model (model/bound.h predict_from_parts) with the callbacks.
-    bound_ = compute_bound(data_.data_ms, compute_ms_, step_ms,
-                           predict_from_parts(data_.data_ms, compute_ms_, c_.prefetch, model_callbacks()).step_ms);
+    // The prediction: the step model from the per-sample costs the loader-alone windows
+    // timed (bench/sample_costs.h), else from the parts (model/bound.h), with the callbacks.
+    const TimedCosts costs = timed_costs(costs_, *source_, source_root_);
+    const CostPrediction predicted = predict(costs);
+    bound_ = compute_bound(data_.data_ms, compute_ms_, step_ms, predicted.step.step_ms);
     put(state_, CounterId::kWorkers, workers_);
     put(state_, CounterId::kBatchSize, c_.batch);
     // The images a batch held as delivered (short batches: drop_last false, a dataset
@@ -235,6 +248,8 @@ class EndToEndCase {
     put(state_, CounterId::kStallPct, bound_.stall_pct);
     put(state_, CounterId::kPredictionErrorPct, bound_.prediction_error_pct);
     put(state_, CounterId::kDataDriftPct, drift_pct_);
+    if (work_drift_pct_) put(state_, CounterId::kDataWorkDriftPct, *work_drift_pct_);
+    put_cost_counters(state_, costs, predicted);
     // How sure step_ms is: the steps' mean in blocks of prefetch + 1 (batch means: with a
     // prefetch queue consecutive steps are correlated), a 95 % t interval over the blocks
     // (model/paired.h); only with at least 2 blocks.
@@ -319,7 +334,11 @@ class EndToEndCase {
     DataSamples d;
     try {
       // As many batches as the loop times (its iterations: bench/case_budget.h).
+      loader_->record_sample_costs(true);  // each sample's cost: the step model's distribution
       d = measure_data(*loader_, static_cast<int>(state_.max_iterations), c_.batch, c_.prefetch, delay_);
+      loader_->record_sample_costs(false);
+      const auto timed = loader_->take_sample_costs();
+      costs_.insert(costs_.end(), timed.begin(), timed.end());
     } catch (const std::exception& e) {
       failed = e.what();
     }
@@ -359,6 +378,24 @@ class EndToEndCase {
       extras_->after_step(done_);
       if (done_ + 1 == state_.max_iterations) extras_->drain();  // the loop ends with them done
     }
+  }
+
+  // The step model's prediction of the loop: from the timed costs (their level set by the
+  // measured data_ms, model/bound.h predict_from_costs) when enough were timed.
+  CostPrediction predict(const TimedCosts& costs) const {
+    CostPrediction p;
+    if (!costs.enough()) {
+      p.step = predict_from_parts(data_.data_ms, compute_ms_, c_.prefetch, model_callbacks());
+      return p;
+    }
+    model::LoaderShape shape;
+    shape.batch = c_.batch;
+    shape.workers = workers_;
+    shape.prefetch_depth = c_.prefetch;
+    model::LoopShape loop;
+    loop.compute_ms = compute_ms_;
+    loop.callbacks = model_callbacks();
+    return predict_from_costs(costs.visit_ms, shape, data_.data_ms, loop, costs.tail_samples());
   }
 
   // The callbacks as the step model takes them, from what this run recorded (callback:<label>_ms
@@ -413,6 +450,10 @@ class EndToEndCase {
   DataSamples data_;
   double compute_ms_ = 0, sync_ms_ = 0, sync_wait_ms_ = 0, sync_cpu_ms_ = 0;
   double drift_pct_ = 0, alone_cpu_ms_ = 0, loop_cpu_drift_pct_ = 0, consumed_ = 1;
+  std::optional<double> work_drift_pct_;
+  const SampleSource* source_ = nullptr;
+  std::filesystem::path source_root_;  // the costliest files are named under it
+  std::vector<Loader::SampleCost> costs_;  // the loader-alone windows' per-sample costs
   benchmark::IterationCount done_ = 0;
   std::vector<int64_t> step_starts_;  // now_ns() at each step's start, then the loop's end
   int64_t items_ = 0;

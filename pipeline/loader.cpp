@@ -450,6 +450,10 @@ struct Loader::Impl {
     if (!pipeline->output().in_place()) collate_sample(w, slot_of(s, pos));
     const int64_t t3 = timed && !pipeline->output().in_place() ? now_ns() : t2;
     if (options.stage_timers) sample_cpu_ns.fetch_add(thread_cpu_ns() - cpu0, std::memory_order_relaxed);
+    if (options.stage_timers && record_costs.load(std::memory_order_relaxed)) {
+      std::lock_guard<std::mutex> lock(costs_mu);
+      costs.push_back({index, t3 - t0});
+    }
     s.labels[pos] = dataset.label(static_cast<size_t>(index));
     if (!s.flips.empty()) s.flips[pos] = w.ws.deferred_flip() ? 1 : 0;
     processed.fetch_add(1, std::memory_order_relaxed);
@@ -810,6 +814,11 @@ struct Loader::Impl {
 
   int64_t start_ns = now_ns();
 
+  // Per-sample costs while recording (Loader::record_sample_costs).
+  std::atomic<bool> record_costs{false};
+  std::mutex costs_mu;
+  std::vector<Loader::SampleCost> costs;
+
   std::optional<tbb::global_control> parallelism;
   tbb::task_arena arena;
   std::thread thread;
@@ -827,5 +836,12 @@ int64_t Loader::batches_per_epoch() const { return impl_->nominal_batches; }
 const LoaderOptions& Loader::options() const { return impl_->options; }
 
 LoaderStats Loader::stats() const { return impl_->stats(); }
+
+void Loader::record_sample_costs(bool on) { impl_->record_costs.store(on, std::memory_order_relaxed); }
+
+std::vector<Loader::SampleCost> Loader::take_sample_costs() {
+  std::lock_guard<std::mutex> lock(impl_->costs_mu);
+  return std::exchange(impl_->costs, {});
+}
 
 }  // namespace pipebench

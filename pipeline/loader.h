@@ -161,6 +161,20 @@ class Loader {
   /// instant: a sample finishing during the call may show in one counter and not another.
   LoaderStats stats() const;
 
+  /// One sample's cost as its worker spent it: read + pipeline + collate into the batch
+  /// slot, wall ns (the stage timers' clock), with its dataset index.
+  struct SampleCost {
+    int64_t index = 0;
+    int64_t ns = 0;
+  };
+  /// Starts (true) or stops recording every sample's cost, for the step model's cost
+  /// distribution (model/step_model.h; bench's loader-alone windows). Recorded only with
+  /// LoaderOptions::stage_timers (else nothing is): one lock per sample while on.
+  void record_sample_costs(bool on);
+  /// The costs recorded since the last call, in the order the workers finished them;
+  /// clears them.
+  std::vector<SampleCost> take_sample_costs();
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -187,6 +187,7 @@ std::string format_text(const Report& r) {
   }
   if (!r.spec_note.empty())
     appendf(out, "Note: faster variants not compared: %s\n", r.spec_note.c_str());
+  append_tails_text(out, r.tails);
   append_what_if_text(out, r);
   append_extras_text(out, r.extras);
   append_storage_text(out, r.storage);
@@ -252,6 +253,7 @@ json to_json(const Report& r) {
                                {"paired_saving_ci95_ms", opt(r.casestudy_saving_ci_ms)}};
   add_what_if_json(j, r);
   j["training_extras"] = extras_json(r.extras);
+  j["tails"] = tails_json(r.tails);
   j["storage"] = storage_json(r.storage);
   j["region_timers"] = regions_json(r.regions);
   j["system_sampler"] = sampler_cost_json(r.sampler);

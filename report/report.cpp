@@ -204,6 +204,7 @@ Report build_report(const BenchRun& run) {
   r.what_if = build_what_if(inputs);
   r.trust = check_trust(run, cases.names, r.batch, r.cores_available, inputs.today);
   r.extras = training_extras(run, r.recipe);
+  r.tails = sweep_tails(run, cases.names.end_to_end);
   r.sampler = sampler_cost(run, r.recipe);
   r.ranks = rank_figures(run);
 

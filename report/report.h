@@ -40,6 +40,7 @@
 
 #include "model/bound.h"
 #include "report/extras.h"
+#include "report/tails.h"
 #include "report/regions.h"
 #include "report/ranks.h"
 #include "report/run.h"
@@ -102,6 +103,8 @@ struct Report {
   Trust trust;
   /// The loop with training extras (callbacks), and what async saved.
   Extras extras;
+  /// The sweep's tails: p99 step and stall beside the means, the costliest files (issue 34).
+  Tails tails;
   /// The storage study: the data stall split into fetch and prep, the packed shards.
   Storage storage;
   /// The system sampler's own cost (BM_SystemSampler), when the run measured it.

@@ -144,14 +144,24 @@ void loader_drift(const BenchRun& run, Trust& t) {
     };
     const std::string c = name;
     char buf[600];
-    if (const auto drift = run.value(name, CounterId::kDataDriftPct); drift && matters(*drift)) {
+    // Heterogeneity is not drift: the part of the change that the samples' own work explains
+    // (the window after held costlier images: data_work_drift_pct, their CPU per sample) is
+    // the dataset, which the step model sees through the cost distribution; only the rest
+    // (the same work slower) is the machine.
+    const auto work = run.value(name, CounterId::kDataWorkDriftPct);
+    const auto unexplained = [&](double drift) {
+      return work && *work > -100 ? 100.0 * ((1 + drift / 100) / (1 + *work / 100) - 1) : drift;
+    };
+    if (const auto drift = run.value(name, CounterId::kDataDriftPct); drift && matters(unexplained(*drift))) {
+      const double d = unexplained(*drift);
       std::snprintf(buf, sizeof buf,
                     "%s: its loader, measured alone before and after the loop, was %.1f %% %s "
-                    "after: the machine's speed changed during the case, so its data_ms (the "
+                    "after%s: the machine's speed changed during the case, so its data_ms (the "
                     "mean of both) and its prediction error mix the model with that change; "
                     "rerun before acting on it.",
-                    c.c_str(), std::abs(*drift), *drift > 0 ? "slower" : "faster");
-      t.warnings.push_back({TrustWarning::Kind::kDrift, c, buf, *drift});
+                    c.c_str(), std::abs(d), d > 0 ? "slower" : "faster",
+                    work ? " for the same work per sample (its samples' own CPU accounted for)" : "");
+      t.warnings.push_back({TrustWarning::Kind::kDrift, c, buf, d});
     }
     if (const auto drift = run.value(name, CounterId::kLoopCpuDriftPct); drift && matters(*drift)) {
       std::snprintf(buf, sizeof buf,

@@ -72,6 +72,53 @@ TEST(PredictFromParts, ASyncCallbackOnTheLoopsThreadLengthensAComputeBoundStep) 
   EXPECT_NEAR(predict_from_parts(5, 10, 2, {log}).step_ms, 10.0, 1e-6);
 }
 
+model::LoaderShape shape(int batch, int workers, int depth) {
+  model::LoaderShape l;
+  l.batch = batch;
+  l.workers = workers;
+  l.prefetch_depth = depth;
+  return l;
+}
+
+TEST(PredictFromCosts, ConstantCostsGiveBackMaxOfDataAndCompute) {
+  // 2 ms per sample, batch 8, 2 workers: 8 ms per batch; measured 12 ms (the loader's own
+  // overhead): the costs are scaled to 3 ms, the step max(12, compute).
+  const std::vector<double> costs(64, 2.0);
+  model::LoopShape loop;
+  loop.compute_ms = 10;
+  CostPrediction p = predict_from_costs(costs, shape(8, 2, 2), 12.0, loop, 1);
+  EXPECT_NEAR(p.scale, 1.5, 1e-9);
+  EXPECT_NEAR(p.step.step_ms, 12.0, 1e-6);
+  loop.compute_ms = 20;
+  p = predict_from_costs(costs, shape(8, 2, 2), 12.0, loop, 1);
+  EXPECT_NEAR(p.step.step_ms, 20.0, 1e-6);
+  EXPECT_NEAR(p.step.au_pct, 100.0, 1e-6);
+  EXPECT_NEAR(p.tail_stall_share_pct, 0.0, 1e-9);  // no stall, no share
+  EXPECT_THROW(predict_from_costs({}, shape(8, 2, 2), 12.0, loop, 1), std::invalid_argument);
+  EXPECT_THROW(predict_from_costs(costs, shape(8, 2, 2), -1.0, loop, 1), std::invalid_argument);
+}
+
+// A known tail: 99 samples of 1 ms and one of 101 ms (mean 2 ms), batch 8, 2 workers,
+// prefetch 2, in order; the compute at the closed form's data time (8 x 2 / 2 = 8 ms), so
+// the closed form predicts AU 100 %. The slow sample holds its batch and, in order, the
+// batches after it: the step's tail is that sample's, and without it (at the median,
+// 1 ms: 4 ms per batch) the loop would never wait, so it causes all of the stall.
+TEST(PredictFromCosts, OneSlowSampleMakesTheTailAndTheStall) {
+  std::vector<double> costs(99, 1.0);
+  costs.push_back(101.0);
+  model::LoopShape loop;
+  loop.compute_ms = 8.0;
+  const double measured = model::predict_data_ms(costs, shape(8, 2, 2));
+  const CostPrediction p = predict_from_costs(costs, shape(8, 2, 2), measured, loop, 1);
+  EXPECT_NEAR(p.scale, 1.0, 1e-9);
+  EXPECT_NEAR(p.step.mean_bound_ms, 8.0, 1e-9);           // the closed form
+  EXPECT_GT(p.step.step_ms, 1.02 * p.step.mean_bound_ms);  // the tail costs more than the mean says
+  EXPECT_LT(p.step.au_pct, 98.0);
+  EXPECT_GT(p.step.p99_ms, 3 * p.step.p50_ms);             // the slow sample's batches
+  EXPECT_GE(p.step.max_ms, 101.0 / 2);                     // at least half of it stalls a step
+  EXPECT_GT(p.tail_stall_share_pct, 90.0);
+}
+
 SweepPoint point(int w, double data_ms, double compute_ms, double step_ms, double ips) {
   return {w, compute_bound(data_ms, compute_ms, step_ms), ips};
 }

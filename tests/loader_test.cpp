@@ -937,3 +937,62 @@ TEST_F(LoaderTest, FinishOnDeviceHandsOverTheSameDrawsAsTheCpuRuns) {
 }  // namespace
 }  // namespace pipebench
 
+
+namespace pipebench {
+namespace {
+
+// A heavy-tailed mix (issue 34 item 2): 30 small images and two large originals. The
+// loader's per-sample costs (Loader::record_sample_costs) see every sample once recording
+// is on, each with its dataset index, so the costliest files are the large ones and the
+// distribution has their tail, which the mean of the stage timers hides.
+TEST(LoaderSampleCosts, AHeavyTailedMixNamesItsLargeFilesAsTheCostliest) {
+  SyntheticOptions small;
+  small.count = 30;
+  small.classes = 2;
+  small.min_width = small.max_width = 96;
+  small.min_height = small.max_height = 80;
+  const auto root = testing::make_dataset("loader_tail_mix", small);
+  for (int i = 0; i < 2; ++i)
+    testing::put_file(root / "class_000" / ("big_" + std::to_string(i) + ".jpg"),
+                      testing::make_jpeg(1600, 1200, 77 + i));
+  ImageFolder ds(root);
+  ASSERT_EQ(ds.size(), 32u);
+  LoaderOptions o;
+  o.pipeline = build_recipe("imagenet_train", 32);
+  o.batch_size = 4;
+  o.workers = 2;
+  o.prefetch_depth_batches = 2;
+  o.epochs = 3;
+  o.stage_timers = true;
+  Loader loader(ds, o);
+  loader.record_sample_costs(true);
+  while (loader.next()) {
+  }
+  loader.record_sample_costs(false);
+  const auto costs = loader.take_sample_costs();
+  // At most depth x batch samples were done before recording began: epochs 2 and 3 whole.
+  EXPECT_GE(costs.size(), 2 * ds.size());
+  EXPECT_LE(static_cast<int64_t>(costs.size()), loader.stats().processed);
+  EXPECT_TRUE(loader.take_sample_costs().empty()) << "taken: cleared";
+  std::map<int64_t, std::pair<double, int>> per_index;
+  std::vector<double> ms;
+  for (const auto& c : costs) {
+    ASSERT_GE(c.index, 0);
+    ASSERT_LT(c.index, static_cast<int64_t>(ds.size()));
+    per_index[c.index].first += c.ns / 1e6;
+    per_index[c.index].second += 1;
+    ms.push_back(c.ns / 1e6);
+  }
+  std::vector<std::pair<double, int64_t>> by_cost;
+  for (const auto& [i, v] : per_index) by_cost.emplace_back(v.first / v.second, i);
+  std::sort(by_cost.rbegin(), by_cost.rend());
+  ASSERT_GE(by_cost.size(), 2u);
+  for (int k = 0; k < 2; ++k)
+    EXPECT_NE(ds.name(static_cast<size_t>(by_cost[static_cast<size_t>(k)].second)).find("big_"), std::string::npos)
+        << ds.name(static_cast<size_t>(by_cost[static_cast<size_t>(k)].second));
+  std::sort(ms.begin(), ms.end());
+  EXPECT_GT(ms.back(), 5 * ms[ms.size() / 2]) << "the tail: a large original against the median";
+}
+
+}  // namespace
+}  // namespace pipebench

@@ -90,6 +90,26 @@ TEST(TrustSystemMetrics, LoaderDriftAboveFivePercentEitherWay) {
   EXPECT_STREQ(kind_name(TrustWarning::Kind::kDrift), "loader_drift");
 }
 
+// Heterogeneity is not drift (issue 34 item 3): the window after the loop held the large
+// originals of a heavy-tailed folder, its samples' own CPU per sample 320 % up, its loader
+// 335 % slower: (1 + 3.35) / (1 + 3.20) - 1 = 3.6 % of the same work slower, no warning. A
+// CPU hog (two busy threads) doubles the wall time of the same work: still a warning.
+TEST(TrustSystemMetrics, HeterogeneityExplainedByTheSamplesWorkIsNotDrift) {
+  const auto trust = [&](double drift, double work) {
+    const BenchRun r = run_with({{kE1, {{"data_ms", 60}, {"compute_ms", 25}, {"data_drift_pct", drift},
+                                        {"data_work_drift_pct", work}}}});
+    return check_trust(r, SweepCases{{}, {{1, kE1}}}, 64, 2.0, std::nullopt);
+  };
+  EXPECT_FALSE(has(trust(335.4, 320.0), TrustWarning::Kind::kDrift));
+  const Trust hog = trust(110.0, 3.0);
+  ASSERT_TRUE(has(hog, TrustWarning::Kind::kDrift));
+  // (1 + 1.10) / (1 + 0.03) - 1 = 103.9 % slower for the same work.
+  EXPECT_NE(hog.warnings.back().text.find("103.9 % slower after for the same work"), std::string::npos)
+      << hog.warnings.back().text;
+  // Costlier images and a slower machine at once: the rest still warns.
+  EXPECT_TRUE(has(trust(335.4, 100.0), TrustWarning::Kind::kDrift));
+}
+
 TEST(TrustSystemMetrics, LoopCpuDriftWhenTheWorkersGotSlowerInTheLoop) {
   const auto trust = [&](double data, double drift) {
     const BenchRun r = run_with({{kE1, {{"data_ms", data}, {"compute_ms", 25}, {"loop_cpu_drift_pct", drift}}}});
