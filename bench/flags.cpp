@@ -149,6 +149,12 @@ std::vector<FlagSpec> make_table() {
                "emulate slow storage: every read of the run shares one link of X MiB/s (an "
                "emulation, labelled in every result; with it the storage cases run as with --cache=cold)",
                with_check(bind_config(&BenchConfig::read_throttle_mib_s), CLI::Range(0.0, 1e9))});
+  t.push_back({"min-psnr", "DB", "35",
+               "fidelity floor of the recommendation, dB: a fix whose 5th-percentile PSNR against "
+               "today's output (the worst 5 % of samples, same images and draws) is below it is "
+               "not recommended; recorded in the run, pipebench-report --min-psnr overrides it "
+               "(docs/what-if.md: 35 dB, the low end of a quality-90 JPEG re-encode)",
+               with_check(bind_config(&BenchConfig::min_psnr_db), CLI::Range(0.0, 200.0))});
   t.push_back({"shards", "LIST", "64,256,1024 with --cache=cold or a throttle, else 0",
                "also measure --data packed into WebDataset shards of N images, for each N of the "
                "list (each made once into DATA/../.pipebench-cache/, like --presize): "

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/case_budget.h"
+#include "model/fidelity.h"
 #include "pipeline/loader.h"
 #include "pipeline/callbacks.h"
 #include "pipeline/dist/sync_step.h"
@@ -60,6 +61,7 @@ struct BenchConfig {
   bool quick = false;                             ///< --quick: a first verdict, fast
   CacheMode cache = CacheMode::kWarm;             ///< --cache: the sweep's page cache (datasets/storage.h)
   double read_throttle_mib_s = 0;                 ///< --read-throttle-mib-s, 0 = none (an emulation)
+  double min_psnr_db = model::kDefaultMinPsnrDb;  ///< --min-psnr, dB (issue 35; recorded in the run)
   std::vector<int> shard_sizes;                   ///< --shards: images per shard of each packed copy, ascending; empty = none
   std::string presize = "auto";                   ///< --presize: auto, off or N (bench/sample_bench.cpp)
   /// --sync: what each rank does after its step under mpirun (pipeline/dist/sync_step.h)

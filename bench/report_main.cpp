@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "report/format.h"
@@ -32,6 +33,11 @@ int main(int argc, char** argv) {
   app.add_option("--peer", peer_path,
                  "scripts/torch_peer.py's JSON: torchvision + DataLoader on the same spec and files, "
                  "shown in the what-if table as \"your framework's loader\"");
+  std::optional<double> min_psnr;
+  app.add_option("--min-psnr", min_psnr,
+                 "fidelity floor of the recommendation, dB, over the run's recorded --min-psnr: a fix "
+                 "whose 5th-percentile PSNR against today's output is below it is not recommended")
+      ->check(CLI::Range(0.0, 200.0));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -41,7 +47,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto run = pipebench::report::read_run(path);
+    auto run = pipebench::report::read_run(path);
+    if (min_psnr) {  // over the run's recorded --min-psnr (report/whatif.h reads the number)
+      run.numbers["min_psnr_db"] = *min_psnr;
+      run.context["min_psnr_db"] = std::to_string(*min_psnr);
+    }
     auto report = pipebench::report::build_report(run);
     report.trust.verbose = verbose;
     if (!peer_path.empty()) {

@@ -44,6 +44,7 @@ void add_storage_context(BenchContext& ctx) {
   add("storage_layout", ctx.disk().layout());
   add("cache_mode", to_string(c.cache));
   add("read_throttle_mib_s", std::to_string(c.read_throttle_mib_s));
+  add("min_psnr_db", std::to_string(c.min_psnr_db));  // --min-psnr (issue 35)
   if (c.read_throttle_mib_s > 0)
     add("storage_emulation", "every read shares one link of " + std::to_string(c.read_throttle_mib_s) +
                                  " MiB/s (--read-throttle-mib-s): an emulation of slow storage, "

@@ -26,6 +26,12 @@
 
 namespace pipebench::model {
 
+/// The default of --min-psnr (pipebench and pipebench-report), dB: a fix whose 5th-percentile
+/// PSNR against today's output is below it is not recommended. The low end of a quality-90
+/// JPEG re-encode of a photo (35.5-39.1 dB on scikit-image's photos), the quality FFCV's
+/// ImageNet recipes train on (docs/what-if.md says why).
+inline constexpr double kDefaultMinPsnrDb = 35.0;
+
 /// One sample: today's output against the candidate's, same image and draws.
 struct SampleFidelity {
   bool identical = false;  ///< equal value for value: psnr_db and ssim do not apply

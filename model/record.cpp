@@ -17,7 +17,7 @@ namespace {
 using T = ContextType;
 
 // bench/run_context.cpp, bench/main.cpp and bench/run_output.cpp write these.
-constexpr std::array<ContextField, 36> kTyped = {{
+constexpr std::array<ContextField, 37> kTyped = {{
     {"batch_size", T::kNumber, "images"},
     {"crop_size", T::kNumber, "px"},
     {"seed", T::kNumber, ""},
@@ -28,6 +28,7 @@ constexpr std::array<ContextField, 36> kTyped = {{
     {"dataset_images", T::kNumber, "images"},
     {"dataset_bytes", T::kNumber, "bytes"},
     {"read_throttle_mib_s", T::kNumber, "MiB/s"},
+    {"min_psnr_db", T::kNumber, "dB"},
     {"host_memory_bytes", T::kNumber, "bytes"},
     {"host_available_memory_bytes", T::kNumber, "bytes"},
     {"cold_files_checked", T::kNumber, "files"},

@@ -57,12 +57,24 @@ std::string saving_text(const WhatIfRow& row) {
   return b;
 }
 
+// The fidelity column (issue 35): "identical", "41.2 / 36.0" (PSNR median / p5, dB) with a
+// '*' when below --min-psnr, "-" for a row with nothing to compare (today, a price).
+std::string fidelity_column(const WhatIfRow& row) {
+  if (row.kind == CandidateKind::kWorkers) return "identical";
+  if (!row.fidelity) return "-";
+  if (row.fidelity->all_identical()) return "identical";
+  if (!row.fidelity->psnr_median_db || !row.fidelity->psnr_p5_db) return "-";
+  std::string s;
+  appendf(s, "%.1f / %.1f%s", *row.fidelity->psnr_median_db, *row.fidelity->psnr_p5_db, row.below_min_psnr ? "*" : "");
+  return s;
+}
+
 void row_text(std::string& out, const WhatIfRow& row, int width) {
   if (row.kind == CandidateKind::kPeer || row.kind == CandidateKind::kStorage) {
     // measured throughput: no per-sample CPU cost
-    appendf(out, "%-*s %9s %7d %9.2f %9.2f %6.1f %9.0f %17s %8s %9s\n", width,
+    appendf(out, "%-*s %9s %7d %9.2f %9.2f %6.1f %9.0f %17s %8s %9s %15s\n", width,
             display_label(row).c_str(), "-", row.workers, row.data_ms, row.step_ms, row.au_pct,
-            row.images_per_second, "-", "-", "-");
+            row.images_per_second, "-", "-", "-", "-");
     return;
   }
   char pct[16], target[16];
@@ -71,9 +83,10 @@ void row_text(std::string& out, const WhatIfRow& row, int width) {
   // 0: its device time alone keeps AU below the target
   if (row.workers_for_target > 0) std::snprintf(target, sizeof target, "%d", row.workers_for_target);
   else std::snprintf(target, sizeof target, "never");
-  appendf(out, "%-*s %9.3f %7d %9.2f %9.2f %6.1f %9.0f %17s %8s %9s\n", width,
+  appendf(out, "%-*s %9.3f %7d %9.2f %9.2f %6.1f %9.0f %17s %8s %9s %15s\n", width,
           display_label(row).c_str(), row.cpu_ms_per_sample, row.workers, row.data_ms, row.step_ms,
-          row.au_pct, row.images_per_second, saving_text(row).c_str(), pct, target);
+          row.au_pct, row.images_per_second, saving_text(row).c_str(), pct, target,
+          fidelity_column(row).c_str());
 }
 
 // A row on the accelerator the run did not measure: one line where the row would be.
@@ -151,12 +164,65 @@ void device_notes_text(std::string& out, const WhatIf& w) {
   }
 }
 
+// What a candidate changes in the pixels, in words: one line per candidate that changes or
+// might change them (issue 35).
+std::string change_note(const WhatIfRow& row) {
+  std::string what;
+  if (row.variant == "decode") what = "decodes only the crop's window, DCT-downscaled (1/2 to 1/8) where the crop shrinks it anyway";
+  else if (row.variant == "collate") what = "collates uint8 and normalizes after the copy";
+  else if (row.variant == "presized") what = "crops from a copy presized to shorter side " + std::to_string(row.kept_shorter_side_px) + " px";
+  else if (row.variant == "variant") what = "runs the spec's declared variant " + row.variant_param;
+  else if (row.kind == CandidateKind::kDevice) what = "moves work to the accelerator (its pixels not compared here)";
+  else what = row.label;
+  std::string s = row.label + ": " + what;
+  if (row.fidelity) {
+    const model::FidelitySummary& f = *row.fidelity;
+    if (f.all_identical()) appendf(s, "; bit-identical (%zu of %zu samples)", f.identical, f.samples);
+    else appendf(s, "; PSNR %.1f dB median, %.1f dB p5, SSIM %.3f / %.3f, %.0f %% of %zu samples identical",
+                 f.psnr_median_db.value_or(0), f.psnr_p5_db.value_or(0), f.ssim_median.value_or(0),
+                 f.ssim_p5.value_or(0), 100.0 * f.identical_share(), f.samples);
+  } else {
+    s += "; fidelity not measured";
+  }
+  if (row.upsampled_today_pct && row.upsampled_pct && std::abs(*row.upsampled_pct - *row.upsampled_today_pct) > 1e-9)
+    appendf(s, "; crops enlarged (window smaller than the output) %.0f %% against today's %.0f %%",
+            *row.upsampled_pct, *row.upsampled_today_pct);
+  if (row.below_min_psnr) s += " (*: below --min-psnr, not recommended)";
+  return s;
+}
+
+// {"samples", "identical_pct", "identical": true | "psnr_db": {median, p5}, "ssim": {...}}.
+json fidelity_json(const std::optional<model::FidelitySummary>& f) {
+  if (!f) return json();
+  json o = {{"samples", f->samples}, {"identical_pct", 100.0 * f->identical_share()},
+            {"identical", f->all_identical()}};
+  if (f->psnr_median_db && f->psnr_p5_db) o["psnr_db"] = {{"median", *f->psnr_median_db}, {"p5", *f->psnr_p5_db}};
+  if (f->ssim_median && f->ssim_p5) o["ssim"] = {{"median", *f->ssim_median}, {"p5", *f->ssim_p5}};
+  return o;
+}
+
+void fidelity_notes_text(std::string& out, const WhatIf& w) {
+  std::string lines;
+  for (const auto& row : w.rows)
+    if (row.kind == CandidateKind::kFix || row.kind == CandidateKind::kDevice) lines += "  " + change_note(row) + "\n";
+  if (lines.empty()) return;
+  appendf(out, "(fidelity: each fix's output against today's for the same images and random draws, as "
+          "pixels 0-255 before normalize: PSNR median / 5th percentile over the samples not "
+          "identical, dB (docs/what-if.md); workers change nothing the model sees; --min-psnr=%.1f dB "
+          "on the p5; the fidelity work took %.1f s of wall time, outside the timed runs)\n%s", w.min_psnr_db,
+          w.fidelity_ms / 1000.0, lines.c_str());
+  if (w.control_fidelity && !w.control_fidelity->all_identical())
+    appendf(out, "Warning: the A/A control's outputs are not identical (%zu of %zu samples): a pairing bug "
+            "(today against itself must give the same pixels); the fidelity figures are not to be trusted.\n",
+            w.control_fidelity->identical, w.control_fidelity->samples);
+}
+
 void table_text(std::string& out, const WhatIf& w) {
   int width = 12;
   for (const auto& row : w.rows) width = std::max<int>(width, static_cast<int>(display_label(row).size()));
   for (const auto& n : w.device_not_measured) width = std::max<int>(width, static_cast<int>(n.label.size()));
-  appendf(out, "%-*s %9s %7s %9s %9s %6s %9s %17s %8s %9s\n", width, "candidate", "CPU ms", "workers",
-          "data ms", "step ms", "AU %", "images/s", "saving ms", "saving %", "for 90 %");
+  appendf(out, "%-*s %9s %7s %9s %9s %6s %9s %17s %8s %9s %15s\n", width, "candidate", "CPU ms", "workers",
+          "data ms", "step ms", "AU %", "images/s", "saving ms", "saving %", "for 90 %", "fidelity dB");
   bool priced = false, unmeasured = false;
   for (const auto& row : w.rows) {
     const bool before_device = row.kind == CandidateKind::kToday || row.kind == CandidateKind::kWorkers ||
@@ -183,6 +249,7 @@ void table_text(std::string& out, const WhatIf& w) {
             row.case_name.c_str());
   }
   device_notes_text(out, w);
+  fidelity_notes_text(out, w);
   std::string packed;  // "shards-64 saves 20.1 ms per batch (34 %), ..."
   int storage_workers = 0;
   for (const auto& row : w.rows) {
@@ -393,6 +460,11 @@ void add_what_if_json(json& j, const Report& r) {
   if (!w.note.empty()) table["note"] = w.note;
   if (!w.cold_sweep_note.empty()) table["cold_sweep_note"] = w.cold_sweep_note;
   if (!w.control_note.empty()) table["control_note"] = w.control_note;
+  table["min_psnr_db"] = w.min_psnr_db;
+  table["fidelity_wall_ms"] = w.fidelity_ms;
+  table["control_fidelity"] = fidelity_json(w.control_fidelity);
+  if (w.control_fidelity && !w.control_fidelity->all_identical())
+    table["control_fidelity_pairing_bug"] = true;
   for (const auto& row : w.rows) {
     json o = {{"candidate", row.label}, {"kind", kind_name(row.kind)}, {"case", row.case_name},
               {"cpu_ms_per_sample", row.cpu_ms_per_sample}, {"workers", row.workers},
@@ -419,6 +491,13 @@ void add_what_if_json(json& j, const Report& r) {
     if (row.kept_shorter_side_px > 0)
       o["kept_resolution"] = {{"shorter_side_px", row.kept_shorter_side_px},
                               {"jpeg_quality", row.jpeg_quality}};
+    if (row.kind == CandidateKind::kFix || row.kind == CandidateKind::kDevice || row.kind == CandidateKind::kControl) {
+      o["fidelity"] = fidelity_json(row.fidelity);  // null: not measured
+      o["below_min_psnr"] = row.below_min_psnr;
+      o["notes"] = change_note(row);
+      if (row.upsampled_today_pct && row.upsampled_pct)
+        o["upsampled_pct"] = {{"today", *row.upsampled_today_pct}, {"candidate", *row.upsampled_pct}};
+    }
     if (row.kind == CandidateKind::kWorkers) {
       o["measured_in_sweep"] = row.measured;
       o["cores_needed"] = row.cores_needed;
@@ -468,7 +547,7 @@ void add_what_if_json(json& j, const Report& r) {
       : json{{"kind", kind_name(rec.kind)}, {"candidate", rec.label}, {"workers", rec.workers},
              {"cores_needed", rec.cores_needed}, {"au_pct", rec.au_pct},
              {"model_off", rec.model_off}, {"images_per_second", rec.images_per_second},
-             {"text", rec.text}};
+             {"fidelity", rec.fidelity}, {"min_psnr_db", w.min_psnr_db}, {"text", rec.text}};
   if (w.check) {
     const PredictionCheck& c = *w.check;
     j["check"] = {{"workers", c.workers}, {"at_workers_candidate", c.at_workers_candidate},

@@ -41,6 +41,25 @@ std::optional<double> sample_cpu_ms(const BenchRun& run, const std::string& name
   return *us / 1000.0;
 }
 
+// A paired case's fidelity counters (bench/paired_fidelity.h) into `cost`; nothing where the
+// case has none (a price, an older record).
+void read_fidelity(const BenchRun& run, const std::string& name, SampleCost& cost) {
+  const auto samples = run.value(name, CounterId::kFidelitySamples);
+  if (samples && *samples >= 1) {
+    model::FidelitySummary f;
+    f.samples = static_cast<std::size_t>(std::lround(*samples));
+    const double share = run.value(name, CounterId::kFidelityIdenticalPct).value_or(0) / 100.0;
+    f.identical = static_cast<std::size_t>(std::lround(share * static_cast<double>(f.samples)));
+    f.psnr_median_db = run.value(name, CounterId::kFidelityPsnrMedianDb);
+    f.psnr_p5_db = run.value(name, CounterId::kFidelityPsnrP5Db);
+    f.ssim_median = run.value(name, CounterId::kFidelitySsimMedian);
+    f.ssim_p5 = run.value(name, CounterId::kFidelitySsimP5);
+    cost.fidelity = f;
+  }
+  cost.upsampled_today_pct = run.value(name, CounterId::kUpsampledTodayPct);
+  cost.upsampled_pct = run.value(name, CounterId::kUpsampledCandidatePct);
+}
+
 // The what-if candidates measured beside BM_Sample/<pipeline> (their keys' variant), by
 // kind as the catalogue says (model/catalogue.h): fixes and prices. A presized candidate
 // keeps its resolution (the key's parameter, or its counter) and the copy's JPEG quality.
@@ -68,6 +87,8 @@ void read_candidates(const BenchRun& run, const std::string& pipeline, bool us_p
       cost.paired_saving_ms = run.value(name, CounterId::kPairedSavingMs);
       cost.paired_ci_ms = run.value(name, CounterId::kPairedSavingCiMs);
     }
+    read_fidelity(run, name, cost);
+    in.fidelity_ms += run.value(name, CounterId::kFidelityMs).value_or(0);
     switch (kind->role) {
       case model::CandidateRole::kFix: in.fixes.push_back(std::move(cost)); break;
       case model::CandidateRole::kPrice: in.prices.push_back(std::move(cost)); break;
@@ -383,6 +404,10 @@ WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double 
   r.workers_for_target =
       reachable ? workers_for_target(cost.cpu_ms, in.batch, in.compute_ms, in.loader_overhead) : 0;
   r.cores_needed = workers;
+  r.fidelity = cost.fidelity;
+  r.upsampled_today_pct = cost.upsampled_today_pct;
+  r.upsampled_pct = cost.upsampled_pct;
+  r.below_min_psnr = cost.fidelity && cost.fidelity->psnr_p5_db && *cost.fidelity->psnr_p5_db < in.min_psnr_db;
   return r;
 }
 
@@ -394,6 +419,9 @@ SampleCost cost_of(const WhatIfRow& r) {
   c.per_batch = r.per_batch;
   c.batch_images = r.batch_images;
   c.device_ms_per_batch = r.device_ms;
+  c.fidelity = r.fidelity;
+  c.upsampled_today_pct = r.upsampled_today_pct;
+  c.upsampled_pct = r.upsampled_pct;
   if (r.paired_blocks > 0) {
     c.paired_saving_ms = r.saving_ms_per_sample;
     c.paired_ci_ms = r.saving_ci_ms;
@@ -504,6 +532,49 @@ Recommendation compute_bound_already(const SweepPoint& p, int model_workers) {
   return rec;
 }
 
+// What the option `label` changes in the pixels, in words (issue 35).
+std::string fidelity_words(const WhatIf& w, const std::string& label) {
+  const WhatIfRow* row = nullptr;
+  for (const auto& r : w.rows)
+    if (r.label == label && (r.kind == CandidateKind::kFix || r.kind == CandidateKind::kWorkers)) row = &r;
+  if (row == nullptr || row->kind == CandidateKind::kWorkers)
+    return "more workers change nothing the model sees (the same samples, bit for bit)";
+  if (!row->fidelity) return "its fidelity was not measured in this run";
+  const model::FidelitySummary& f = *row->fidelity;
+  char buf[320];
+  if (f.all_identical()) {
+    std::snprintf(buf, sizeof buf, "bit-identical: it changes nothing the model sees (%zu of %zu samples identical)",
+                  f.identical, f.samples);
+  } else {
+    std::snprintf(buf, sizeof buf, "it changes pixels: PSNR %.1f dB median, %.1f dB p5, SSIM %.3f / %.3f (%.0f %% of "
+                  "%zu samples identical), within --min-psnr=%.1f", f.psnr_median_db.value_or(0),
+                  f.psnr_p5_db.value_or(0), f.ssim_median.value_or(0), f.ssim_p5.value_or(0),
+                  100.0 * f.identical_share(), f.samples, w.min_psnr_db);
+  }
+  return buf;
+}
+
+// The recommendation states the fidelity of what it recommends, and which fixes --min-psnr
+// kept out of it.
+void state_fidelity(WhatIf& w) {
+  Recommendation& rec = w.recommendation;
+  if (rec.kind != Recommendation::Kind::kReachesTarget && rec.kind != Recommendation::Kind::kShortOfTarget) return;
+  rec.fidelity = fidelity_words(w, rec.label);
+  rec.text += " Fidelity: " + rec.fidelity + ".";
+  std::string excluded;
+  for (const auto& r : w.rows) {
+    if (r.kind != CandidateKind::kFix || !r.below_min_psnr) continue;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s%s (PSNR p5 %.1f dB)", excluded.empty() ? "" : ", ", r.label.c_str(),
+                  r.fidelity->psnr_p5_db.value_or(0));
+    excluded += buf;
+  }
+  if (excluded.empty()) return;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " Left out for fidelity (5th-percentile PSNR below --min-psnr=%.1f dB): ", w.min_psnr_db);
+  rec.text += buf + excluded + ".";
+}
+
 // Workers alone, and each fix with the workers it needs; the fewest cores wins (a tie goes
 // to workers alone, which changes nothing the model sees, then to another decode, then to
 // presizing, then to the cheaper sample).
@@ -517,7 +588,7 @@ Recommendation recommend(const WhatIfInputs& in, const WhatIf& w) {
     // A saving within noise, or a cost, is never recommended (issue 26), nor a fix whose
     // device time keeps AU below the target.
     if (r.kind != CandidateKind::kFix || r.within_noise || r.saving_ms_per_sample <= 0 ||
-        r.workers_for_target == 0)
+        r.workers_for_target == 0 || r.below_min_psnr)  // nor one that changes pixels too much
       continue;
     const int need = r.workers_for_target;
     options.push_back(price(CandidateKind::kFix, cost_of(r), need,
@@ -558,7 +629,7 @@ Recommendation recommend(const WhatIfInputs& in, const WhatIf& w) {
   WhatIfRow best_here = price(CandidateKind::kWorkers, *in.today, here, in.cores, in);
   best_here.label = "workers";
   for (const auto& r : w.rows) {
-    if (r.kind != CandidateKind::kFix || r.within_noise || r.saving_ms_per_sample <= 0) continue;
+    if (r.kind != CandidateKind::kFix || r.within_noise || r.saving_ms_per_sample <= 0 || r.below_min_psnr) continue;
     WhatIfRow f = price(CandidateKind::kFix, cost_of(r), here, in.cores, in);
     if (f.au_pct > best_here.au_pct + kEps) best_here = f;
   }
@@ -633,6 +704,7 @@ WhatIfInputs what_if_inputs(const BenchRun& run, const std::string& pipeline, in
   in.sweep_reads_storage = run.context_or("cache_mode", "warm") == "cold" ||
                            run.number("read_throttle_mib_s").value_or(0) > 0;
   measure_loader_overhead(in);
+  in.min_psnr_db = run.number("min_psnr_db").value_or(model::kDefaultMinPsnrDb);
   if (in.note.empty() && !(in.compute_ms > 0))
     in.note = "no training step time: neither a BM_EndToEnd case nor compute_ms in the context";
   return in;
@@ -651,6 +723,9 @@ WhatIf build_what_if(const WhatIfInputs& in) {
                         "section prices it)";
   w.loader_overhead = in.loader_overhead;
   w.loader_overhead_workers = in.loader_overhead_workers;
+  w.min_psnr_db = in.min_psnr_db;
+  w.fidelity_ms = in.fidelity_ms;
+  if (in.control) w.control_fidelity = in.control->fidelity;
   if (!in.today || !(in.compute_ms > 0) || in.batch <= 0) {
     if (w.note.empty()) w.note = "no per-sample cost, step time or batch size to price candidates with";
     return w;
@@ -693,6 +768,7 @@ WhatIf build_what_if(const WhatIfInputs& in) {
     }
   }
   w.recommendation = recommend(in, w);
+  state_fidelity(w);
   w.check = check(in, w);
   for (const auto& f : in.fixes) {
     const auto points = in.fix_points.find(f.label);

@@ -90,6 +90,7 @@
 
 #include "model/bound.h"
 #include "model/constants.h"
+#include "model/fidelity.h"
 #include "report/run.h"
 
 namespace pipebench::report {
@@ -124,6 +125,11 @@ struct SampleCost {
   /// GPU ms per batch the candidate adds to the accelerator's work (device rows; collate:uint8
   /// with a device normalize measured): measured on the run's device, 0 otherwise.
   double device_ms_per_batch = 0;
+  /// What the candidate changes in the pixels (issue 35; bench/paired_fidelity.h): its
+  /// outputs against today's for the same images and draws, and the share of crops
+  /// enlarged, today's and its own (%); absent where not measured (prices, older records).
+  std::optional<model::FidelitySummary> fidelity;
+  std::optional<double> upsampled_today_pct, upsampled_pct;
 };
 
 /// A time measured on the run's device, for a row that moves work there.
@@ -172,6 +178,12 @@ struct WhatIfInputs {
   std::vector<SampleCost> fixes;   ///< decode:<mode> and presized:<N> candidates
   std::vector<SampleCost> prices;  ///< without:<op> candidates
   std::optional<SampleCost> control;  ///< control:aa, today against itself (the A/A test)
+  /// --min-psnr (dB): a fix whose 5th-percentile PSNR is below it is not recommended. The
+  /// run's recorded value (context number min_psnr_db; pipebench-report --min-psnr sets it
+  /// over), else model::kDefaultMinPsnrDb (docs/what-if.md says why).
+  double min_psnr_db = 0;
+  /// The run's fidelity work, ms of wall time in all (every case's fidelity_ms).
+  double fidelity_ms = 0;
   /// The rows on the accelerator (above), their costs with device_ms_per_batch; what they
   /// rest on; the rows the run could not measure, and why.
   std::vector<SampleCost> device;
@@ -237,6 +249,11 @@ struct WhatIfRow {
   /// Cores the row needs: one per worker, except a swept count above the cores available,
   /// which reached the target on those cores (oversubscribed: the available ones, rounded up).
   int cores_needed = 0;
+  /// SampleCost's fidelity and crops enlarged, carried to the table (issue 35).
+  std::optional<model::FidelitySummary> fidelity;
+  std::optional<double> upsampled_today_pct, upsampled_pct;
+  /// Excluded from the recommendation: its 5th-percentile PSNR is below --min-psnr.
+  bool below_min_psnr = false;
   bool measured = false;            ///< workers: the count comes from the measured sweep
   std::optional<int> model_workers;  ///< workers: the model's own count, when the sweep overrode it
   bool exceeds_cores = false;       ///< cores_needed > the cores available
@@ -249,6 +266,9 @@ struct Recommendation {
   enum class Kind { kNone, kComputeBoundAlready, kReachesTarget, kShortOfTarget };
   Kind kind = Kind::kNone;
   std::string label;         ///< "workers" or the fix's label
+  /// What it changes in the pixels, in words (issue 35): "changes nothing the model sees",
+  /// "bit-identical ...", "PSNR ... dB median, ... dB p5", or "not measured".
+  std::string fidelity;
   int workers = 0;           ///< the worker count it recommends
   int cores_needed = 0;      ///< WhatIfRow::cores_needed of that option
   double au_pct = 0;         ///< predicted (measured for kComputeBoundAlready)
@@ -325,6 +345,11 @@ struct WhatIf {
   /// Non-empty when the A/A control's interval excludes 0: the run cannot rank candidates
   /// (the machine's speed moved within the case), and by how much it moved.
   std::string control_note;
+  /// Fidelity (issue 35): the --min-psnr applied, the fidelity passes' wall time (ms, in
+  /// all), and the A/A control's own: a control not identical is a pairing bug.
+  double min_psnr_db = 0;
+  double fidelity_ms = 0;
+  std::optional<model::FidelitySummary> control_fidelity;
   /// Do the operators' prices add up to what today's sample spends in its operators? The
   /// prices (each per-sample operator's without: saving, each batch operator's price), CPU
   /// ms per sample, against today's operator stage: today's CPU per sample times the
