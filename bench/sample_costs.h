@@ -13,7 +13,9 @@
 //     prediction from these costs (model/bound.h predict_from_costs), whose mean is the
 //     case's bound_ms;
 //   tail_stall_share_pct: the share of the predicted stall the costliest 1 % of the timed
-//     samples (at least one) cause (model::tail_stall_share_pct), %.
+//     samples (at least one) cause (model::tail_stall_share_pct), %;
+//   pred_step_deep_prefetch_ms, pred_step_out_of_order_ms: the tail fixes priced by the
+//     model on the same costs (twice the prefetch depth; out-of-order delivery).
 // Errors: none thrown here beyond the model's std::invalid_argument (a cost not finite).
 #pragma once
 
@@ -102,6 +104,8 @@ inline void put_cost_counters(benchmark::State& state, const TimedCosts& costs, 
   put(state, CounterId::kPredAuPct, p.step.au_pct);
   put(state, CounterId::kPredStallPct, p.step.stall_pct);
   put(state, CounterId::kTailStallSharePct, p.tail_stall_share_pct);
+  put(state, CounterId::kPredStepDeepPrefetchMs, p.deep_prefetch_step_ms);
+  put(state, CounterId::kPredStepOutOfOrderMs, p.out_of_order_step_ms);
 }
 
 

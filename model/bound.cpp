@@ -81,6 +81,12 @@ CostPrediction predict_from_costs(const std::vector<double>& sample_ms, const mo
   for (double& ms : in.sample_ms) ms *= p.scale;
   p.step = model::predict_step(in);
   p.tail_stall_share_pct = model::tail_stall_share_pct(in, costliest);
+  model::StepModelInput fix = in;  // the tail fixes, each alone
+  fix.loader.prefetch_depth = 2 * in.loader.prefetch_depth;
+  p.deep_prefetch_step_ms = model::predict_step(fix).step_ms;
+  fix = in;
+  fix.loader.delivery = model::Delivery::kOutOfOrder;
+  p.out_of_order_step_ms = model::predict_step(fix).step_ms;
   return p;
 }
 

@@ -69,6 +69,9 @@ struct CostPrediction {
   model::StepPrediction step;
   double scale = 1;
   double tail_stall_share_pct = 0;
+  /// The tail fixes priced on the same scaled costs (issue 34 item 4): the mean step with
+  /// twice the prefetch depth, and with out-of-order delivery of ready batches.
+  double deep_prefetch_step_ms = 0, out_of_order_step_ms = 0;
 };
 CostPrediction predict_from_costs(const std::vector<double>& sample_ms, const model::LoaderShape& loader,
                                   double measured_data_ms, const model::LoopShape& loop, int costliest);

@@ -89,6 +89,8 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kPredAuPct, "pred_au_pct", U::kPercent, F::kLoop, "the step model's AU: compute_ms / bound_ms", U::kPercent},
     {C::kPredStallPct, "pred_stall_pct", U::kPercent, F::kLoop, "100 - pred_au_pct", U::kPercent},
     {C::kTailStallSharePct, "tail_stall_share_pct", U::kPercent, F::kLoop, "the share of the predicted stall the costliest files cause (the stall less the stall with them at the median cost)", U::kPercent},
+    {C::kPredStepDeepPrefetchMs, "pred_step_deep_prefetch_ms", U::kMs, F::kLoop, "a tail fix priced by the step model: the mean step with twice the prefetch depth (batch_bytes more host memory per added batch)", U::kMs},
+    {C::kPredStepOutOfOrderMs, "pred_step_out_of_order_ms", U::kMs, F::kLoop, "a tail fix priced by the step model: the mean step with ready batches delivered out of order (PyTorch's in_order=False; changes the order samples reach the model)", U::kMs},
     // Training extras.
     {C::kCallbackMs, "callback:{}_ms", U::kMs, F::kCallbacks, "one callback's time on the loop's thread per step (a sync one's work, an async one's hand-off)", U::kUs},
     {C::kCallbackEvery, "callback:{}_every", U::kCount, F::kCallbacks, "that callback's every=N: it runs every N steps (the step model's input)", U::kCount},

@@ -92,6 +92,7 @@ enum class CounterId : std::uint16_t {
   kBoundMs, kAuPct, kStallPct, kPredictionErrorPct, kDataDriftPct, kDataWorkDriftPct, kAloneSampleCpuMs,
   kLoopCpuDriftPct, kSyncMs, kSyncCpuMs, kSyncModelMs, kRegionMs, kRegionP99Ms,
   kPredStepP50Ms, kPredStepP95Ms, kPredStepP99Ms, kPredAuPct, kPredStallPct, kTailStallSharePct,
+  kPredStepDeepPrefetchMs, kPredStepOutOfOrderMs,
   // kCallbacks
   kCallbackMs, kCallbackEvery, kCallbacksMs, kCallbacksPct, kCallbacksAsync,
   // kPaired

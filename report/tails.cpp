@@ -22,6 +22,25 @@ std::vector<std::pair<std::string, double>> costliest_files(const CaseMeans& c) 
   return files;
 }
 
+// The tail fixes the model priced for a point that stalls (predicted stall >= 1 %).
+void append_tail_fixes(std::string& out, const TailPoint& p) {
+  if (!p.pred_stall_pct || *p.pred_stall_pct < 1 || (!p.deep_prefetch_ms && !p.out_of_order_ms)) return;
+  appendf(out, "  Tail fixes at %d worker%s, priced by the step model (not run): now %.2f ms", p.workers,
+          p.workers == 1 ? "" : "s", p.pred_step_ms);
+  if (p.deep_prefetch_ms) {
+    appendf(out, "; a prefetch twice as deep %.2f ms (%+.1f %%", *p.deep_prefetch_ms,
+            100 * (*p.deep_prefetch_ms / p.pred_step_ms - 1));
+    if (p.batch_bytes && p.prefetch_depth > 0)
+      appendf(out, ", %.1f MiB more host memory: %d more batches", *p.batch_bytes * p.prefetch_depth / 1048576.0,
+              p.prefetch_depth);
+    appendf(out, ")");
+  }
+  if (p.out_of_order_ms)
+    appendf(out, "; out-of-order delivery %.2f ms (%+.1f %%; changes the order in which samples reach the model)",
+            *p.out_of_order_ms, 100 * (*p.out_of_order_ms / p.pred_step_ms - 1));
+  appendf(out, ".\n");
+}
+
 }  // namespace
 
 Tails sweep_tails(const BenchRun& run, const std::map<int, std::string>& end_to_end) {
@@ -48,6 +67,10 @@ Tails sweep_tails(const BenchRun& run, const std::map<int, std::string>& end_to_
     p.sample_p99_ms = c.get(CounterId::kSampleMsP99);
     p.sample_max_ms = c.get(CounterId::kSampleMsMax);
     p.costliest = costliest_files(c);
+    p.deep_prefetch_ms = c.get(CounterId::kPredStepDeepPrefetchMs);
+    p.out_of_order_ms = c.get(CounterId::kPredStepOutOfOrderMs);
+    p.batch_bytes = c.get(CounterId::kBatchBytes);
+    p.prefetch_depth = static_cast<int>(std::lround(run.number("prefetch_depth_batches").value_or(0)));
     t.points.push_back(std::move(p));
   }
   return t;
@@ -78,6 +101,7 @@ void append_tails_text(std::string& out, const Tails& t) {
             "stall (one slow sample holds its batch, in-order delivery the batches after it); the "
             "costliest files: %s.\n", p.workers, p.workers == 1 ? "" : "s", *p.tail_share_pct, files.c_str());
   }
+  for (const auto& p : t.points) append_tail_fixes(out, p);
 }
 
 nlohmann::json tails_json(const Tails& t) {
@@ -92,7 +116,9 @@ nlohmann::json tails_json(const Tails& t) {
                            {"predicted_stall_pct", opt(p.pred_stall_pct)},
                            {"tail_stall_share_pct", opt(p.tail_share_pct)}, {"samples_timed", p.samples_timed},
                            {"sample_p50_ms", opt(p.sample_p50_ms)}, {"sample_p99_ms", opt(p.sample_p99_ms)},
-                           {"sample_max_ms", opt(p.sample_max_ms)}, {"costliest", files}});
+                           {"sample_max_ms", opt(p.sample_max_ms)}, {"costliest", files},
+                           {"deep_prefetch_step_ms", opt(p.deep_prefetch_ms)},
+                           {"out_of_order_step_ms", opt(p.out_of_order_ms)}});
   }
   return j;
 }

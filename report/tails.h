@@ -33,6 +33,10 @@ struct TailPoint {
   int samples_timed = 0;
   std::optional<double> sample_p50_ms, sample_p99_ms, sample_max_ms;
   std::vector<std::pair<std::string, double>> costliest;  ///< file -> ms, costliest first
+  /// The tail fixes priced by the model (pred_step_deep_prefetch_ms: twice the prefetch
+  /// depth, its memory batch_bytes x the added batches; pred_step_out_of_order_ms).
+  std::optional<double> deep_prefetch_ms, out_of_order_ms, batch_bytes;
+  int prefetch_depth = 0;  ///< the run's (prefetch_depth_batches); 0 unknown
 };
 
 struct Tails {
@@ -44,12 +48,14 @@ struct Tails {
 Tails sweep_tails(const BenchRun& run, const std::map<int, std::string>& end_to_end);
 
 /// "Tails (...)": a row per point, then where the model puts the stall on the costliest
-/// samples (share >= 1 %), the files. Nothing when empty.
+/// samples (share >= 1 %), the files, and the tail fixes it prices where the loop stalls
+/// (a deeper prefetch with its memory, out-of-order delivery). Nothing when empty.
 void append_tails_text(std::string& out, const Tails& t);
 
 /// {"points": [{workers, case, step_ms, step_p99_ms, stall_pct, predicted_step_ms,
 ///   predicted_step_p99_ms, predicted_stall_pct, tail_stall_share_pct, samples_timed,
-///   sample_p50_ms, sample_p99_ms, sample_max_ms, costliest: [{file, ms}]}]}
+///   sample_p50_ms, sample_p99_ms, sample_max_ms, costliest: [{file, ms}],
+///   deep_prefetch_step_ms, out_of_order_step_ms}]}
 nlohmann::json tails_json(const Tails& t);
 
 }  // namespace pipebench::report

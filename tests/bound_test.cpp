@@ -117,6 +117,11 @@ TEST(PredictFromCosts, OneSlowSampleMakesTheTailAndTheStall) {
   EXPECT_GT(p.step.p99_ms, 3 * p.step.p50_ms);             // the slow sample's batches
   EXPECT_GE(p.step.max_ms, 101.0 / 2);                     // at least half of it stalls a step
   EXPECT_GT(p.tail_stall_share_pct, 90.0);
+  // The tail fixes on the same costs: a deeper prefetch absorbs part of the slow batch,
+  // out-of-order delivery lets the ready batches pass it; neither is slower.
+  EXPECT_LE(p.deep_prefetch_step_ms, p.step.step_ms + 1e-9);
+  EXPECT_LT(p.out_of_order_step_ms, p.step.step_ms);
+  EXPECT_GE(p.out_of_order_step_ms, p.step.mean_bound_ms - 1e-9);  // not below the mean's bound
 }
 
 SweepPoint point(int w, double data_ms, double compute_ms, double step_ms, double ips) {

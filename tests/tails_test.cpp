@@ -27,7 +27,8 @@ std::map<std::string, double> tail_case() {
           {"bound_ms", 20.6}, {"pred_step_p99_ms", 231.0}, {"pred_stall_pct", 21.5},
           {"tail_stall_share_pct", 88.0}, {"samples_timed", 1280}, {"sample_p50_ms", 0.5},
           {"sample_p99_ms", 190.0}, {"sample_max_ms", 455.0},
-          {"costliest:big/IMG_0001.jpg_ms", 455.0}, {"costliest:big/IMG_0002.jpg_ms", 241.0}};
+          {"costliest:big/IMG_0001.jpg_ms", 455.0}, {"costliest:big/IMG_0002.jpg_ms", 241.0},
+          {"pred_step_deep_prefetch_ms", 18.54}, {"pred_step_out_of_order_ms", 16.48}, {"batch_bytes", 1048576.0}};
 }
 
 TEST(Tails, P99AndStallBesideTheMeansAndTheCostliestFilesNamed) {
@@ -44,7 +45,11 @@ TEST(Tails, P99AndStallBesideTheMeansAndTheCostliestFilesNamed) {
   EXPECT_NE(text.find("231.00"), std::string::npos) << text;  // predicted p99
   EXPECT_NE(text.find("cause 88 % of the predicted stall"), std::string::npos) << text;
   EXPECT_NE(text.find("big/IMG_0001.jpg (455.0 ms), big/IMG_0002.jpg (241.0 ms)"), std::string::npos) << text;
+  // The tail fixes priced: 18.54 / 20.6 - 1 = -10.0 %, 16.48 / 20.6 - 1 = -20.0 %.
+  EXPECT_NE(text.find("a prefetch twice as deep 18.54 ms (-10.0 %"), std::string::npos) << text;
+  EXPECT_NE(text.find("out-of-order delivery 16.48 ms (-20.0 %"), std::string::npos) << text;
   const nlohmann::json j = tails_json(t);
+  EXPECT_DOUBLE_EQ(j["points"][0]["out_of_order_step_ms"].get<double>(), 16.48);
   EXPECT_DOUBLE_EQ(j["points"][0]["predicted_step_ms"].get<double>(), 20.6);
   EXPECT_DOUBLE_EQ(j["points"][0]["step_p99_ms"].get<double>(), 240.0);
   EXPECT_EQ(j["points"][0]["costliest"][1]["file"], "big/IMG_0002.jpg");
