@@ -22,6 +22,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,61 @@ TEST(WhatIfModel, DataTimeAndWorkersForTheTarget) {
   EXPECT_EQ(workers_for_target(1.0, 64, 25), 3);   // 0.9 x 64 / 25 = 2.304
   EXPECT_EQ(workers_for_target(1.0, 64, 28.8), 2);  // 0.9 x 64 / 28.8 = 2 exactly
   EXPECT_EQ(workers_for_target(0.1, 64, 25), 1);   // 0.23: one worker is the least
+}
+
+// --- fidelity (issue 35) ---------------------------------------------------------------------
+
+// sweep_rows with decode:auto's fidelity counters: `p5` dB at the 5th percentile, 41 dB median,
+// 48 samples of which 12 identical; or every sample identical.
+std::vector<json> rows_with_fidelity(std::optional<double> p5) {
+  std::vector<json> rows = sweep_rows(25);
+  for (json& r : rows) {
+    if (r["name"] != "BM_Sample/imagenet_train/decode:auto") continue;
+    r["fidelity_samples"] = 48;
+    r["fidelity_ms"] = 900;
+    if (!p5) {
+      r["fidelity_identical_pct"] = 100.0;
+      continue;
+    }
+    r["fidelity_identical_pct"] = 25.0;
+    r["fidelity_psnr_median_db"] = 41.0;
+    r["fidelity_psnr_p5_db"] = *p5;
+    r["fidelity_ssim_median"] = 0.99;
+    r["fidelity_ssim_p5"] = 0.95;
+  }
+  return rows;
+}
+
+TEST(WhatIfFidelity, AFixBelowMinPsnrIsLeftOutAndTheRecommendationSaysWhy) {
+  const Report r = report_of(run_doc(rows_with_fidelity(30.0)));  // default --min-psnr: 35 dB
+  const WhatIfRow& fix = row_of(r.what_if, "decode:auto");
+  ASSERT_TRUE(fix.fidelity.has_value());
+  EXPECT_TRUE(fix.below_min_psnr);
+  EXPECT_NE(r.what_if.recommendation.label, "decode:auto");
+  EXPECT_NE(r.what_if.recommendation.text.find("Left out for fidelity"), std::string::npos)
+      << r.what_if.recommendation.text;
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("41.0 / 30.0*"), std::string::npos) << text;
+  EXPECT_NE(text.find("decode:auto: decodes only the crop's window"), std::string::npos) << text;
+  const json j = to_json(r);
+  EXPECT_DOUBLE_EQ(j["what_if"]["rows"][2]["fidelity"]["psnr_db"]["p5"].get<double>(), 30.0);
+  EXPECT_DOUBLE_EQ(j["what_if"]["min_psnr_db"].get<double>(), 35.0);
+}
+
+TEST(WhatIfFidelity, ALowerMinPsnrRecommendsTheFixAndStatesItsFidelity) {
+  const Report r = report_of(run_doc(rows_with_fidelity(30.0), {{"min_psnr_db", "25"}}));
+  EXPECT_FALSE(row_of(r.what_if, "decode:auto").below_min_psnr);
+  EXPECT_EQ(r.what_if.recommendation.label, "decode:auto");
+  EXPECT_NE(r.what_if.recommendation.fidelity.find("PSNR 41.0 dB median, 30.0 dB p5"), std::string::npos)
+      << r.what_if.recommendation.fidelity;
+  EXPECT_EQ(to_json(r)["recommendation"]["min_psnr_db"].get<double>(), 25.0);
+}
+
+TEST(WhatIfFidelity, ABitIdenticalFixSaysSo) {
+  const Report r = report_of(run_doc(rows_with_fidelity(std::nullopt)));
+  EXPECT_EQ(r.what_if.recommendation.label, "decode:auto");
+  EXPECT_NE(r.what_if.recommendation.text.find("bit-identical"), std::string::npos) << r.what_if.recommendation.text;
+  EXPECT_NE(format_text(r).find("identical\n"), std::string::npos);
 }
 
 // --- the table ------------------------------------------------------------------------------
