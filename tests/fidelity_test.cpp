@@ -29,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/paired_fidelity.h"
+#include "datasets/image_folder.h"
 #include "model/fidelity.h"
 #include "tests/libjpeg_encode.h"
 #include "tests/test_data.h"
@@ -301,6 +303,41 @@ TEST(FidelityReference, RoiDecodeMatchesTjDecompress2AtTheSameScale) {
       EXPECT_EQ(columns, expected);
     }
   }
+}
+
+// --- the paired case's pass (bench/paired_fidelity.h) ------------------------------------
+
+// The A/A control (today against a second instance of itself) must read identical on every
+// sample: anything else is a pairing bug. decode:auto on 500 x 375 images (1/2 DCT scaling
+// for the larger windows) is measured, with the share of enlarged crops the same on both
+// sides (the scaling never enlarges a window).
+TEST(PairedFidelity, TheAAControlIsIdenticalAndDecodeAutoIsMeasured) {
+  SyntheticOptions o;
+  o.count = 12;
+  o.classes = 2;
+  const ImageFolder ds(testing::make_dataset("paired_fidelity", o));
+  std::vector<size_t> index(ds.size());
+  for (size_t i = 0; i < index.size(); ++i) index[i] = i;
+  const std::string ops = "transforms:\n  - random_resized_crop: {size: 96}\n  - horizontal_flip\n"
+                          "  - normalize: {mean: imagenet, std: imagenet}\n";
+  const auto today = pipeline_of("decode: {mode: full}\n" + ops);
+  const auto again = pipeline_of("decode: {mode: full}\n" + ops);
+  const auto roi = pipeline_of("decode: {mode: auto}\n" + ops);
+  const bench::FidelitySide a{today.get(), &ds, &index};
+  const bench::PairedFidelity aa = bench::measure_paired_fidelity(a, {again.get(), &ds, &index}, 7);
+  EXPECT_EQ(aa.summary.samples, ds.size());
+  EXPECT_TRUE(aa.summary.all_identical()) << model::fidelity_cell(aa.summary);
+  EXPECT_GE(aa.wall_ms, 0.0);
+  const bench::PairedFidelity auto_fix = bench::measure_paired_fidelity(a, {roi.get(), &ds, &index}, 7);
+  EXPECT_EQ(auto_fix.summary.samples, ds.size());
+  std::printf("decode:auto on 12 images of 500 x 375: %s, %zu identical\n",
+              model::fidelity_cell(auto_fix.summary).c_str(), auto_fix.summary.identical);
+  EXPECT_FALSE(auto_fix.summary.all_identical());
+  ASSERT_TRUE(auto_fix.upsampled_a_pct && auto_fix.upsampled_b_pct);
+  EXPECT_DOUBLE_EQ(*auto_fix.upsampled_a_pct, *auto_fix.upsampled_b_pct);
+  // max_samples bounds the pass.
+  EXPECT_EQ(bench::measure_paired_fidelity(a, {again.get(), &ds, &index}, 7, bench::FidelityMode::kSameDraws, 5)
+                .summary.samples, 5u);
 }
 
 }  // namespace
