@@ -118,16 +118,18 @@ void cores_text(std::string& out, int world, const CoresPerRank& c) {
   std::string sweep;
   for (const auto& [w, au] : c.sweep) appendf(sweep, "%s%d: %.1f %%", sweep.empty() ? "" : ", ", w, au);
   if (c.workers) {
-    appendf(out, "  Cores per rank: %d workers per rank keep the accelerators >= 90 %% busy (AU %.1f "
-            "%%, mean over ranks): this pipeline needs %d cores per accelerator; %d ranks on a node "
-            "need %d cores", *c.workers, c.au_pct, *c.workers, world, world * *c.workers);
+    appendf(out, "  Cores per rank: %d workers per rank keep the accelerators >= %.0f %% busy (AU "
+            "%.1f %%, mean over ranks): this pipeline needs %d cores per accelerator; %d ranks on "
+            "a node need %d cores", *c.workers, model::kAuTargetPct, c.au_pct, *c.workers, world,
+            world * *c.workers);
     if (c.node_cores > 0)
       appendf(out, " (this node has %d%s)", c.node_cores,
               world * *c.workers > c.node_cores ? ": measured oversubscribed" : "");
     appendf(out, ". Swept: %s.\n", sweep.c_str());
   } else {
-    appendf(out, "  Cores per rank: no swept count reached AU >= 90 %% (best %.1f %% at %d workers "
-            "per rank, %d cores for %d ranks", c.au_pct, c.best_workers, world * c.best_workers, world);
+    appendf(out, "  Cores per rank: no swept count reached AU >= %.0f %% (best %.1f %% at %d "
+            "workers per rank, %d cores for %d ranks", model::kAuTargetPct, c.au_pct,
+            c.best_workers, world * c.best_workers, world);
     if (c.node_cores > 0)
       appendf(out, "; this node has %d%s", c.node_cores,
               world * c.best_workers > c.node_cores ? ", so the ranks shared cores" : "");
@@ -151,9 +153,9 @@ void append_ranks_text(std::string& out, const Ranks& r) {
           r.hosts.empty() ? "" : ", hosts ", r.hosts.c_str(), sync.c_str());
   for (const auto& c : r.cases) {
     appendf(out, "  %s (%d workers per rank): %.0f images/s over %zu ranks, step %.2f ms, AU mean "
-            "%.1f %% (min %.1f %%): MLPerf AU >= 90 %%: %s\n", c.name.c_str(), c.workers,
+            "%.1f %% (min %.1f %%): MLPerf AU >= %.0f %%: %s\n", c.name.c_str(), c.workers,
             c.images_per_second, c.ranks.size(), c.step_ms, c.au_pct, c.au_pct_min,
-            c.au_pass ? "pass" : "FAIL");
+            model::kAuTargetPct, c.au_pass ? "pass" : "FAIL");
     appendf(out, "  %6s %9s %9s %7s %9s %9s %9s %9s %8s %8s %9s\n", "rank", "data ms", "step ms",
             "AU %", "images/s", "wait ms", "sync ms", "idle ms", "read", "decode", "transform");
     for (const auto& k : c.ranks)
