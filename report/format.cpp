@@ -62,6 +62,13 @@ void workers_verdict(std::string& out, const Report& r) {
   if (first && first->bound.au_pct >= kAuTargetPct) {
     appendf(out, "Workers: %d is the smallest swept worker count that keeps the accelerator busy "
             "(compute-bound, AU %.1f %%).\n", first->workers, first->bound.au_pct);
+  } else if (const auto tail = first ? tail_explains_stall(r.tails, first->workers, first->bound.stall_pct)
+                                    : std::nullopt) {
+    // Keeping up on average, stalled by the tail: the step model sees it (report/tails.h).
+    appendf(out, "Workers: from %d the loader keeps up on average (data %.2f ms < compute %.2f ms per "
+            "batch), but the measured loop kept the accelerator busy only %.1f %% of the time (AU "
+            "target %.0f %%): %s.\n", first->workers, first->bound.data_ms, first->bound.compute_ms,
+            first->bound.au_pct, kAuTargetPct, tail->c_str());
   } else if (first) {
     // Compute-bound by the bound (data < compute) yet the loop measured AU below the target:
     // something else on the loop's path stalls the step (a collective, callbacks, contention).

@@ -76,6 +76,23 @@ Tails sweep_tails(const BenchRun& run, const std::map<int, std::string>& end_to_
   return t;
 }
 
+std::optional<std::string> tail_explains_stall(const Tails& t, int workers, double measured_stall_pct) {
+  for (const auto& p : t.points) {
+    if (p.workers != workers || !p.pred_stall_pct || *p.pred_stall_pct < 1 ||
+        *p.pred_stall_pct < 0.5 * measured_stall_pct)
+      continue;
+    std::string s;
+    appendf(s, "the step model, from the per-sample costs this case timed, predicts a stall of %.1f %% "
+            "(measured %.1f %%): the costliest samples hold their batches and, in order, the batches "
+            "after them, which a mean data time hides", *p.pred_stall_pct, measured_stall_pct);
+    if (!p.costliest.empty())
+      appendf(s, " (the costliest file: %s, %.1f ms)", p.costliest.front().first.c_str(), p.costliest.front().second);
+    appendf(s, "; see Tails below");
+    return s;
+  }
+  return std::nullopt;
+}
+
 void append_tails_text(std::string& out, const Tails& t) {
   if (t.empty()) return;
   appendf(out, "\nTails (the mean step hides them; predicted: the step model from each case's "

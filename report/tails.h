@@ -47,6 +47,12 @@ struct Tails {
 /// The tail rows of the sweep's BM_EndToEnd cases (workers -> case name).
 Tails sweep_tails(const BenchRun& run, const std::map<int, std::string>& end_to_end);
 
+/// Where the loader keeps up on average yet the loop stalls: the sentence saying that the
+/// step model, from the timed costs, predicts that stall (its predicted stall at least half
+/// the measured one and at least 1 point: the tail, not the machine), naming the costliest
+/// file; nullopt where it does not (then something else stalls the step).
+std::optional<std::string> tail_explains_stall(const Tails& t, int workers, double measured_stall_pct);
+
 /// "Tails (...)": a row per point, then where the model puts the stall on the costliest
 /// samples (share >= 1 %), the files, and the tail fixes it prices where the loop stalls
 /// (a deeper prefetch with its memory, out-of-order delivery). Nothing when empty.

@@ -55,6 +55,17 @@ TEST(Tails, P99AndStallBesideTheMeansAndTheCostliestFilesNamed) {
   EXPECT_EQ(j["points"][0]["costliest"][1]["file"], "big/IMG_0002.jpg");
 }
 
+TEST(Tails, TheTailExplainsAStallOnlyWhereTheModelPredictsIt) {
+  const Tails t = sweep_tails(run_with(tail_case()), {{2, model::legacy_key(kE2).name()}});
+  // Predicted 21.5 % against 23 % measured: the tail, naming the costliest file.
+  const auto why = tail_explains_stall(t, 2, 23.0);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("predicts a stall of 21.5 % (measured 23.0 %)"), std::string::npos) << *why;
+  EXPECT_NE(why->find("big/IMG_0001.jpg, 455.0 ms"), std::string::npos) << *why;
+  EXPECT_FALSE(tail_explains_stall(t, 2, 60.0).has_value()) << "21.5 of 60: something else stalls";
+  EXPECT_FALSE(tail_explains_stall(t, 4, 23.0).has_value()) << "no such point";
+}
+
 TEST(Tails, NoRowWithoutTheDistributionAndNoFilesForASmallShare) {
   auto values = tail_case();
   values.erase("samples_timed");  // a run from before the distribution
