@@ -8,6 +8,7 @@ case, a case without its counters, a counter the counter schema does not hold
 measured nor skipped with a reason, or a trace without the loader's spans.
 """
 import json
+import math
 import os
 import re
 import sys
@@ -146,10 +147,16 @@ def main(argv):
         if not re.match(r"BM_[A-Za-z0-9]+/", name):
             problems.append(f"{name} does not follow BM_<Stage>/<variant>")
     for r in rows:
+        # bound_ms is the step model's prediction (model/step_model.h): the per-sample costs
+        # replayed through the loader, the callbacks on the loop's thread. It equals
+        # max(data, compute) for uniform costs and no callbacks and is never below it (each
+        # step holds a compute, and the loader's rate is scaled to the measured data_ms),
+        # but for the simulation's own noise: 2 %.
         if r["name"].startswith("BM_EndToEnd/") and not r.get("error_occurred"):
-            bound = max(r["data_ms"], r["compute_ms"])
-            if abs(bound - r["bound_ms"]) > 1e-6 * max(1.0, bound):
-                problems.append(f"{r['name']}: bound_ms {r['bound_ms']} != max(data, compute) {bound}")
+            floor = max(r["data_ms"], r["compute_ms"])
+            if not (math.isfinite(r["bound_ms"]) and r["bound_ms"] >= 0.98 * floor):
+                problems.append(f"{r['name']}: bound_ms {r['bound_ms']} is below max(data, "
+                                f"compute) {floor}")
     problems += check_per_image(run, ctx, rows)
     with open(COUNTERS_MD) as f:
         problems += schema_problems(run.get("benchmarks", []), f.read())
