@@ -519,7 +519,7 @@ def run(args, work):
     return docs, results, errored_new, skipped, lost, time.monotonic() - t_start
 
 
-def precision_needs(results, args, measured_rounds=0):
+def precision_needs(results, args):
     """{case: rounds it needs in all} for the cases whose interval is wider than the
     precision (--max-noise) and whose verdict the width decides (inconclusive), planned
     from their rounds' spread; --max-rounds when even that many would not do."""

@@ -42,8 +42,8 @@ import subprocess
 from bench_json import BadInput
 
 FAIL_ON = ("auto", "time", "instructions", "both")
-INSTR_OPTIONS = {"--images": True, "--jobs": True, "--max-iterations": True,
-                 "--timeout": True, "--instr-threshold": True, "--fail-on": True}
+INSTR_OPTIONS = {"--images", "--jobs", "--max-iterations", "--timeout", "--instr-threshold",
+                 "--fail-on"}
 
 
 def valgrind_found():
@@ -103,9 +103,9 @@ def decide(t, i, fail_on):
     if iv == "ok":
         return ("warn", None, "time only: code layout, frequency or the machine "
                               "(instructions unchanged)")
-    if iv is None:
-        return "fail", "time", None  # not counted: nothing says it is layout
-    return "fail", "time", None  # instructions fewer: time decides, and a note says so
+    # Not counted (nothing says it is layout) or fewer instructions (a note says so): time
+    # decides.
+    return "fail", "time", None
 
 
 def disagreement(name, t, i):
