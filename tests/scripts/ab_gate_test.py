@@ -588,7 +588,7 @@ class GateRunTest(unittest.TestCase):
         # A short --time-budget bounds what the gate spends buying precision (a later one
         # in extra wins).
         return run([os.path.join(scripts_dir(), "compare.sh"), "--ab", base, new,
-                    "--metric=time", "--time-budget", "20", *extra], timeout=timeout)
+                    "--metric=time", "--time-budget", "8", *extra], timeout=timeout)
 
     def wrapper(self, name, body):
         return write_exe(os.path.join(self.dir, name),
@@ -686,7 +686,7 @@ esac""")
         # The same build as BASE and NEW on three cases, four rounds (--blocks 3 rounded
         # up to an even count); the dataset is the gate's own (made with the pipebench-data
         # beside the binary). A case short of the precision may end inconclusive (exit 3)
-        # within the 20 s budget, never a regression.
+        # within the 8 s budget, never a regression.
         out = os.path.join(self.dir, "aa.json")
         p = self.gate(self.bin, self.bin, "--filter", FEW, "--blocks", "3", "--out", out)
         self.assertIn(p.returncode, (0, 3), p.stdout + p.stderr)
@@ -921,7 +921,7 @@ esac""")
         keep = os.path.join(self.dir, "cal-keep")
         p = run([cal, "--n", "1", "--inject", "100", "--bin", self.bin, "--data", self.data,
                  "--filter", "BM_Transform/normalize$", "--blocks", "3", *QUICK,
-                 "--keep", keep, "--thresholds", "3,500"], timeout=600)
+                 "--time-budget", "8", "--keep", keep, "--thresholds", "3,500"], timeout=600)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("A/B +100 % on normalize: detected in 1 of 1", p.stdout)
         self.assertIn("at a 3 % threshold (re-judged from the round ratios): A/A false alarms "
