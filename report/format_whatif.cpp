@@ -4,35 +4,10 @@
 #include <cmath>
 
 #include "report/appendf.h"
+#include "report/change_note.h"
 
 namespace pipebench::report {
 namespace {
-
-using nlohmann::json;
-
-const char* kind_name(CandidateKind k) {
-  switch (k) {
-    case CandidateKind::kToday: return "today";
-    case CandidateKind::kWorkers: return "workers";
-    case CandidateKind::kFix: return "fix";
-    case CandidateKind::kPrice: return "operator_cost";
-    case CandidateKind::kPeer: return "peer_loader";
-    case CandidateKind::kStorage: return "storage";
-    case CandidateKind::kControl: return "control";
-    case CandidateKind::kDevice: return "device";
-  }
-  return "?";
-}
-
-const char* kind_name(Recommendation::Kind k) {
-  switch (k) {
-    case Recommendation::Kind::kNone: return "none";
-    case Recommendation::Kind::kComputeBoundAlready: return "compute_bound_already";
-    case Recommendation::Kind::kReachesTarget: return "reaches_target";
-    case Recommendation::Kind::kShortOfTarget: return "short_of_target";
-  }
-  return "?";
-}
 
 // The row's name in the text table: "presize to 256 px" for presized:256, else its label.
 std::string display_label(const WhatIfRow& row) {
@@ -164,43 +139,6 @@ void device_notes_text(std::string& out, const WhatIf& w) {
   }
 }
 
-// What a candidate changes in the pixels, in words: one line per candidate that changes or
-// might change them (issue 35).
-std::string change_note(const WhatIfRow& row) {
-  std::string what;
-  if (row.variant == "decode") what = "decodes only the crop's window, DCT-downscaled (1/2 to 1/8) where the crop shrinks it anyway";
-  else if (row.variant == "collate") what = "collates uint8 and normalizes after the copy";
-  else if (row.variant == "presized") what = "crops from a copy presized to shorter side " + std::to_string(row.kept_shorter_side_px) + " px";
-  else if (row.variant == "variant") what = "runs the spec's declared variant " + row.variant_param;
-  else if (row.kind == CandidateKind::kDevice) what = "moves work to the accelerator (its pixels not compared here)";
-  else what = row.label;
-  std::string s = row.label + ": " + what;
-  if (row.fidelity) {
-    const model::FidelitySummary& f = *row.fidelity;
-    if (f.all_identical()) appendf(s, "; bit-identical (%zu of %zu samples)", f.identical, f.samples);
-    else appendf(s, "; PSNR %.1f dB median, %.1f dB p5, SSIM %.3f / %.3f, %.0f %% of %zu samples identical",
-                 f.psnr_median_db.value_or(0), f.psnr_p5_db.value_or(0), f.ssim_median.value_or(0),
-                 f.ssim_p5.value_or(0), 100.0 * f.identical_share(), f.samples);
-  } else {
-    s += "; fidelity not measured";
-  }
-  if (row.upsampled_today_pct && row.upsampled_pct && std::abs(*row.upsampled_pct - *row.upsampled_today_pct) > 1e-9)
-    appendf(s, "; crops enlarged (window smaller than the output) %.0f %% against today's %.0f %%",
-            *row.upsampled_pct, *row.upsampled_today_pct);
-  if (row.below_min_psnr) s += " (*: below --min-psnr, not recommended)";
-  return s;
-}
-
-// {"samples", "identical_pct", "identical": true | "psnr_db": {median, p5}, "ssim": {...}}.
-json fidelity_json(const std::optional<model::FidelitySummary>& f) {
-  if (!f) return json();
-  json o = {{"samples", f->samples}, {"identical_pct", 100.0 * f->identical_share()},
-            {"identical", f->all_identical()}};
-  if (f->psnr_median_db && f->psnr_p5_db) o["psnr_db"] = {{"median", *f->psnr_median_db}, {"p5", *f->psnr_p5_db}};
-  if (f->ssim_median && f->ssim_p5) o["ssim"] = {{"median", *f->ssim_median}, {"p5", *f->ssim_p5}};
-  return o;
-}
-
 void fidelity_notes_text(std::string& out, const WhatIf& w) {
   std::string lines;
   for (const auto& row : w.rows)
@@ -217,12 +155,30 @@ void fidelity_notes_text(std::string& out, const WhatIf& w) {
             w.control_fidelity->identical, w.control_fidelity->samples);
 }
 
-void table_text(std::string& out, const WhatIf& w) {
+// The label column's width: the longest row or not-measured label, at least 12.
+int label_width(const WhatIf& w) {
   int width = 12;
   for (const auto& row : w.rows) width = std::max<int>(width, static_cast<int>(display_label(row).size()));
   for (const auto& n : w.device_not_measured) width = std::max<int>(width, static_cast<int>(n.label.size()));
+  return width;
+}
+
+// The heading of the column of workers reaching the AU target: "for 90 %".
+std::string target_heading() {
+  std::string s;
+  appendf(s, "for %.0f %%", kAuTargetPct);
+  return s;
+}
+
+void heading_text(std::string& out, int width) {
   appendf(out, "%-*s %9s %7s %9s %9s %6s %9s %17s %8s %9s %15s\n", width, "candidate", "CPU ms", "workers",
-          "data ms", "step ms", "AU %", "images/s", "saving ms", "saving %", "for 90 %", "fidelity dB");
+          "data ms", "step ms", "AU %", "images/s", "saving ms", "saving %", target_heading().c_str(),
+          "fidelity dB");
+}
+
+// The rows in order; the rows on the accelerator not measured stand where the rows that
+// come before them (today, workers, fixes, device) end, the prices under their own line.
+void rows_text(std::string& out, const WhatIf& w, int width) {
   bool priced = false, unmeasured = false;
   for (const auto& row : w.rows) {
     const bool before_device = row.kind == CandidateKind::kToday || row.kind == CandidateKind::kWorkers ||
@@ -239,6 +195,10 @@ void table_text(std::string& out, const WhatIf& w) {
     row_text(out, row, width);
   }
   if (!unmeasured) not_measured_text(out, w, width);
+}
+
+// What a presized row kept of the images, and where it was measured.
+void presize_notes_text(std::string& out, const WhatIf& w) {
   for (const auto& row : w.rows) {
     if (row.kept_shorter_side_px <= 0) continue;
     const std::string quality = row.jpeg_quality > 0 ? "JPEG quality " + std::to_string(row.jpeg_quality)
@@ -248,8 +208,10 @@ void table_text(std::string& out, const WhatIf& w) {
             "originals.)\n", row.kept_shorter_side_px, row.kept_shorter_side_px, quality.c_str(),
             row.case_name.c_str());
   }
-  device_notes_text(out, w);
-  fidelity_notes_text(out, w);
+}
+
+// The storage rows' source, and what each packed copy saves against the files.
+void storage_notes_text(std::string& out, const WhatIf& w) {
   std::string packed;  // "shards-64 saves 20.1 ms per batch (34 %), ..."
   int storage_workers = 0;
   for (const auto& row : w.rows) {
@@ -267,15 +229,27 @@ void table_text(std::string& out, const WhatIf& w) {
             "They are measured loaders, not the CPU model: they include the fetch stall, which "
             "today's row (CPU cost, warm) does not.)\n", storage_workers,
             packed.empty() ? "" : ": against the files, ", packed.c_str());
-  int fewest = 0, most = 0;  // the blocks the paired rows rest on
+}
+
+// The blocks the paired rows (per sample) rest on: "32", or "16 to 32"; "" when none is
+// paired.
+std::string paired_blocks_text(const WhatIf& w) {
+  int fewest = 0, most = 0;
   for (const auto& row : w.rows) {
     if (!row.saving_ci_ms || row.per_batch) continue;
     fewest = fewest == 0 ? row.paired_blocks : std::min(fewest, row.paired_blocks);
     most = std::max(most, row.paired_blocks);
   }
-  if (most > 0) {
-    std::string blocks = std::to_string(fewest);
-    if (most != fewest) blocks += " to " + std::to_string(most);
+  if (most <= 0) return "";
+  std::string blocks = std::to_string(fewest);
+  if (most != fewest) blocks += " to " + std::to_string(most);
+  return blocks;
+}
+
+// How a saving and its interval were measured, and how each batch operator was priced.
+void paired_notes_text(std::string& out, const WhatIf& w) {
+  const std::string blocks = paired_blocks_text(w);
+  if (!blocks.empty()) {
     appendf(out, "(saving: today minus the candidate, CPU ms per sample, measured paired: A B B A "
             "over the same blocks of images with the same random draws, in one case; +- is the "
             "95 %% Student t interval: from how each block of images scattered over the rounds run, the "
@@ -292,16 +266,22 @@ void table_text(std::string& out, const WhatIf& w) {
             row.saving_ci_ms ? "; +- the 95 % t interval over the " : "",
             row.saving_ci_ms ? (std::to_string(row.paired_blocks) + " batches timed").c_str() : "");
   }
-  if (w.parts) {
-    const auto& p = *w.parts;
-    appendf(out, "(the parts: the %d priced operator%s account for %.3f of the %.3f ms per sample "
-            "today's sample spends in its operators (its CPU times the transform stage's share of "
-            "BM_Sample's wall time), %.0f %%; the rest is in operators that cannot be removed (they "
-            "set the size or the dtype) and in what operators cost together beyond their prices "
-            "apart (fused kernels, caches))\n", p.priced, p.priced == 1 ? "" : "s", p.prices_ms,
-            p.stage_ms, p.stage_ms > 0 ? 100 * p.prices_ms / p.stage_ms : 0.0);
-  }
-  if (!w.control_note.empty()) appendf(out, "Warning: %s.\n", w.control_note.c_str());
+}
+
+// Whether the operators' prices add up to today's operator stage (WhatIf::Parts).
+void parts_text(std::string& out, const WhatIf& w) {
+  if (!w.parts) return;
+  const auto& p = *w.parts;
+  appendf(out, "(the parts: the %d priced operator%s account for %.3f of the %.3f ms per sample "
+          "today's sample spends in its operators (its CPU times the transform stage's share of "
+          "BM_Sample's wall time), %.0f %%; the rest is in operators that cannot be removed (they "
+          "set the size or the dtype) and in what operators cost together beyond their prices "
+          "apart (fused kernels, caches))\n", p.priced, p.priced == 1 ? "" : "s", p.prices_ms,
+          p.stage_ms, p.stage_ms > 0 ? 100 * p.prices_ms / p.stage_ms : 0.0);
+}
+
+// What a negative saving means, paired (beyond its interval) and not.
+void negative_saving_notes_text(std::string& out, const WhatIf& w) {
   const auto negative = [&](bool paired) {
     return std::any_of(w.rows.begin(), w.rows.end(), [&](const WhatIfRow& row) {
       return row.saving_ms_per_sample < 0 && !row.within_noise && row.kind != CandidateKind::kControl &&
@@ -316,6 +296,10 @@ void table_text(std::string& out, const WhatIf& w) {
     appendf(out, "(a negative saving without an interval: the candidate measured slower than "
             "today; noise at this size (see the CV with --benchmark_repetitions), or a change "
             "that makes another step costlier, such as a fusion lost)\n");
+}
+
+// How the columns are predicted, and where fixes and operators were priced.
+void model_legend_text(std::string& out, const WhatIf& w) {
   std::string overhead;
   if (w.loader_overhead_workers > 0)
     appendf(overhead, " x %.3f: today's loader alone at %d worker%s measured against the CPU "
@@ -324,10 +308,26 @@ void table_text(std::string& out, const WhatIf& w) {
   const bool on_device = std::any_of(w.rows.begin(), w.rows.end(), [](const WhatIfRow& row) { return row.device_ms > 0; });
   appendf(out, "(predicted: CPU ms per sample; data = CPU ms x %d / min(workers, cores)%s; step = "
           "max(data, compute %.2f ms%s), both ms per batch; AU = compute / step; saving = CPU ms per "
-          "sample vs today; \"for 90 %%\" = workers reaching AU %.0f %% with that cost%s. Today, "
+          "sample vs today; \"%s\" = workers reaching AU %.0f %% with that cost%s. Today, "
           "fixes and operators at %d workers: %s.)\n", w.batch, overhead.c_str(), w.compute_ms,
-          on_device ? " + the row's GPU ms" : "", kAuTargetPct,
+          on_device ? " + the row's GPU ms" : "", target_heading().c_str(), kAuTargetPct,
           on_device ? " (never: the GPU ms alone keep AU below it)" : "", w.eval_workers, w.eval_reason.c_str());
+}
+
+// The table, then its notes in a fixed order.
+void table_text(std::string& out, const WhatIf& w) {
+  const int width = label_width(w);
+  heading_text(out, width);
+  rows_text(out, w, width);
+  presize_notes_text(out, w);
+  device_notes_text(out, w);
+  fidelity_notes_text(out, w);
+  storage_notes_text(out, w);
+  paired_notes_text(out, w);
+  parts_text(out, w);
+  if (!w.control_note.empty()) appendf(out, "Warning: %s.\n", w.control_note.c_str());
+  negative_saving_notes_text(out, w);
+  model_legend_text(out, w);
 }
 
 void workers_text(std::string& out, const WhatIf& w, bool swept) {
@@ -401,6 +401,19 @@ void check_text(std::string& out, const PredictionCheck& c) {
             "images); trust the measured sweep over the table.\n", kCheckTolerancePct);
 }
 
+// A fix that ran end to end: its own prediction against that run.
+void fix_check_text(std::string& out, const FixCheck& f) {
+  const PredictionCheck& c = f.check;
+  appendf(out, "Check (the %s fix ran for real, end to end at %d workers): step predicted %.2f ms, "
+          "measured %s (prediction error %+.1f %%%s); AU predicted %.1f %%, measured %.1f %%.",
+          f.label.c_str(), c.workers, c.predicted_step_ms, measured_text(c).c_str(), c.error_pct,
+          c.within_noise() ? ", within the measured step's interval: noise" : "",
+          c.predicted_au_pct, c.measured_au_pct);
+  if (c.over_tolerance() && !c.within_noise())
+    appendf(out, " Off by more than the %.0f %% tolerance: trust the measured step.", kCheckTolerancePct);
+  out += "\n";
+}
+
 }  // namespace
 
 void append_what_if_text(std::string& out, const Report& r) {
@@ -419,15 +432,7 @@ void append_what_if_text(std::string& out, const Report& r) {
   if (w.check) check_text(out, *w.check);
   if (w.check && w.check->over_tolerance() && !w.cold_sweep_note.empty())
     appendf(out, "Here %s.\n", w.cold_sweep_note.c_str());
-  for (const auto& f : w.fix_checks) {
-    const PredictionCheck& c = f.check;
-    appendf(out, "Check (the %s fix ran for real, end to end at %d workers): step predicted %.2f ms, "
-            "measured %s (prediction error %+.1f %%%s); AU predicted %.1f %%, measured %.1f %%.%s\n",
-            f.label.c_str(), c.workers, c.predicted_step_ms, measured_text(c).c_str(), c.error_pct,
-            c.within_noise() ? ", within the measured step's interval: noise" : "",
-            c.predicted_au_pct, c.measured_au_pct,
-            c.over_tolerance() && !c.within_noise() ? " Off by more than the 5 % tolerance: trust the measured step." : "");
-  }
+  for (const auto& f : w.fix_checks) fix_check_text(out, f);
 }
 
 void append_trust_text(std::string& out, const Report& r) {
@@ -447,142 +452,6 @@ void append_trust_text(std::string& out, const Report& r) {
             c.noisy() ? "  noisy" : "");
   appendf(out, "(noisy: above %.0f %%, too noisy for compare.sh's default gate; what to expect on "
           "an idle machine: docs/repeatability.md.)\n", kNoisyCvPct);
-}
-
-void add_what_if_json(json& j, const Report& r) {
-  const WhatIf& w = r.what_if;
-  json table = {{"au_target_pct", kAuTargetPct}, {"batch_size", w.batch},
-                {"compute_ms_per_batch", w.compute_ms}, {"cores_available", w.cores},
-                {"cpu_cost_source", w.cost_source}, {"evaluated_at_workers", w.eval_workers},
-                {"evaluated_at", w.eval_reason}, {"rows", json::array()},
-                {"loader_overhead", w.loader_overhead},
-                {"loader_overhead_workers", w.loader_overhead_workers > 0 ? json(w.loader_overhead_workers) : json()}};
-  if (!w.note.empty()) table["note"] = w.note;
-  if (!w.cold_sweep_note.empty()) table["cold_sweep_note"] = w.cold_sweep_note;
-  if (!w.control_note.empty()) table["control_note"] = w.control_note;
-  table["min_psnr_db"] = w.min_psnr_db;
-  table["fidelity_wall_ms"] = w.fidelity_ms;
-  table["control_fidelity"] = fidelity_json(w.control_fidelity);
-  if (w.control_fidelity && !w.control_fidelity->all_identical())
-    table["control_fidelity_pairing_bug"] = true;
-  for (const auto& row : w.rows) {
-    json o = {{"candidate", row.label}, {"kind", kind_name(row.kind)}, {"case", row.case_name},
-              {"cpu_ms_per_sample", row.cpu_ms_per_sample}, {"workers", row.workers},
-              {"data_ms_per_batch", row.data_ms}, {"step_ms_per_batch", row.step_ms},
-              {"au_pct", row.au_pct}, {"images_per_second", row.images_per_second},
-              {"saving_ms_per_sample", row.saving_ms_per_sample}, {"saving_pct", row.saving_pct},
-              {"workers_for_au_target", row.workers_for_target}};
-    if (row.kind == CandidateKind::kPeer || row.kind == CandidateKind::kStorage) {
-      // no per-sample CPU cost (report/peer.h, report/storage.h)
-      o["cpu_ms_per_sample"] = o["saving_ms_per_sample"] = o["saving_pct"] = nullptr;
-      o["workers_for_au_target"] = nullptr;
-    }
-    if (row.kind == CandidateKind::kStorage) o["data_saving_ms_per_batch"] = row.data_saving_ms;
-    if (row.kind == CandidateKind::kDevice || row.device_ms > 0) {
-      o["device_ms_per_batch"] = row.device_ms;  // measured GPU ms added to the step
-      if (row.workers_for_target == 0) o["workers_for_au_target"] = nullptr;  // never
-    }
-    if (row.paired_blocks > 0) {
-      o["paired_blocks"] = row.paired_blocks;
-      o["saving_ci95_ms_per_sample"] = row.saving_ci_ms ? json(*row.saving_ci_ms) : json();
-      o["within_noise"] = row.within_noise;
-    }
-    if (row.per_batch) o["priced_per_batch"] = {{"images_per_batch", row.batch_images}, {"batches", row.paired_blocks}};
-    if (row.kept_shorter_side_px > 0)
-      o["kept_resolution"] = {{"shorter_side_px", row.kept_shorter_side_px},
-                              {"jpeg_quality", row.jpeg_quality}};
-    if (row.kind == CandidateKind::kFix || row.kind == CandidateKind::kDevice || row.kind == CandidateKind::kControl) {
-      o["fidelity"] = fidelity_json(row.fidelity);  // null: not measured
-      o["below_min_psnr"] = row.below_min_psnr;
-      o["notes"] = change_note(row);
-      if (row.upsampled_today_pct && row.upsampled_pct)
-        o["upsampled_pct"] = {{"today", *row.upsampled_today_pct}, {"candidate", *row.upsampled_pct}};
-    }
-    if (row.kind == CandidateKind::kWorkers) {
-      o["measured_in_sweep"] = row.measured;
-      o["cores_needed"] = row.cores_needed;
-      o["exceeds_cores_available"] = row.exceeds_cores;
-      o["model_workers"] = row.model_workers ? json(*row.model_workers) : json();
-    }
-    table["rows"].push_back(std::move(o));
-  }
-  table["device_not_measured"] = json::array();
-  for (const auto& n : w.device_not_measured)
-    table["device_not_measured"].push_back({{"candidate", n.label}, {"reason", n.reason}});
-  if (w.device_decode) {
-    const DeviceDecode& d = *w.device_decode;
-    table["device_decode"] = {{"case", d.case_name}, {"images_per_second", d.images_per_second},
-                              {"gpu_ms_per_image", d.gpu_ms_per_image()},
-                              {"host_cpu_ms_per_image", d.host_cpu_ms},
-                              {"cpu_decode_ms_per_sample", d.cpu_decode_ms},
-                              {"cpu_decode_source", d.cpu_decode_source},
-                              {"cpu_images_per_second", d.cpu_images_per_second ? json(*d.cpu_images_per_second) : json()}};
-  }
-  if (w.device_finish) {
-    const DeviceFinish& f = *w.device_finish;
-    json ops = json::array();
-    for (const auto& t : f.device) ops.push_back({{"operator", t.what}, {"case", t.case_name}, {"ms_per_batch", t.ms_per_batch}});
-    table["device_finish"] = {{"device_ops", ops}, {"batch_size", f.batch}, {"cpu_savings", f.cpu_parts},
-                              {"not_moved", f.not_moved}};
-  }
-  if (w.device_normalize)
-    table["device_normalize"] = {{"case", w.device_normalize->case_name},
-                                 {"ms_per_batch", w.device_normalize->ms_per_batch}};
-  if (w.parts)
-    table["parts"] = {{"prices_ms_per_sample", w.parts->prices_ms},
-                      {"operator_stage_ms_per_sample", w.parts->stage_ms},
-                      {"operators_priced", w.parts->priced}, {"off_pct", w.parts->off_pct()}};
-  if (w.peer) {
-    const PeerSummary& p = *w.peer;
-    table["peer_loader"] = {{"file", p.file}, {"versions", p.versions}, {"num_workers", p.workers},
-                            {"images_per_second", p.images_per_second},
-                            {"pipebench_loader_images_per_second",
-                             p.pipebench_images_per_second ? json(*p.pipebench_images_per_second) : json()},
-                            {"pin_memory", p.pin_memory}, {"left_out", p.left_out},
-                            {"approximated", p.approximated}};
-  }
-  j["what_if"] = std::move(table);
-  const Recommendation& rec = w.recommendation;
-  j["recommendation"] = w.empty() ? json()
-      : json{{"kind", kind_name(rec.kind)}, {"candidate", rec.label}, {"workers", rec.workers},
-             {"cores_needed", rec.cores_needed}, {"au_pct", rec.au_pct},
-             {"model_off", rec.model_off}, {"images_per_second", rec.images_per_second},
-             {"fidelity", rec.fidelity}, {"min_psnr_db", w.min_psnr_db}, {"text", rec.text}};
-  if (w.check) {
-    const PredictionCheck& c = *w.check;
-    j["check"] = {{"workers", c.workers}, {"at_workers_candidate", c.at_workers_candidate},
-                  {"predicted_step_ms", c.predicted_step_ms}, {"measured_step_ms", c.measured_step_ms},
-                  {"predicted_au_pct", c.predicted_au_pct}, {"measured_au_pct", c.measured_au_pct},
-                  {"prediction_error_pct", c.error_pct}, {"tolerance_pct", kCheckTolerancePct},
-                  {"over_tolerance", c.over_tolerance()},
-                  {"measured_step_ci95_ms", c.measured_ci_ms ? json(*c.measured_ci_ms) : json()},
-                  {"within_noise", c.within_noise()}};
-  } else {
-    j["check"] = nullptr;
-  }
-  j["fix_checks"] = json::array();
-  for (const auto& f : w.fix_checks) {
-    const PredictionCheck& c = f.check;
-    j["fix_checks"].push_back({{"candidate", f.label}, {"workers", c.workers},
-                               {"predicted_step_ms", c.predicted_step_ms}, {"measured_step_ms", c.measured_step_ms},
-                               {"predicted_au_pct", c.predicted_au_pct}, {"measured_au_pct", c.measured_au_pct},
-                               {"prediction_error_pct", c.error_pct}, {"tolerance_pct", kCheckTolerancePct},
-                               {"over_tolerance", c.over_tolerance()},
-                               {"measured_step_ci95_ms", c.measured_ci_ms ? json(*c.measured_ci_ms) : json()},
-                               {"within_noise", c.within_noise()}});
-  }
-  j["trust_warnings"] = json::array();
-  for (const auto& warning : r.trust.warnings)
-    j["trust_warnings"].push_back({{"kind", kind_name(warning.kind)}, {"case", warning.case_name},
-                                   {"text", warning.text}});
-  j["trust_warnings_grouped"] = json::array();  // one per kind, most consequential first
-  for (const auto& g : group_warnings(r.trust))
-    j["trust_warnings_grouped"].push_back({{"kind", kind_name(g.kind)}, {"cases", g.cases},
-                                           {"warnings", g.warnings}, {"text", g.text}});
-  j["repetitions"] = r.trust.repetitions;
-  j["cv_pct"] = json::array();
-  for (const auto& c : r.trust.cv)
-    j["cv_pct"].push_back({{"case", c.case_name}, {"cv_pct", c.cv_pct}, {"noisy", c.noisy()}});
 }
 
 }  // namespace pipebench::report

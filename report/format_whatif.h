@@ -1,6 +1,7 @@
 // Printing the what-if table, its recommendation and check (report/whatif.h) and the trust
 // warnings and CV table (report/trust.h): the parts of format_text and to_json
-// (report/format.h) that issue 8 and the trust checks add. Internal to report/.
+// (report/format.h) that issue 8 and the trust checks add: the text in format_whatif.cpp,
+// the JSON in format_whatif_json.cpp. Internal to report/.
 // Units: CPU ms per sample; data and step ms per batch; AU and savings in percent; rates
 // in images per second. JSON keys carry their unit (bench/README.md, "pipebench-report").
 #pragma once

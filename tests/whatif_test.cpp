@@ -3,6 +3,7 @@
 // expected figure is worked out by hand from the rows, in the comments beside it, with the
 // model data = CPU ms per sample x batch / min(workers, cores), step = max(data, compute),
 // AU = 100 x compute / step, images/s = batch x 1000 / step.
+#include "report/change_note.h"
 #include "report/format.h"
 #include "report/peer.h"
 #include "report/report.h"
@@ -1136,6 +1137,47 @@ TEST(WhatIfPeer, ABadFileIsAnErrorNamingIt) {
     EXPECT_NE(std::string(e.what()).find(empty), std::string::npos) << e.what();
   }
   EXPECT_THROW(read_peer("/nonexistent/peer.json"), std::runtime_error);
+}
+
+// What a candidate changes in the pixels, in words (report/change_note.h): the kind's
+// sentence, its fidelity, crops enlarged only where they differ from today's, the
+// --min-psnr mark.
+TEST(ChangeNote, SaysWhatTheCandidateChangesItsFidelityAndTheCropsEnlarged) {
+  WhatIfRow presized;
+  presized.label = "presized:256";
+  presized.kind = CandidateKind::kFix;
+  presized.variant = "presized";
+  presized.kept_shorter_side_px = 256;
+  EXPECT_EQ(change_note(presized),
+            "presized:256: crops from a copy presized to shorter side 256 px; fidelity not measured");
+  model::FidelitySummary f;
+  f.samples = 48;
+  f.identical = 12;  // 25 %
+  f.psnr_median_db = 37.31, f.psnr_p5_db = 35.2, f.ssim_median = 0.9301, f.ssim_p5 = 0.904;
+  presized.fidelity = f;
+  presized.upsampled_today_pct = 33.0, presized.upsampled_pct = 83.0;
+  presized.below_min_psnr = true;
+  EXPECT_EQ(change_note(presized),
+            "presized:256: crops from a copy presized to shorter side 256 px; PSNR 37.3 dB median, "
+            "35.2 dB p5, SSIM 0.930 / 0.904, 25 % of 48 samples identical; crops enlarged (window "
+            "smaller than the output) 83 % against today's 33 % (*: below --min-psnr, not recommended)");
+
+  WhatIfRow uint8;
+  uint8.label = "collate:uint8";
+  uint8.kind = CandidateKind::kFix;
+  uint8.variant = "collate";
+  model::FidelitySummary same;
+  same.samples = same.identical = 48;
+  uint8.fidelity = same;
+  uint8.upsampled_today_pct = uint8.upsampled_pct = 33.0;  // as today's: not mentioned
+  EXPECT_EQ(change_note(uint8),
+            "collate:uint8: collates uint8 and normalizes after the copy; bit-identical (48 of 48 samples)");
+
+  WhatIfRow device;
+  device.label = "finish on the accelerator";
+  device.kind = CandidateKind::kDevice;
+  EXPECT_EQ(change_note(device), "finish on the accelerator: moves work to the accelerator (its pixels "
+                                 "not compared here); fidelity not measured");
 }
 
 }  // namespace
