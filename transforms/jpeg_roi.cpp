@@ -10,10 +10,12 @@
 //   5. the window's rows are read; if they end at the image's last row the decode is
 //      finished (so a truncated tail is still reported), otherwise it is aborted there.
 //
-// With smooth ("fancy") chroma upsampling, columns at a crop edge that is not also an
-// image edge can differ slightly from a full decode: the upsampler replicates the edge
-// chroma sample instead of interpolating with the neighbour that was cropped away.
-// decode_test.cpp measures this.
+// The crop asked for is the window plus kEdgeMargin columns on each side (within the
+// image), so that smooth ("fancy") chroma upsampling sees every window column's
+// neighbours: the window's pixels are then those of a full decode at the same scale, bit
+// for bit (tests/fidelity_test.cpp, tests/decode_test.cpp). Without it the columns at a crop
+// edge differed by a few levels (the upsampler replicates the edge sample) and libjpeg-turbo's
+// SIMD upsampler read samples past the crop's right edge that were never decoded.
 //
 // A non-JPEG (by content) has no partial decode: it is decoded whole through OpenCV
 // imgcodecs into State::full and the window copied out. Both buffers, and the caller's
@@ -37,6 +39,9 @@ struct RoiDecoder::State {
 namespace {
 
 constexpr int kRoiBlockRows = 16;  // rows per jpeg_read_scanlines call
+// Columns decoded beyond the window on each side: one chroma sample of 2x horizontal
+// subsampling (the widest libjpeg-turbo's smooth upsampler interpolates over).
+constexpr int kEdgeMargin = 2;
 
 // What the decode phase needs; plain data only (it runs under setjmp).
 struct RoiPlan {
@@ -90,8 +95,16 @@ bool decode_phase(detail::LibjpegDecompressor& dec, const RoiPlan& plan) {
   if (x > full_width - width) x = full_width - width;
   if (y > full_height - height) y = full_height - height;
 
-  JDIMENSION crop_x = static_cast<JDIMENSION>(x), crop_width = static_cast<JDIMENSION>(width);
-  if (width < full_width) jpeg_crop_scanline(cinfo, &crop_x, &crop_width);
+  // The crop asked for keeps kEdgeMargin columns beyond the window on each side (inside
+  // the image): smooth chroma upsampling interpolates a column with its neighbours, and at
+  // a crop edge it has none (libjpeg-turbo replicates the edge sample, and its SIMD
+  // upsampler reads past the crop's right edge into samples never decoded: valgrind's
+  // uninitialised reads). With the margin every window column is upsampled as in a whole
+  // decode; the margin's columns are dropped with the widening's.
+  const int ask_x = x > kEdgeMargin ? x - kEdgeMargin : 0;
+  const int ask_right = x + width + kEdgeMargin < full_width ? x + width + kEdgeMargin : full_width;
+  JDIMENSION crop_x = static_cast<JDIMENSION>(ask_x), crop_width = static_cast<JDIMENSION>(ask_right - ask_x);
+  if (ask_right - ask_x < full_width) jpeg_crop_scanline(cinfo, &crop_x, &crop_width);
   else crop_x = 0, crop_width = cinfo->output_width;
   const int components = cinfo->output_components;  // 3 (RGB) or 4 (CMYK)
   const size_t skip_bytes = static_cast<size_t>(x - static_cast<int>(crop_x)) * components;
