@@ -12,8 +12,8 @@
 #include <functional>
 
 #include "bench/benchmarks.h"
+#include "device/cuda.h"
 #include "pipeline/collate.h"
-#include "pipeline/cuda.h"
 #include "transforms/crop.h"
 #include "transforms/normalize.h"
 

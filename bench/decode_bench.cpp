@@ -6,7 +6,7 @@
 //   roi_scaled/target:S      the same window, DCT scaled to >= S x S
 //   opencv                   cv::imdecode (not registered where OpenCV imgcodecs is not
 //                            installed: transforms/opencv_codecs.h)
-//   nvjpeg                   nvJPEG on the GPU (pipeline/nvjpeg_decode.h), RGB into device
+//   nvjpeg                   nvJPEG on the GPU (transforms/nvjpeg_decode.h), RGB into device
 //                            memory, the round's images queued on one stream and waited for
 //                            at the round's end: real time (UseRealTime), so images/s is the
 //                            GPU's rate; us_per_image is still the thread's CPU (nvJPEG's
@@ -28,10 +28,10 @@
 #include "bench/benchmarks.h"
 #include "bench/counter_put.h"
 #include "bench/image_round.h"
-#include "pipeline/cuda.h"
-#include "pipeline/nvjpeg_decode.h"
+#include "device/cuda.h"
 #include "transforms/crop.h"
 #include "transforms/jpeg_decode.h"
+#include "transforms/nvjpeg_decode.h"
 
 namespace pipebench::bench {
 namespace {

@@ -31,8 +31,8 @@
 
 #include "bench/benchmarks.h"
 #include "bench/counter_put.h"
+#include "device/cuda.h"
 #include "model/catalogue.h"
-#include "pipeline/cuda.h"
 #include "transforms/batch_ops_device.h"
 #include "transforms/normalize.h"
 

@@ -48,6 +48,7 @@
 
 #include "bench/benchmarks.h"
 #include "bench/counter_put.h"
+#include "device/cuda.h"
 #include "model/catalogue.h"
 #include "model/cores.h"
 #include "bench/loader_util.h"
@@ -60,7 +61,6 @@
 #include "bench/what_if_candidates.h"
 #include "model/bound.h"
 #include "model/paired.h"
-#include "pipeline/cuda.h"
 #include "pipeline/region_timer.h"
 #include "pipeline/stage_timers.h"
 #include "pipeline/trace.h"

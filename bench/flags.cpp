@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "bench/machine.h"
+#include "device/cuda.h"
 #include "model/cores.h"
-#include "pipeline/cuda.h"
 #include "pipeline/train_step.h"
 #include "pipeline/train_step_cnn.h"
 #include "transforms/recipes.h"

@@ -5,7 +5,7 @@
 // cudaDeviceSynchronize that follows it: from pageable memory cudaMemcpy may return once the
 // last chunk is staged, while that chunk's DMA still runs) or asynchronous (cudaMemcpyAsync
 // on a stream, timed with CUDA events). The synchronous time includes the host's wake-up
-// after the wait (pipebench's waits sleep: pipeline/cuda.h), some microseconds against
+// after the wait (pipebench's waits sleep: device/cuda.h), some microseconds against
 // copies of milliseconds.
 // Manual time; GB_per_second = 1e9 bytes/s; batch_bytes = the bytes copied per iteration.
 // BM_H2D/pinned/async/peak:256MiB: the same asynchronous pinned copy of 256 MiB, whatever
@@ -21,7 +21,7 @@
 
 #include "bench/benchmarks.h"
 #include "bench/counter_put.h"
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 #include "pipeline/stage_timers.h"
 
 namespace pipebench::bench {

@@ -12,8 +12,8 @@
 
 #include "bench/bench_context.h"
 #include "bench/machine.h"
-#include "pipeline/cuda.h"
-#include "pipeline/nvml.h"
+#include "device/cuda.h"
+#include "device/nvml.h"
 #include "transforms/simd_path.h"
 
 namespace pipebench::bench {
@@ -94,7 +94,7 @@ void add_run_context(BenchContext& ctx) {
   add("cuda_runtime", cuda.compiled ? cuda.runtime_version : "none");
   add("gpu", cuda.available ? cuda.device_name : "none (" + cuda.reason + ")");
   add("gpu_available", cuda.available ? "true" : "false");  // typed (model/record.cpp)
-  // GPU utilisation, memory, PCIe and SM clock in the system metrics (pipeline/nvml.h): the
+  // GPU utilisation, memory, PCIe and SM clock in the system metrics (device/nvml.h): the
   // device, or why not (one note; no driver is not an error).
   add("gpu_metrics", process_nvml().note());
   add("dataset", std::filesystem::absolute(c.data).string());

@@ -28,7 +28,7 @@ void check_iters(const char* where, int iters);
 }  // namespace pipebench::detail
 
 #ifdef PIPEBENCH_HAVE_CUDA
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 
 namespace pipebench {
 namespace cuda_kernels {  // train_step_cuda.cu; `stream` is a cudaStream_t (null: the default)

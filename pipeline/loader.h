@@ -47,7 +47,7 @@
 #include <vector>
 
 #include "datasets/sample_source.h"
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 #include "pipeline/sampler.h"
 #include "pipeline/stage_timers.h"
 #include "transforms/pipeline.h"

@@ -40,7 +40,7 @@
 // the training loop this one). Errors: end() of a key with no open region, or of a handle
 // already closed, throws std::logic_error naming the key; write_json throws
 // std::runtime_error naming the file when it cannot be written; CudaEventRegionClock throws
-// CudaUnavailable (pipeline/cuda.h) without CUDA or a device, with the reason.
+// CudaUnavailable (device/cuda.h) without CUDA or a device, with the reason.
 #pragma once
 
 #include <cstdint>
@@ -57,7 +57,7 @@
 namespace pipebench {
 
 class TraceRecorder;
-class CudaStream;  // pipeline/cuda.h
+class CudaStream;  // device/cuda.h
 
 /// Deep500's keys, plus ToDevice.
 enum class Region { Epoch, Batch, Forward, Backward, IO, Comm, ToDevice, Other };
@@ -92,7 +92,7 @@ class SteadyRegionClock : public RegionClock {
 };
 
 /// CUDA events recorded on `stream`, the stream the timed work runs on: there is no
-/// default. A cudaStream_t, or a pipebench CudaStream (pipeline/cuda.h). nullptr, passed
+/// default. A cudaStream_t, or a pipebench CudaStream (device/cuda.h). nullptr, passed
 /// explicitly, is the legacy default stream (LibTorch's current stream when none was set);
 /// it does not order with non-blocking streams, and every stream pipebench creates is one
 /// (cudaStreamNonBlocking), so events there would time nothing of pipebench's work.

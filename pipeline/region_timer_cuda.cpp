@@ -1,10 +1,10 @@
 // CudaEventRegionClock (region_timer.h): CUDA events on a stream, synchronised only when
 // results are read (Deep500's CUDA timer). Compiled as C++ in every build; the runtime API
-// only under PIPEBENCH_HAVE_CUDA (as pipeline/cuda.cpp), so a build without the toolkit
+// only under PIPEBENCH_HAVE_CUDA (as device/cuda.cpp), so a build without the toolkit
 // still links and the constructor throws CudaUnavailable saying why.
 #include <stdexcept>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 #include "pipeline/region_timer.h"
 #include "pipeline/stage_timers.h"
 
@@ -25,7 +25,7 @@ CudaEventRegionClock::~CudaEventRegionClock() {
 
 int64_t CudaEventRegionClock::mark() {
   cudaEvent_t e = nullptr;
-  // With timing; blocking sync, so resolve() sleeps instead of spinning (pipeline/cuda.h).
+  // With timing; blocking sync, so resolve() sleeps instead of spinning (device/cuda.h).
   PIPEBENCH_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventBlockingSync));
   events_.push_back(e);
   if (events_.size() == 1) first_host_ns_ = now_ns();

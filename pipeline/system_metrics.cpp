@@ -11,7 +11,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "pipeline/nvml.h"
+#include "device/nvml.h"
 #include "pipeline/stage_timers.h"
 #include "pipeline/thread_cpu.h"
 #include "pipeline/own_threads.h"

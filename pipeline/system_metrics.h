@@ -10,7 +10,7 @@
 // process caused to be fetched from storage), /proc/diskstats (reads completed, field 4,
 // and sectors read, field 6, of 512 bytes, for the dataset's device); where an NVIDIA driver
 // is installed, GPU 0's utilisation, memory used, PCIe rx/tx and SM clock through NVML
-// loaded at run time (pipeline/nvml.h; without the library the GPU fields are absent and
+// loaded at run time (device/nvml.h; without the library the GPU fields are absent and
 // process_nvml().note() says why, once). PCIe is read every 4th sample (5 Hz at 20 Hz):
 // NVML measures it over its own 20 ms window.
 //
@@ -72,7 +72,7 @@ struct SystemSample {
   std::optional<uint64_t> process_read_bytes;              ///< /proc/self/io read_bytes
   std::optional<uint64_t> disk_reads, disk_read_sectors;   ///< the dataset's device
   std::vector<NetCounters> net;                            ///< every interface but lo
-  /// GPU 0 through NVML (pipeline/nvml.h): %, MiB, MiB/s, MHz; absent without NVML.
+  /// GPU 0 through NVML (device/nvml.h): %, MiB, MiB/s, MHz; absent without NVML.
   std::optional<double> gpu_util_pct, gpu_mem_used_mib, gpu_sm_clock_mhz;
   std::optional<double> gpu_pcie_rx_mib_per_s, gpu_pcie_tx_mib_per_s;  ///< every 4th sample
 };

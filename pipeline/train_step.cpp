@@ -9,8 +9,8 @@
 #include <string>
 #include <thread>
 
+#include "device/cuda.h"
 #include "model/catalogue.h"
-#include "pipeline/cuda.h"
 #include "pipeline/cuda_step_base.h"
 #include "pipeline/train_step_cnn.h"
 #include "transforms/batch_ops_device.h"

@@ -19,7 +19,7 @@
 //   Both real steps: the next batch's H2D copy runs on a copy stream while the current
 //   step runs on the compute stream; step time timed with CUDA events (shared code:
 //   cuda_step_base.h). The host's waits (step() for its batch's copy, synchronize())
-//   sleep in the driver (blocking-sync events and device scheduling, pipeline/cuda.h):
+//   sleep in the driver (blocking-sync events and device scheduling, device/cuda.h):
 //   the consumer thread does not spin a core while the GPU works.
 //
 // Input (StepInput): the loader's batch as it comes, float32 (NCHW or NHWC) or uint8 (NHWC

@@ -28,7 +28,7 @@
 #include <fstream>
 #include <mutex>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 #include "pipeline/cuda_step_base.h"
 
 #ifdef PIPEBENCH_HAVE_CUDA

@@ -5,17 +5,11 @@
 
 #include <cstddef>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
+#include "device/launch.h"
 
 namespace pipebench::cuda_kernels {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(size_t n) {
-  const size_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 65535 ? (b == 0 ? 1 : b) : 65535);
-}
 
 // One thread per sample i of n, k logits each (contiguous): p = softmax(logits) (max
 // subtracted), loss[i] = -log p[label], dlogits = (p - onehot(label)) / n (the gradient
@@ -55,14 +49,14 @@ __global__ void sgd_momentum_kernel(float* w, float* v, const float* g, size_t c
 
 void softmax_xent(const float* logits, int n, int k, int classes, float* dlogits, float* loss,
                   void* stream) {
-  softmax_xent_kernel<<<blocks_for(static_cast<size_t>(n)), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      logits, n, k, classes, dlogits, loss);
+  softmax_xent_kernel<<<blocks_for(static_cast<size_t>(n)), kThreadsPerBlock, 0,
+                        static_cast<cudaStream_t>(stream)>>>(logits, n, k, classes, dlogits, loss);
   PIPEBENCH_CUDA_CHECK(cudaGetLastError());
 }
 
 void sgd_momentum(float* w, float* v, const float* g, size_t count, float lr, float momentum,
                   void* stream) {
-  sgd_momentum_kernel<<<blocks_for(count), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+  sgd_momentum_kernel<<<blocks_for(count), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       w, v, g, count, lr, momentum);
   PIPEBENCH_CUDA_CHECK(cudaGetLastError());
 }

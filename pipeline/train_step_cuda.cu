@@ -7,12 +7,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
+#include "device/launch.h"
 
 namespace pipebench::cuda_kernels {
 namespace {
-
-constexpr int kThreads = 256;
 
 __global__ void relu_forward_kernel(float* x, size_t n) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
@@ -63,25 +62,20 @@ __global__ void normalize_u8_kernel(const uint8_t* in, float* out, size_t total,
   }
 }
 
-unsigned blocks_for(size_t n) {
-  const size_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 65535 ? (b == 0 ? 1 : b) : 65535);
-}
-
 }  // namespace
 
 void relu_forward(float* x, size_t n, void* stream) {
-  relu_forward_kernel<<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(x, n);
+  relu_forward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(x, n);
   PIPEBENCH_CUDA_CHECK(cudaGetLastError());
 }
 
 void relu_backward(float* grad, const float* act, size_t n, void* stream) {
-  relu_backward_kernel<<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(grad, act, n);
+  relu_backward_kernel<<<blocks_for(n), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(grad, act, n);
   PIPEBENCH_CUDA_CHECK(cudaGetLastError());
 }
 
 void fill_uniform(float* x, size_t n, uint64_t seed, float scale, void* stream) {
-  fill_uniform_kernel<<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(x, n, seed, scale);
+  fill_uniform_kernel<<<blocks_for(n), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(x, n, seed, scale);
   PIPEBENCH_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -89,7 +83,7 @@ void normalize_u8(const uint8_t* in, float* out, int n, int c, int h, int w, boo
                   const float* mean3, const float* std3, float divisor, void* stream) {
   const size_t plane = static_cast<size_t>(h) * w, total = plane * c * n;
   const Channel3 mean{{mean3[0], mean3[1], mean3[2]}}, std{{std3[0], std3[1], std3[2]}};
-  normalize_u8_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+  normalize_u8_kernel<<<blocks_for(total), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       in, out, total, plane, c, nhwc, mean, std, divisor);
   PIPEBENCH_CUDA_CHECK(cudaGetLastError());
 }

@@ -35,7 +35,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 #include "pipeline/train_step_cnn.h"
 #include "transforms/rng.h"
 

@@ -1,6 +1,7 @@
-// CUDA helpers: what works without a device (pageable buffers, a clear reason why not)
-// and, where a device exists, pinned/device buffers and a round trip through the GPU.
-#include "pipeline/cuda.h"
+// CUDA helpers (device/): what works without a device (pageable buffers, a clear reason
+// why not, the kernels' launch shape) and, where a device exists, pinned/device buffers and
+// a round trip through the GPU.
+#include "device/cuda.h"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "datasets/image_folder.h"
+#include "device/launch.h"
 #include "pipeline/loader.h"
 #include "tests/test_data.h"
 #include "transforms/recipes.h"
@@ -93,6 +95,19 @@ TEST(Cuda, DeviceForLocalRankIsRoundRobin) {
   EXPECT_EQ(device_for_local_rank(9, 8), 1);  // more ranks than GPUs: shared round-robin
   EXPECT_THROW(device_for_local_rank(0, 0), std::invalid_argument);
   EXPECT_THROW(device_for_local_rank(-1, 2), std::invalid_argument);
+}
+
+// device/launch.h: every kernel's grid covers n elements in one pass up to 65535 blocks
+// (the grid-stride loop does the rest) and launches at least one block.
+TEST(Cuda, BlocksForCoversNWithinTheGridLimit) {
+  EXPECT_EQ(kThreadsPerBlock, 256);
+  EXPECT_EQ(blocks_for(0), 1u);
+  EXPECT_EQ(blocks_for(1), 1u);
+  EXPECT_EQ(blocks_for(256), 1u);
+  EXPECT_EQ(blocks_for(257), 2u);
+  EXPECT_EQ(blocks_for(size_t{65535} * 256), 65535u);
+  EXPECT_EQ(blocks_for(size_t{65535} * 256 + 1), 65535u);
+  EXPECT_EQ(blocks_for(size_t{1} << 40), 65535u);
 }
 
 TEST(Cuda, MemoryKindNames) {

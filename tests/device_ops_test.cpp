@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 #include "transforms/batch_mix.h"
 #include "transforms/batch_ops_device.h"
 #include "transforms/crop.h"

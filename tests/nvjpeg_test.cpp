@@ -1,4 +1,4 @@
-// nvJPEG as a decode candidate (pipeline/nvjpeg_decode.h): loading it says why it cannot be
+// nvJPEG as a decode candidate (transforms/nvjpeg_decode.h): loading it says why it cannot be
 // used (no library, a library without its entry points, no device) and decode() then throws
 // CudaUnavailable; on a device with nvJPEG (CudaNvjpeg.*, skipped otherwise with the reason)
 // its RGB output against TurboJPEG's on the same files (IDCT and chroma upsampling differ
@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/cuda.h"
-#include "pipeline/nvjpeg_decode.h"
+#include "device/cuda.h"
 #include "tests/test_data.h"
 #include "transforms/decode_error.h"
 #include "transforms/jpeg_decode.h"
+#include "transforms/nvjpeg_decode.h"
 
 namespace pipebench {
 namespace {

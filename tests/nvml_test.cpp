@@ -1,14 +1,14 @@
-// GPU metrics through NVML (pipeline/nvml.h, pipeline/system_metrics.h): a library that is
+// GPU metrics through NVML (device/nvml.h, pipeline/system_metrics.h): a library that is
 // not there gives one note and no GPU fields, never an error; the summary of GPU fields is
 // checked against hand-made samples. A real reading only where a driver is installed.
-#include "pipeline/nvml.h"
+#include "device/nvml.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 #include "pipeline/system_metrics.h"
 
 namespace pipebench {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 #include "pipeline/stage_timers.h"
 #include "pipeline/trace.h"
 #include "tests/fake_region_clock.h"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 #include "pipeline/train_step.h"
 #include "tests/test_data.h"
 #include "transforms/rng.h"

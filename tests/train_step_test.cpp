@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "device/cuda.h"
 #include "pipeline/collate.h"
-#include "pipeline/cuda.h"
 
 #ifdef PIPEBENCH_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -287,7 +287,7 @@ TEST(CudaStep, MlpRejectsBadLearningRates) {
   EXPECT_THROW(make_mlp_step(std::numeric_limits<float>::infinity()), std::invalid_argument);
 }
 
-// Host waits sleep (pipeline/cuda.h: blocking-sync events and scheduling): while the GPU
+// Host waits sleep (device/cuda.h: blocking-sync events and scheduling): while the GPU
 // runs some hundred ms of steps, the thread that submits them and waits (step() waits for
 // its batch's copy, which waits for the step two before) uses a small part of a core. A
 // spinning wait would read about 100 %; 50 % leaves room for the submission's own work.

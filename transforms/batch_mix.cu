@@ -9,18 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
+#include "device/launch.h"
 #include "transforms/batch_ops_device_kernels.h"
 
 namespace pipebench::device_kernels {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(size_t n) {
-  const size_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 65535 ? (b == 0 ? 1 : b) : 65535);
-}
 
 __device__ float mix(float lam, float x, float mu, float y) { return __fadd_rn(__fmul_rn(lam, x), __fmul_rn(mu, y)); }
 
@@ -87,28 +81,28 @@ __global__ void cutmix_u8_nhwc_kernel(uint8_t* data, int n, int h, int w, int c,
 
 void mixup_u8(uint8_t* data, int n, size_t elements, float lam, void* stream) {
   const float mu = 1.0f - lam;  // as the CPU: 1 - lam rounded to float first
-  mixup_u8_kernel<<<blocks_for((n / 2) * elements), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+  mixup_u8_kernel<<<blocks_for((n / 2) * elements), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       data, n, elements, lam, mu);
   PIPEBENCH_CUDA_CHECK(cudaGetLastError());
 }
 
 void mixup_f32(float* data, int n, size_t elements, float lam, void* stream) {
   const float mu = 1.0f - lam;
-  mixup_f32_kernel<<<blocks_for((n / 2) * elements), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+  mixup_f32_kernel<<<blocks_for((n / 2) * elements), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       data, n, elements, lam, mu);
   PIPEBENCH_CUDA_CHECK(cudaGetLastError());
 }
 
 void cutmix_u8_nhwc(uint8_t* data, int n, int h, int w, int c, int x0, int y0, int bw, int bh, void* stream) {
   const size_t total = static_cast<size_t>(n / 2) * bh * bw * c;
-  cutmix_u8_nhwc_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+  cutmix_u8_nhwc_kernel<<<blocks_for(total), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       data, n, h, w, c, x0, y0, bw, bh);
   PIPEBENCH_CUDA_CHECK(cudaGetLastError());
 }
 
 void cutmix_f32_nchw(float* data, int n, int c, int h, int w, int x0, int y0, int bw, int bh, void* stream) {
   const size_t total = static_cast<size_t>(n / 2) * c * bh * bw;
-  cutmix_f32_nchw_kernel<<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+  cutmix_f32_nchw_kernel<<<blocks_for(total), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       data, n, c, h, w, x0, y0, bw, bh);
   PIPEBENCH_CUDA_CHECK(cudaGetLastError());
 }

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 #include "transforms/ops/geometry.h"
 
 #ifdef PIPEBENCH_HAVE_CUDA

@@ -19,7 +19,7 @@
 //
 // Shapes (DeviceBatch): n samples of c x h x w, uint8 NHWC (the loader's uint8 collate) or
 // float32 NCHW (its float collate), `data` a device pointer (cudaMalloc, DeviceBuffer in
-// pipeline/cuda.h). The work is queued on `stream` (a cudaStream_t, e.g.
+// device/cuda.h). The work is queued on `stream` (a cudaStream_t, e.g.
 // CudaStream::handle(); nullptr: the legacy default stream) and runs asynchronously: the
 // batch is changed once the stream reaches it.
 //

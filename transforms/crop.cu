@@ -7,18 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
+#include "device/launch.h"
 #include "transforms/batch_ops_device_kernels.h"
 
 namespace pipebench::device_kernels {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(size_t n) {
-  const size_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 65535 ? (b == 0 ? 1 : b) : 65535);
-}
 
 __device__ bool flagged(const FlipMask& mask, int i) { return ((mask.bits[i >> 6] >> (i & 63)) & 1u) != 0; }
 
@@ -59,14 +53,14 @@ __global__ void flip_f32_nchw_kernel(float* data, size_t rows, int rows_per_samp
 
 void flip_u8_nhwc(uint8_t* data, int n, int h, int w, int c, const FlipMask& mask, void* stream) {
   const size_t rows = static_cast<size_t>(n) * h;
-  flip_u8_nhwc_kernel<<<blocks_for(rows * (w / 2)), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+  flip_u8_nhwc_kernel<<<blocks_for(rows * (w / 2)), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       data, rows, h, w, c, mask);
   PIPEBENCH_CUDA_CHECK(cudaGetLastError());
 }
 
 void flip_f32_nchw(float* data, int n, int c, int h, int w, const FlipMask& mask, void* stream) {
   const size_t rows = static_cast<size_t>(n) * c * h;
-  flip_f32_nchw_kernel<<<blocks_for(rows * (w / 2)), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+  flip_f32_nchw_kernel<<<blocks_for(rows * (w / 2)), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       data, rows, c * h, w, mask);
   PIPEBENCH_CUDA_CHECK(cudaGetLastError());
 }

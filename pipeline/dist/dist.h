@@ -49,7 +49,7 @@ int world_size();  ///< ranks in the job; 1 without MPI
 /// MPI. The Session also puts local_rank() into the environment as PIPEBENCH_LOCAL_RANK
 /// (before pipebench starts a thread of its own, and only where the launcher's own variable
 /// is missing or says otherwise), where the CUDA code picks the rank's GPU
-/// (pipeline/cuda.h, node_local_rank(): device = local rank % device count).
+/// (device/cuda.h, node_local_rank(): device = local rank % device count).
 int local_rank();
 int local_size();
 /// This process's host name (gethostname), for the run context.

@@ -18,7 +18,7 @@ bool g_active = false;  // MPI initialised by our Session (a launcher started us
 int g_rank = 0, g_size = 1;
 int g_local_rank = 0, g_local_size = 1;  // among the ranks of this node
 
-// The node-local rank where the CUDA code reads it (pipeline/cuda.h, node_local_rank()):
+// The node-local rank where the CUDA code reads it (device/cuda.h, node_local_rank()):
 // Open MPI's OMPI_COMM_WORLD_LOCAL_RANK (and MPICH's, Slurm's) usually says the same, and is
 // then left alone; PIPEBENCH_LOCAL_RANK, read first, is set only where no launcher variable
 // gives this rank or one disagrees with MPI. The Session runs first thing in main(),

@@ -4,7 +4,7 @@
 // 0); the handle and decode state are opaque pointers; nvjpegOutputFormat_t numbers
 // NVJPEG_OUTPUT_UNCHANGED 0, YUV 1, Y 2, RGB 3, BGR 4, RGBI 5, BGRI 6; nvjpegImage_t holds
 // NVJPEG_MAX_COMPONENT (4) channel pointers and their pitches as size_t (CUDA 11 and later).
-#include "pipeline/nvjpeg_decode.h"
+#include "transforms/nvjpeg_decode.h"
 
 #include <dlfcn.h>
 

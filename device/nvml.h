@@ -7,7 +7,7 @@
 // nvmlDeviceGetClockInfo, nvmlDeviceGetName, nvmlErrorString, nvmlShutdown).
 //
 // Which GPU: the one this process's CUDA code uses, matched by its PCI bus id
-// (pipeline/cuda.h: CudaInfo::pci_bus_id, from cudaDeviceGetPCIBusId), because NVML's
+// (device/cuda.h: CudaInfo::pci_bus_id, from cudaDeviceGetPCIBusId), because NVML's
 // indices count every GPU of the machine, whatever CUDA_VISIBLE_DEVICES says, and each MPI
 // rank of a node uses its own GPU. Without a CUDA device (or its bus id): NVML's index 0.
 //

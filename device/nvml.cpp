@@ -2,11 +2,11 @@
 // Reference Guide): the types are opaque pointers, unsigned ints and one struct each for
 // utilisation and memory, with the documented layouts; every entry point returns an
 // nvmlReturn_t, NVML_SUCCESS = 0.
-#include "pipeline/nvml.h"
+#include "device/nvml.h"
 
 #include <dlfcn.h>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 
 namespace pipebench {
 namespace {

@@ -2,7 +2,7 @@
 // PIPEBENCH_HAVE_CUDA, so a build without the toolkit still provides every symbol:
 // cuda_info() then says "built without CUDA", pageable HostBuffers work and everything
 // that needs a device throws CudaUnavailable.
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 
 #include <cerrno>
 #include <climits>

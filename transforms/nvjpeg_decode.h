@@ -1,6 +1,6 @@
 // GPU JPEG decode with NVIDIA nvJPEG, a decode candidate (BM_Decode/nvjpeg,
 // bench/decode_bench.cpp). The library is loaded at run time with dlopen (as NVML is,
-// pipeline/nvml.h): the CUDA toolkit pipebench builds with may have no nvJPEG headers, and a
+// device/nvml.h): the CUDA toolkit pipebench builds with may have no nvJPEG headers, and a
 // machine without the library still runs everything else. The few types and entry points
 // used are declared in nvjpeg_decode.cpp after NVIDIA's nvJPEG documentation (docs.nvidia.com
 // /cuda/nvjpeg, "nvJPEG Type Declarations": nvjpegStatus_t, nvjpegOutputFormat_t,
@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/cuda.h"
+#include "device/cuda.h"
 
 namespace pipebench {
 
