@@ -6,13 +6,16 @@
 //     the copy stream, synchronize(), and measure_compute_ms() timed with CUDA events
 //     after a warm-up by time (the GPU's clocks ramp up under load).
 //     The MLP (`cuda`, train_step.cpp) and the CNN (`cuda:cnn`, train_step_cnn.cpp) derive
-//     from it and supply only reshape() (allocate for a batch shape) and run_step().
+//     from it and supply only reshape() (allocate for a batch shape) and run_step();
+//   - CudaStepFacade, the public object of such a step (MlpTrainStep, CnnTrainStep), which
+//     forwards TrainStep's calls to it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "pipeline/train_step.h"
 
@@ -107,6 +110,27 @@ class CudaStepBase : public TrainStep {
   DeviceBuffer u8_[2];  // uint8 batches before the normalize kernel
   std::unique_ptr<CudaEvent> copy_done_[2];
   std::unique_ptr<CudaEvent> compute_done_[2];
+};
+
+// A step's public interface (MlpTrainStep, CnnTrainStep: TrainStep with readers of the
+// model's tensors) implemented by a CudaStepBase: both are TrainSteps, so the public object
+// holds the implementation (impl_) and forwards TrainStep's calls to it; a step adds only
+// its readers. Constructed with the implementation's arguments; throws what it throws.
+template <typename Public, typename Impl>
+class CudaStepFacade : public Public {
+ public:
+  template <typename... Args>
+  explicit CudaStepFacade(Args&&... args) : impl_(std::forward<Args>(args)...) {}
+  const std::string& name() const override { return impl_.name(); }
+  void step(const StepInput& batch) override { impl_.step(batch); }
+  void synchronize() override { impl_.synchronize(); }
+  double measure_compute_ms(int n, int c, int h, int w, int iters) override {
+    return impl_.measure_compute_ms(n, c, h, w, iters);
+  }
+  double compute_gflop(int n, int c, int h, int w) const override { return impl_.compute_gflop(n, c, h, w); }
+
+ protected:
+  Impl impl_;
 };
 
 }  // namespace detail

@@ -155,144 +155,134 @@ double mlp_gflop(int n, int c, int h, int w) {
   return (forward + backward + update) / 1e9;
 }
 
-// The arithmetic of train_step.h (kMlpHidden1 ...). MlpStep is the MlpTrainStep; Impl, a
-// detail::CudaStepBase (both are TrainSteps), does the work, and MlpStep forwards to it.
-// Streams, input slots, copies and timing: detail::CudaStepBase (cuda_step_base.h).
-class MlpStep final : public MlpTrainStep {
+// The arithmetic of train_step.h (kMlpHidden1 ...) as a detail::CudaStepBase: streams,
+// input slots, copies and timing there (cuda_step_base.h).
+class MlpImpl final : public detail::CudaStepBase {
  public:
-  explicit MlpStep(float learning_rate) : impl_(learning_rate) {}
-  const std::string& name() const override { return impl_.name(); }
-  void step(const StepInput& batch) override { impl_.step(batch); }
-  void synchronize() override { impl_.synchronize(); }
-  double measure_compute_ms(int n, int c, int h, int w, int iters) override {
-    return impl_.measure_compute_ms(n, c, h, w, iters);
+  explicit MlpImpl(float lr) : CudaStepBase("cuda"), lr_(lr) {
+    PIPEBENCH_CUBLAS_CHECK(cublasCreate(&handle_));
+    cublasStatus_t s = cublasSetStream(handle_, static_cast<cudaStream_t>(compute_handle()));
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      cublasDestroy(handle_);
+      PIPEBENCH_CUBLAS_CHECK(s);
+    }
   }
-  double compute_gflop(int n, int c, int h, int w) const override { return impl_.compute_gflop(n, c, h, w); }
-  MlpTensors tensors() override { return impl_.tensors(); }
+  ~MlpImpl() override {
+    synchronize_quietly();
+    if (handle_ != nullptr) cublasDestroy(handle_);
+  }
+
+  double compute_gflop(int n, int c, int h, int w) const override {
+    detail::check_shape("cuda compute_gflop", n, c, h, w);
+    return mlp_gflop(n, c, h, w);
+  }
+
+  MlpTensors tensors() {
+    synchronize();
+    MlpTensors t;
+    if (n_ == 0) return t;
+    t.n = n_;
+    t.in = c_ * h_ * w_;
+    const size_t in = static_cast<size_t>(t.in), n = static_cast<size_t>(n_);
+    const auto read = [](const DeviceBuffer& b, size_t floats) {
+      std::vector<float> v(floats);
+      copy_to_host(v.data(), b.data(), floats * sizeof(float), nullptr);
+      return v;
+    };
+    t.w1 = read(w1_, in * kHidden1), t.dw1 = read(dw1_, in * kHidden1);
+    t.w2 = read(w2_, size_t{kHidden1} * kHidden2), t.dw2 = read(dw2_, size_t{kHidden1} * kHidden2);
+    t.w3 = read(w3_, size_t{kHidden2} * kClasses), t.dw3 = read(dw3_, size_t{kHidden2} * kClasses);
+    t.y = read(y_, n * kClasses);
+    return t;
+  }
 
  private:
-  class Impl final : public detail::CudaStepBase {
-   public:
-    explicit Impl(float lr) : CudaStepBase("cuda"), lr_(lr) {
-      PIPEBENCH_CUBLAS_CHECK(cublasCreate(&handle_));
-      cublasStatus_t s = cublasSetStream(handle_, static_cast<cudaStream_t>(compute_handle()));
-      if (s != CUBLAS_STATUS_SUCCESS) {
-        cublasDestroy(handle_);
-        PIPEBENCH_CUBLAS_CHECK(s);
-      }
+  // Weights (new, and initialised, when C*H*W changes) and activations (grown only) for a
+  // batch shape.
+  void reshape(int n, int c, int h, int w) override {
+    const int64_t in = static_cast<int64_t>(c) * h * w;
+    // cuBLAS's 32-bit sizes: W1 (in x 1024) and the batch (n x in) must fit an int.
+    if (in * kHidden1 > INT32_MAX || static_cast<int64_t>(n) * in > INT32_MAX) {
+      throw std::invalid_argument("cuda step: batch " + std::to_string(n) + " x " +
+                                  std::to_string(in) + " inputs is too large for 32-bit cuBLAS "
+                                  "sizes (need C*H*W*1024 and N*C*H*W <= 2^31 - 1; --size <= 836)");
     }
-    ~Impl() override {
-      synchronize_quietly();
-      if (handle_ != nullptr) cublasDestroy(handle_);
-    }
-
-    double compute_gflop(int n, int c, int h, int w) const override {
-      detail::check_shape("cuda compute_gflop", n, c, h, w);
-      return mlp_gflop(n, c, h, w);
-    }
-
-    MlpTensors tensors() {
-      synchronize();
-      MlpTensors t;
-      if (n_ == 0) return t;
-      t.n = n_;
-      t.in = c_ * h_ * w_;
-      const size_t in = static_cast<size_t>(t.in), n = static_cast<size_t>(n_);
-      const auto read = [](const DeviceBuffer& b, size_t floats) {
-        std::vector<float> v(floats);
-        copy_to_host(v.data(), b.data(), floats * sizeof(float), nullptr);
-        return v;
-      };
-      t.w1 = read(w1_, in * kHidden1), t.dw1 = read(dw1_, in * kHidden1);
-      t.w2 = read(w2_, size_t{kHidden1} * kHidden2), t.dw2 = read(dw2_, size_t{kHidden1} * kHidden2);
-      t.w3 = read(w3_, size_t{kHidden2} * kClasses), t.dw3 = read(dw3_, size_t{kHidden2} * kClasses);
-      t.y = read(y_, n * kClasses);
-      return t;
-    }
-
-   private:
-    // Weights (new, and initialised, when C*H*W changes) and activations (grown only) for a
-    // batch shape.
-    void reshape(int n, int c, int h, int w) override {
-      const int64_t in = static_cast<int64_t>(c) * h * w;
-      // cuBLAS's 32-bit sizes: W1 (in x 1024) and the batch (n x in) must fit an int.
-      if (in * kHidden1 > INT32_MAX || static_cast<int64_t>(n) * in > INT32_MAX) {
-        throw std::invalid_argument("cuda step: batch " + std::to_string(n) + " x " +
-                                    std::to_string(in) + " inputs is too large for 32-bit cuBLAS "
-                                    "sizes (need C*H*W*1024 and N*C*H*W <= 2^31 - 1; --size <= 836)");
-      }
-      // Every allocation first (any may throw), then the moves (noexcept): strongly safe.
-      const bool new_weights = in != static_cast<int64_t>(c_) * h_ * w_;
-      const size_t w1 = static_cast<size_t>(in) * kHidden1;
-      const size_t w2 = size_t{kHidden1} * kHidden2;
-      const size_t w3 = size_t{kHidden2} * kClasses;
-      const size_t weight_floats[3] = {w1, w2, w3};
-      DeviceBuffer weights[6];  // w1, w2, w3, dw1, dw2, dw3
-      if (new_weights)
-        for (int i = 0; i < 6; ++i) weights[i] = DeviceBuffer(weight_floats[i % 3] * 4);
-      // Activations depend on n only, and are kept when large enough (a short batch).
-      const size_t nn = static_cast<size_t>(n);
-      const bool grow = nn > batch_capacity_;
-      const size_t act_floats[5] = {nn * kHidden1, nn * kHidden2, nn * kClasses, nn * kHidden1, nn * kHidden2};
-      DeviceBuffer acts[5];  // a1, a2, y, da1, da2
-      if (grow)
-        for (int i = 0; i < 5; ++i) acts[i] = DeviceBuffer(act_floats[i] * 4);
-      if (new_weights) {
-        w1_ = std::move(weights[0]), w2_ = std::move(weights[1]), w3_ = std::move(weights[2]);
-        dw1_ = std::move(weights[3]), dw2_ = std::move(weights[4]), dw3_ = std::move(weights[5]);
-        // He-style uniform init: scale sqrt(6 / fan_in).
-        void* s = compute_handle();
-        cuda_kernels::fill_uniform(f(w1_), w1, 1, static_cast<float>(std::sqrt(6.0 / in)), s);
-        cuda_kernels::fill_uniform(f(w2_), w2, 2, static_cast<float>(std::sqrt(6.0 / kHidden1)), s);
-        cuda_kernels::fill_uniform(f(w3_), w3, 3, static_cast<float>(std::sqrt(6.0 / kHidden2)), s);
-      }
-      if (grow) {
-        a1_ = std::move(acts[0]), a2_ = std::move(acts[1]), y_ = std::move(acts[2]);
-        da1_ = std::move(acts[3]), da2_ = std::move(acts[4]);
-        batch_capacity_ = nn;
-      }
-    }
-
-    void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a,
-              int lda, const float* b, int ldb, float* c, int ldc) {
-      const float one = 1.0f, zero = 0.0f;
-      PIPEBENCH_CUBLAS_CHECK(cublasSgemm(handle_, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc));
-    }
-
-    void run_step(const float* x) override {
-      const int n = n_, in = c_ * h_ * w_;
-      constexpr auto N = CUBLAS_OP_N;
-      constexpr auto T = CUBLAS_OP_T;
+    // Every allocation first (any may throw), then the moves (noexcept): strongly safe.
+    const bool new_weights = in != static_cast<int64_t>(c_) * h_ * w_;
+    const size_t w1 = static_cast<size_t>(in) * kHidden1;
+    const size_t w2 = size_t{kHidden1} * kHidden2;
+    const size_t w3 = size_t{kHidden2} * kClasses;
+    const size_t weight_floats[3] = {w1, w2, w3};
+    DeviceBuffer weights[6];  // w1, w2, w3, dw1, dw2, dw3
+    if (new_weights)
+      for (int i = 0; i < 6; ++i) weights[i] = DeviceBuffer(weight_floats[i % 3] * 4);
+    // Activations depend on n only, and are kept when large enough (a short batch).
+    const size_t nn = static_cast<size_t>(n);
+    const bool grow = nn > batch_capacity_;
+    const size_t act_floats[5] = {nn * kHidden1, nn * kHidden2, nn * kClasses, nn * kHidden1, nn * kHidden2};
+    DeviceBuffer acts[5];  // a1, a2, y, da1, da2
+    if (grow)
+      for (int i = 0; i < 5; ++i) acts[i] = DeviceBuffer(act_floats[i] * 4);
+    if (new_weights) {
+      w1_ = std::move(weights[0]), w2_ = std::move(weights[1]), w3_ = std::move(weights[2]);
+      dw1_ = std::move(weights[3]), dw2_ = std::move(weights[4]), dw3_ = std::move(weights[5]);
+      // He-style uniform init: scale sqrt(6 / fan_in).
       void* s = compute_handle();
-      float *a1 = f(a1_), *a2 = f(a2_), *y = f(y_), *da1 = f(da1_), *da2 = f(da2_);
-      // Forward.
-      gemm(N, N, kHidden1, n, in, f(w1_), kHidden1, x, in, a1, kHidden1);
-      cuda_kernels::relu_forward(a1, size_t(n) * kHidden1, s);
-      gemm(N, N, kHidden2, n, kHidden1, f(w2_), kHidden2, a1, kHidden1, a2, kHidden2);
-      cuda_kernels::relu_forward(a2, size_t(n) * kHidden2, s);
-      gemm(N, N, kClasses, n, kHidden2, f(w3_), kClasses, a2, kHidden2, y, kClasses);
-      // Backward, dY = Y.
-      gemm(N, T, kClasses, kHidden2, n, y, kClasses, a2, kHidden2, f(dw3_), kClasses);
-      gemm(T, N, kHidden2, n, kClasses, f(w3_), kClasses, y, kClasses, da2, kHidden2);
-      cuda_kernels::relu_backward(da2, a2, size_t(n) * kHidden2, s);
-      gemm(N, T, kHidden2, kHidden1, n, da2, kHidden2, a1, kHidden1, f(dw2_), kHidden2);
-      gemm(T, N, kHidden1, n, kHidden2, f(w2_), kHidden2, da2, kHidden2, da1, kHidden1);
-      cuda_kernels::relu_backward(da1, a1, size_t(n) * kHidden1, s);
-      gemm(N, T, kHidden1, in, n, da1, kHidden1, x, in, f(dw1_), kHidden1);
-      // SGD update.
-      const float minus_lr = -lr_;
-      PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, in * kHidden1, &minus_lr, f(dw1_), 1, f(w1_), 1));
-      PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden1 * kHidden2, &minus_lr, f(dw2_), 1, f(w2_), 1));
-      PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden2 * kClasses, &minus_lr, f(dw3_), 1, f(w3_), 1));
+      cuda_kernels::fill_uniform(f(w1_), w1, 1, static_cast<float>(std::sqrt(6.0 / in)), s);
+      cuda_kernels::fill_uniform(f(w2_), w2, 2, static_cast<float>(std::sqrt(6.0 / kHidden1)), s);
+      cuda_kernels::fill_uniform(f(w3_), w3, 3, static_cast<float>(std::sqrt(6.0 / kHidden2)), s);
     }
+    if (grow) {
+      a1_ = std::move(acts[0]), a2_ = std::move(acts[1]), y_ = std::move(acts[2]);
+      da1_ = std::move(acts[3]), da2_ = std::move(acts[4]);
+      batch_capacity_ = nn;
+    }
+  }
 
-    float lr_;
-    cublasHandle_t handle_ = nullptr;
-    DeviceBuffer w1_, w2_, w3_, dw1_, dw2_, dw3_, a1_, a2_, y_, da1_, da2_;
-    size_t batch_capacity_ = 0;  // the batch the activations hold room for
-  };
+  void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a,
+            int lda, const float* b, int ldb, float* c, int ldc) {
+    const float one = 1.0f, zero = 0.0f;
+    PIPEBENCH_CUBLAS_CHECK(cublasSgemm(handle_, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc));
+  }
 
-  Impl impl_;
+  void run_step(const float* x) override {
+    const int n = n_, in = c_ * h_ * w_;
+    constexpr auto N = CUBLAS_OP_N;
+    constexpr auto T = CUBLAS_OP_T;
+    void* s = compute_handle();
+    float *a1 = f(a1_), *a2 = f(a2_), *y = f(y_), *da1 = f(da1_), *da2 = f(da2_);
+    // Forward.
+    gemm(N, N, kHidden1, n, in, f(w1_), kHidden1, x, in, a1, kHidden1);
+    cuda_kernels::relu_forward(a1, size_t(n) * kHidden1, s);
+    gemm(N, N, kHidden2, n, kHidden1, f(w2_), kHidden2, a1, kHidden1, a2, kHidden2);
+    cuda_kernels::relu_forward(a2, size_t(n) * kHidden2, s);
+    gemm(N, N, kClasses, n, kHidden2, f(w3_), kClasses, a2, kHidden2, y, kClasses);
+    // Backward, dY = Y.
+    gemm(N, T, kClasses, kHidden2, n, y, kClasses, a2, kHidden2, f(dw3_), kClasses);
+    gemm(T, N, kHidden2, n, kClasses, f(w3_), kClasses, y, kClasses, da2, kHidden2);
+    cuda_kernels::relu_backward(da2, a2, size_t(n) * kHidden2, s);
+    gemm(N, T, kHidden2, kHidden1, n, da2, kHidden2, a1, kHidden1, f(dw2_), kHidden2);
+    gemm(T, N, kHidden1, n, kHidden2, f(w2_), kHidden2, da2, kHidden2, da1, kHidden1);
+    cuda_kernels::relu_backward(da1, a1, size_t(n) * kHidden1, s);
+    gemm(N, T, kHidden1, in, n, da1, kHidden1, x, in, f(dw1_), kHidden1);
+    // SGD update.
+    const float minus_lr = -lr_;
+    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, in * kHidden1, &minus_lr, f(dw1_), 1, f(w1_), 1));
+    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden1 * kHidden2, &minus_lr, f(dw2_), 1, f(w2_), 1));
+    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden2 * kClasses, &minus_lr, f(dw3_), 1, f(w3_), 1));
+  }
+
+  float lr_;
+  cublasHandle_t handle_ = nullptr;
+  DeviceBuffer w1_, w2_, w3_, dw1_, dw2_, dw3_, a1_, a2_, y_, da1_, da2_;
+  size_t batch_capacity_ = 0;  // the batch the activations hold room for
+};
+
+// The MlpTrainStep: MlpImpl behind detail::CudaStepFacade, which forwards TrainStep's calls.
+class MlpStep final : public detail::CudaStepFacade<MlpTrainStep, MlpImpl> {
+ public:
+  using CudaStepFacade::CudaStepFacade;
+  MlpTensors tensors() override { return impl_.tensors(); }
 };
 
 void check_learning_rate(float learning_rate) {

@@ -339,14 +339,29 @@ void set_nchw(const TensorDesc& d, int n, int c, int h, int w) {
   PIPEBENCH_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
 }
 
-// The first algorithm cuDNN's heuristics rank usable (status success), with the math type
-// it was ranked for (its perf entry's mathType).
-template <typename Perf>
-const Perf& first_usable(const Perf* perf, int returned, const char* what) {
-  for (int i = 0; i < returned; ++i) {
-    if (perf[i].status == CUDNN_STATUS_SUCCESS) return perf[i];
-  }
-  throw CudaError(std::string("cuda:cnn: cuDNN offers no ") + what + " algorithm for this shape");
+// cuDNN's heuristic choice for one direction of a convolution (forward, backward data or
+// backward filter; Perf the direction's perf type, kCount its number of algorithms), the
+// same for the three: rank(kCount, &returned, perf) ranks the algorithms on the direction's
+// own descriptor `conv` (at the default math); the first ranked usable (status success) is
+// taken into `algo` and `conv` set to the math type it was ranked for (its perf entry's
+// mathType, as the cuDNN documentation of cudnnGetConvolution*Algorithm_v7 and PyTorch's
+// cuDNN convolutions do); workspace(algo, &bytes) sizes its workspace at that math.
+// Returns that workspace in bytes. CudaError when no algorithm is usable or a call fails.
+template <typename Perf, int kCount, typename Algo, typename Rank, typename Workspace>
+size_t choose_algorithm(const ConvDesc& conv, const char* what, Algo& algo, Rank rank, Workspace workspace) {
+  Perf perf[kCount];
+  int returned = 0;
+  rank(kCount, &returned, perf);
+  const Perf* usable = nullptr;
+  for (int i = 0; i < returned && usable == nullptr; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS) usable = &perf[i];
+  if (usable == nullptr)
+    throw CudaError(std::string("cuda:cnn: cuDNN offers no ") + what + " algorithm for this shape");
+  algo = usable->algo;
+  PIPEBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(conv.get(), usable->mathType));
+  size_t bytes = 0;
+  workspace(algo, &bytes);
+  return bytes;
 }
 
 constexpr size_t kParamAlign = 64;  // floats (256 bytes) between layers' weights and biases
@@ -382,287 +397,274 @@ struct Layer {
   float* dout() const { return static_cast<float*>(shape.pool ? dpooled.data() : dy.data()); }
 };
 
-// The forward, backward and update of the model of train_step_cnn.h on the compute stream.
-// CnnStep is the CnnTrainStep; Impl, a detail::CudaStepBase (both are TrainSteps), does the
-// work, and CnnStep forwards to it.
-// Parameters, gradients and momentum each live in one buffer (layer by layer, aligned), so
-// the update is one kernel. Every gradient is overwritten each step (beta = 0).
-class CnnStep final : public CnnTrainStep {
+// The forward, backward and update of the model of train_step_cnn.h on the compute stream,
+// a detail::CudaStepBase. Parameters, gradients and momentum each live in one buffer (layer
+// by layer, aligned), so the update is one kernel. Every gradient is overwritten each step
+// (beta = 0).
+class CnnImpl final : public detail::CudaStepBase {
  public:
-  explicit CnnStep(float learning_rate) : impl_(learning_rate) {}
-  const std::string& name() const override { return impl_.name(); }
-  void step(const StepInput& batch) override { impl_.step(batch); }
-  void synchronize() override { impl_.synchronize(); }
-  double measure_compute_ms(int n, int c, int h, int w, int iters) override {
-    return impl_.measure_compute_ms(n, c, h, w, iters);
+  explicit CnnImpl(float lr) : CudaStepBase("cuda:cnn"), lr_(lr) {
+    PIPEBENCH_CUDNN_CHECK(cudnnCreate(&handle_));
+    const cudnnStatus_t s = cudnnSetStream(handle_, static_cast<cudaStream_t>(compute_handle()));
+    if (s != CUDNN_STATUS_SUCCESS) {
+      cudnnDestroy(handle_);
+      PIPEBENCH_CUDNN_CHECK(s);
+    }
+    PIPEBENCH_CUDNN_CHECK(cudnnSetActivationDescriptor(relu_.get(), CUDNN_ACTIVATION_RELU,
+                                                       CUDNN_PROPAGATE_NAN, 0.0));
+    PIPEBENCH_CUDNN_CHECK(cudnnSetPooling2dDescriptor(pool_.get(), CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN,
+                                                      2, 2, 0, 0, 2, 2));
   }
-  double compute_gflop(int n, int c, int h, int w) const override { return impl_.compute_gflop(n, c, h, w); }
-  double last_loss() override { return impl_.last_loss(); }
-  CnnTensors tensors() override { return impl_.tensors(); }
+  ~CnnImpl() override {
+    synchronize_quietly();
+    if (handle_ != nullptr) cudnnDestroy(handle_);
+  }
+
+  double compute_gflop(int n, int c, int h, int w) const override {
+    detail::check_shape("cuda:cnn compute_gflop", n, c, h, w);
+    return cnn_shapes(c, h, w).step_gflop(n);
+  }
+
+  double last_loss() {
+    synchronize();
+    if (steps_run_ == 0) return std::numeric_limits<double>::quiet_NaN();
+    std::vector<float> host(static_cast<size_t>(n_));
+    PIPEBENCH_CUDA_CHECK(cudaMemcpy(host.data(), loss_.data(), host.size() * sizeof(float),
+                                    cudaMemcpyDeviceToHost));
+    double sum = 0;
+    for (float v : host) sum += v;
+    return sum / n_;
+  }
+
+  CnnTensors tensors() {
+    synchronize();
+    CnnTensors t;
+    if (steps_run_ == 0) return t;
+    std::vector<float> params(param_floats_), grads(param_floats_);
+    PIPEBENCH_CUDA_CHECK(cudaMemcpy(params.data(), params_.data(), param_floats_ * sizeof(float),
+                                    cudaMemcpyDeviceToHost));
+    PIPEBENCH_CUDA_CHECK(cudaMemcpy(grads.data(), grads_.data(), param_floats_ * sizeof(float),
+                                    cudaMemcpyDeviceToHost));
+    for (const auto& l : layers_) {
+      const CnnConv& v = l->shape;
+      const size_t nw = static_cast<size_t>(v.cout) * v.cin * v.k * v.k, nb = static_cast<size_t>(v.cout);
+      const auto slice = [](const std::vector<float>& all, size_t off, size_t n) {
+        return std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(off),
+                                  all.begin() + static_cast<std::ptrdiff_t>(off + n));
+      };
+      t.convs.push_back(v);
+      t.weight.push_back(slice(params, l->w_off, nw));
+      t.bias.push_back(slice(params, l->b_off, nb));
+      t.weight_grad.push_back(slice(grads, l->w_off, nw));
+      t.bias_grad.push_back(slice(grads, l->b_off, nb));
+    }
+    return t;
+  }
 
  private:
-  class Impl final : public detail::CudaStepBase {
-   public:
-    explicit Impl(float lr) : CudaStepBase("cuda:cnn"), lr_(lr) {
-      PIPEBENCH_CUDNN_CHECK(cudnnCreate(&handle_));
-      const cudnnStatus_t s = cudnnSetStream(handle_, static_cast<cudaStream_t>(compute_handle()));
-      if (s != CUDNN_STATUS_SUCCESS) {
-        cudnnDestroy(handle_);
-        PIPEBENCH_CUDNN_CHECK(s);
+  // The layers for a batch shape, in three phases so that a throw leaves the model as it
+  // was: (1) new descriptors and algorithms, (2) every buffer that must grow, allocated
+  // aside, (3) the commit, moving the old buffers that are large enough into the new
+  // layers. So a short last batch, and the full batch after it, re-describe the model
+  // and keep its activations (about 2.5 GB at batch 64 and 224 px), where they were
+  // freed and allocated twice per epoch before.
+  void reshape(int n, int c, int h, int w) override {
+    CnnShapes shapes = cnn_shapes(c, h, w);
+    const bool same_params = c == c_ && shapes.blocks == shapes_.blocks && !layers_.empty();
+    // (1) Descriptors and algorithms.
+    std::vector<std::unique_ptr<Layer>> layers;
+    size_t param_floats = 0, workspace = 0;
+    for (const CnnConv& v : shapes.convs) {
+      auto l = std::make_unique<Layer>();
+      l->shape = v;
+      set_nchw(l->x_desc, n, v.cin, v.h, v.w);
+      set_nchw(l->y_desc, n, v.cout, v.h, v.w);
+      set_nchw(l->bias_desc, 1, v.cout, 1, 1);
+      PIPEBENCH_CUDNN_CHECK(cudnnSetFilter4dDescriptor(l->w_desc.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                                       v.cout, v.cin, v.k, v.k));
+      for (const ConvDesc* d : {&l->conv_fwd, &l->conv_bwd_data, &l->conv_bwd_filter})
+        PIPEBENCH_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d->get(), v.k / 2, v.k / 2, 1, 1, 1, 1,
+                                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+      if (v.pool) set_nchw(l->pooled_desc, n, v.cout, v.h / 2, v.w / 2);
+      l->w_off = param_floats;
+      param_floats += aligned(static_cast<size_t>(v.cout) * v.cin * v.k * v.k);
+      l->b_off = param_floats;
+      param_floats += aligned(static_cast<size_t>(v.cout));
+      workspace = std::max(workspace, choose_algorithms(*l, /*first=*/layers.empty()));
+      layers.push_back(std::move(l));
+    }
+    // (2) What must grow, allocated aside: layer i may keep old layer i's buffers.
+    const size_t nn = static_cast<size_t>(n);
+    std::vector<std::array<DeviceBuffer, Layer::kBuffers>> grown(layers.size());
+    for (size_t i = 0; i < layers.size(); ++i) {
+      const Layer* old = i < layers_.size() ? layers_[i].get() : nullptr;
+      for (int k = 0; k < Layer::kBuffers; ++k) {
+        const size_t need = layers[i]->bytes(k, nn);
+        if (need > 0 && (old == nullptr || old->buffer(k).bytes() < need)) grown[i][k] = DeviceBuffer(need);
       }
-      PIPEBENCH_CUDNN_CHECK(cudnnSetActivationDescriptor(relu_.get(), CUDNN_ACTIVATION_RELU,
-                                                         CUDNN_PROPAGATE_NAN, 0.0));
-      PIPEBENCH_CUDNN_CHECK(cudnnSetPooling2dDescriptor(pool_.get(), CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN,
-                                                        2, 2, 0, 0, 2, 2));
     }
-    ~Impl() override {
-      synchronize_quietly();
-      if (handle_ != nullptr) cudnnDestroy(handle_);
+    DeviceBuffer new_workspace, new_loss, new_params, new_grads, new_velocity;
+    if (workspace_.data() == nullptr || workspace > workspace_.bytes())
+      new_workspace = DeviceBuffer(std::max<size_t>(workspace, 1));
+    if (nn * sizeof(float) > loss_.bytes()) new_loss = DeviceBuffer(nn * sizeof(float));
+    if (!same_params) {
+      new_params = DeviceBuffer(param_floats * sizeof(float));
+      new_grads = DeviceBuffer(param_floats * sizeof(float));
+      new_velocity = DeviceBuffer(param_floats * sizeof(float));
     }
-
-    double compute_gflop(int n, int c, int h, int w) const override {
-      detail::check_shape("cuda:cnn compute_gflop", n, c, h, w);
-      return cnn_shapes(c, h, w).step_gflop(n);
+    // (3) Commit (moves do not throw).
+    for (size_t i = 0; i < layers.size(); ++i) {
+      Layer* old = i < layers_.size() ? layers_[i].get() : nullptr;
+      for (int k = 0; k < Layer::kBuffers; ++k) {
+        if (layers[i]->bytes(k, nn) == 0) continue;
+        layers[i]->buffer(k) = grown[i][k].data() != nullptr ? std::move(grown[i][k]) : std::move(old->buffer(k));
+      }
     }
-
-    double last_loss() {
-      synchronize();
-      if (steps_run_ == 0) return std::numeric_limits<double>::quiet_NaN();
-      std::vector<float> host(static_cast<size_t>(n_));
-      PIPEBENCH_CUDA_CHECK(cudaMemcpy(host.data(), loss_.data(), host.size() * sizeof(float),
-                                      cudaMemcpyDeviceToHost));
-      double sum = 0;
-      for (float v : host) sum += v;
-      return sum / n_;
-    }
-
-    CnnTensors tensors() {
-      synchronize();
-      CnnTensors t;
-      if (steps_run_ == 0) return t;
-      std::vector<float> params(param_floats_), grads(param_floats_);
-      PIPEBENCH_CUDA_CHECK(cudaMemcpy(params.data(), params_.data(), param_floats_ * sizeof(float),
-                                      cudaMemcpyDeviceToHost));
-      PIPEBENCH_CUDA_CHECK(cudaMemcpy(grads.data(), grads_.data(), param_floats_ * sizeof(float),
-                                      cudaMemcpyDeviceToHost));
-      for (const auto& l : layers_) {
+    if (new_workspace.data() != nullptr) workspace_ = std::move(new_workspace);
+    if (new_loss.data() != nullptr) loss_ = std::move(new_loss);
+    if (!same_params) {
+      params_ = std::move(new_params);
+      grads_ = std::move(new_grads);
+      velocity_ = std::move(new_velocity);
+      auto s = static_cast<cudaStream_t>(compute_handle());
+      PIPEBENCH_CUDA_CHECK(cudaMemsetAsync(params_.data(), 0, param_floats * sizeof(float), s));
+      PIPEBENCH_CUDA_CHECK(cudaMemsetAsync(grads_.data(), 0, param_floats * sizeof(float), s));
+      PIPEBENCH_CUDA_CHECK(cudaMemsetAsync(velocity_.data(), 0, param_floats * sizeof(float), s));
+      uint64_t seed = 101;
+      for (const auto& l : layers) {  // He-uniform weights, zero biases
         const CnnConv& v = l->shape;
-        const size_t nw = static_cast<size_t>(v.cout) * v.cin * v.k * v.k, nb = static_cast<size_t>(v.cout);
-        const auto slice = [](const std::vector<float>& all, size_t off, size_t n) {
-          return std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(off),
-                                    all.begin() + static_cast<std::ptrdiff_t>(off + n));
-        };
-        t.convs.push_back(v);
-        t.weight.push_back(slice(params, l->w_off, nw));
-        t.bias.push_back(slice(params, l->b_off, nb));
-        t.weight_grad.push_back(slice(grads, l->w_off, nw));
-        t.bias_grad.push_back(slice(grads, l->b_off, nb));
+        const double fan_in = static_cast<double>(v.cin) * v.k * v.k;
+        cuda_kernels::fill_uniform(f(params_) + l->w_off, static_cast<size_t>(v.cout) * v.cin * v.k * v.k,
+                                   seed++, static_cast<float>(std::sqrt(6.0 / fan_in)), s);
       }
-      return t;
+      param_floats_ = param_floats;
+      steps_run_ = 0;
     }
+    layers_ = std::move(layers);
+    shapes_ = std::move(shapes);
+  }
 
-   private:
-    // The layers for a batch shape, in three phases so that a throw leaves the model as it
-    // was: (1) new descriptors and algorithms, (2) every buffer that must grow, allocated
-    // aside, (3) the commit, moving the old buffers that are large enough into the new
-    // layers. So a short last batch, and the full batch after it, re-describe the model
-    // and keep its activations (about 2.5 GB at batch 64 and 224 px), where they were
-    // freed and allocated twice per epoch before.
-    void reshape(int n, int c, int h, int w) override {
-      CnnShapes shapes = cnn_shapes(c, h, w);
-      const bool same_params = c == c_ && shapes.blocks == shapes_.blocks && !layers_.empty();
-      // (1) Descriptors and algorithms.
-      std::vector<std::unique_ptr<Layer>> layers;
-      size_t param_floats = 0, workspace = 0;
-      for (const CnnConv& v : shapes.convs) {
-        auto l = std::make_unique<Layer>();
-        l->shape = v;
-        set_nchw(l->x_desc, n, v.cin, v.h, v.w);
-        set_nchw(l->y_desc, n, v.cout, v.h, v.w);
-        set_nchw(l->bias_desc, 1, v.cout, 1, 1);
-        PIPEBENCH_CUDNN_CHECK(cudnnSetFilter4dDescriptor(l->w_desc.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-                                                         v.cout, v.cin, v.k, v.k));
-        for (const ConvDesc* d : {&l->conv_fwd, &l->conv_bwd_data, &l->conv_bwd_filter})
-          PIPEBENCH_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d->get(), v.k / 2, v.k / 2, 1, 1, 1, 1,
-                                                                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-        if (v.pool) set_nchw(l->pooled_desc, n, v.cout, v.h / 2, v.w / 2);
-        l->w_off = param_floats;
-        param_floats += aligned(static_cast<size_t>(v.cout) * v.cin * v.k * v.k);
-        l->b_off = param_floats;
-        param_floats += aligned(static_cast<size_t>(v.cout));
-        workspace = std::max(workspace, choose_algorithms(*l, /*first=*/layers.empty()));
-        layers.push_back(std::move(l));
+  // cuDNN's heuristic choice (choose_algorithm) for the layer's three convolutions, each on
+  // its own descriptor; returns the largest workspace they need (backward-data is not run
+  // for the first layer).
+  size_t choose_algorithms(Layer& l, bool first) {
+    const cudnnTensorDescriptor_t x = l.x_desc.get(), y = l.y_desc.get();
+    const cudnnFilterDescriptor_t w = l.w_desc.get();
+    const cudnnConvolutionDescriptor_t fwd = l.conv_fwd.get(), bf = l.conv_bwd_filter.get(),
+                                       bd = l.conv_bwd_data.get();
+    const size_t forward = choose_algorithm<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+        l.conv_fwd, "forward", l.fwd,
+        [&](int count, int* returned, auto* perf) {
+          PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle_, x, w, fwd, y, count, returned, perf));
+        },
+        [&](auto algo, size_t* bytes) {
+          PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle_, x, w, fwd, y, algo, bytes));
+        });
+    const size_t filter =
+        choose_algorithm<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+            l.conv_bwd_filter, "backward-filter", l.bwd_filter,
+            [&](int count, int* returned, auto* perf) {
+              PIPEBENCH_CUDNN_CHECK(
+                  cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle_, x, y, bf, w, count, returned, perf));
+            },
+            [&](auto algo, size_t* bytes) {
+              PIPEBENCH_CUDNN_CHECK(
+                  cudnnGetConvolutionBackwardFilterWorkspaceSize(handle_, x, y, bf, w, algo, bytes));
+            });
+    if (first) return std::max(forward, filter);
+    const size_t data = choose_algorithm<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+        l.conv_bwd_data, "backward-data", l.bwd_data,
+        [&](int count, int* returned, auto* perf) {
+          PIPEBENCH_CUDNN_CHECK(
+              cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, w, y, bd, x, count, returned, perf));
+        },
+        [&](auto algo, size_t* bytes) {
+          PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, w, y, bd, x, algo, bytes));
+        });
+    return std::max({forward, filter, data});
+  }
+
+  void run_step(const float* x) override {
+    const float one = 1.0f, zero = 0.0f;
+    void* ws = workspace_.data();
+    const size_t ws_bytes = workspace_.bytes();
+    float* w = f(params_);
+    float* g = f(grads_);
+    // Forward: conv (+ bias), ReLU in place, max pool.
+    const float* in = x;
+    for (const auto& lp : layers_) {
+      Layer& l = *lp;
+      PIPEBENCH_CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, l.x_desc.get(), in, l.w_desc.get(),
+                                                    w + l.w_off, l.conv_fwd.get(), l.fwd, ws, ws_bytes, &zero,
+                                                    l.y_desc.get(), l.y.data()));
+      PIPEBENCH_CUDNN_CHECK(cudnnAddTensor(handle_, &one, l.bias_desc.get(), w + l.b_off, &one,
+                                           l.y_desc.get(), l.y.data()));
+      if (l.shape.relu) {
+        PIPEBENCH_CUDNN_CHECK(cudnnActivationForward(handle_, relu_.get(), &one, l.y_desc.get(), l.y.data(),
+                                                     &zero, l.y_desc.get(), l.y.data()));
       }
-      // (2) What must grow, allocated aside: layer i may keep old layer i's buffers.
-      const size_t nn = static_cast<size_t>(n);
-      std::vector<std::array<DeviceBuffer, Layer::kBuffers>> grown(layers.size());
-      for (size_t i = 0; i < layers.size(); ++i) {
-        const Layer* old = i < layers_.size() ? layers_[i].get() : nullptr;
-        for (int k = 0; k < Layer::kBuffers; ++k) {
-          const size_t need = layers[i]->bytes(k, nn);
-          if (need > 0 && (old == nullptr || old->buffer(k).bytes() < need)) grown[i][k] = DeviceBuffer(need);
-        }
+      if (l.shape.pool) {
+        PIPEBENCH_CUDNN_CHECK(cudnnPoolingForward(handle_, pool_.get(), &one, l.y_desc.get(), l.y.data(),
+                                                  &zero, l.pooled_desc.get(), l.pooled.data()));
       }
-      DeviceBuffer new_workspace, new_loss, new_params, new_grads, new_velocity;
-      if (workspace_.data() == nullptr || workspace > workspace_.bytes())
-        new_workspace = DeviceBuffer(std::max<size_t>(workspace, 1));
-      if (nn * sizeof(float) > loss_.bytes()) new_loss = DeviceBuffer(nn * sizeof(float));
-      if (!same_params) {
-        new_params = DeviceBuffer(param_floats * sizeof(float));
-        new_grads = DeviceBuffer(param_floats * sizeof(float));
-        new_velocity = DeviceBuffer(param_floats * sizeof(float));
-      }
-      // (3) Commit (moves do not throw).
-      for (size_t i = 0; i < layers.size(); ++i) {
-        Layer* old = i < layers_.size() ? layers_[i].get() : nullptr;
-        for (int k = 0; k < Layer::kBuffers; ++k) {
-          if (layers[i]->bytes(k, nn) == 0) continue;
-          layers[i]->buffer(k) = grown[i][k].data() != nullptr ? std::move(grown[i][k]) : std::move(old->buffer(k));
-        }
-      }
-      if (new_workspace.data() != nullptr) workspace_ = std::move(new_workspace);
-      if (new_loss.data() != nullptr) loss_ = std::move(new_loss);
-      if (!same_params) {
-        params_ = std::move(new_params);
-        grads_ = std::move(new_grads);
-        velocity_ = std::move(new_velocity);
-        auto s = static_cast<cudaStream_t>(compute_handle());
-        PIPEBENCH_CUDA_CHECK(cudaMemsetAsync(params_.data(), 0, param_floats * sizeof(float), s));
-        PIPEBENCH_CUDA_CHECK(cudaMemsetAsync(grads_.data(), 0, param_floats * sizeof(float), s));
-        PIPEBENCH_CUDA_CHECK(cudaMemsetAsync(velocity_.data(), 0, param_floats * sizeof(float), s));
-        uint64_t seed = 101;
-        for (const auto& l : layers) {  // He-uniform weights, zero biases
-          const CnnConv& v = l->shape;
-          const double fan_in = static_cast<double>(v.cin) * v.k * v.k;
-          cuda_kernels::fill_uniform(f(params_) + l->w_off, static_cast<size_t>(v.cout) * v.cin * v.k * v.k,
-                                     seed++, static_cast<float>(std::sqrt(6.0 / fan_in)), s);
-        }
-        param_floats_ = param_floats;
-        steps_run_ = 0;
-      }
-      layers_ = std::move(layers);
-      shapes_ = std::move(shapes);
+      in = l.out();
     }
-
-    // cuDNN's heuristic choice for the layer's three convolutions, each queried on its own
-    // descriptor (at the default math) and that descriptor then set to the chosen
-    // algorithm's math type (as the cuDNN documentation of cudnnGetConvolution*Algorithm_v7
-    // and PyTorch's cuDNN convolutions do), the workspace sized with it; returns the
-    // largest workspace they need (backward-data is not run for the first layer).
-    size_t choose_algorithms(Layer& l, bool first) {
-      size_t need = 0, bytes = 0;
-      int returned = 0;
-      cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-          handle_, l.x_desc.get(), l.w_desc.get(), l.conv_fwd.get(), l.y_desc.get(),
-          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, fwd));
-      const auto& f = first_usable(fwd, returned, "forward");
-      l.fwd = f.algo;
-      PIPEBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(l.conv_fwd.get(), f.mathType));
-      PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
-          handle_, l.x_desc.get(), l.w_desc.get(), l.conv_fwd.get(), l.y_desc.get(), l.fwd, &bytes));
-      need = std::max(need, bytes);
-      cudnnConvolutionBwdFilterAlgoPerf_t bf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-          handle_, l.x_desc.get(), l.y_desc.get(), l.conv_bwd_filter.get(), l.w_desc.get(),
-          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, bf));
-      const auto& g = first_usable(bf, returned, "backward-filter");
-      l.bwd_filter = g.algo;
-      PIPEBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(l.conv_bwd_filter.get(), g.mathType));
-      PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-          handle_, l.x_desc.get(), l.y_desc.get(), l.conv_bwd_filter.get(), l.w_desc.get(), l.bwd_filter, &bytes));
-      need = std::max(need, bytes);
-      if (!first) {
-        cudnnConvolutionBwdDataAlgoPerf_t bd[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-        PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-            handle_, l.w_desc.get(), l.y_desc.get(), l.conv_bwd_data.get(), l.x_desc.get(),
-            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, bd));
-        const auto& d = first_usable(bd, returned, "backward-data");
-        l.bwd_data = d.algo;
-        PIPEBENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(l.conv_bwd_data.get(), d.mathType));
-        PIPEBENCH_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-            handle_, l.w_desc.get(), l.y_desc.get(), l.conv_bwd_data.get(), l.x_desc.get(), l.bwd_data, &bytes));
-        need = std::max(need, bytes);
+    // Loss: softmax cross-entropy of the last layer's output (the logits) on the fixed
+    // labels i % 10, and its gradient into that layer's dy.
+    Layer& last = *layers_.back();
+    cuda_kernels::softmax_xent(f(last.y), n_, static_cast<int>(shapes_.logits()), kCnnClasses, f(last.dy),
+                               f(loss_), compute_handle());
+    // Backward, last layer first. dy of a layer arrives from the layer above (or the
+    // loss); through its pool and ReLU it becomes the convolution output's gradient.
+    for (size_t i = layers_.size(); i-- > 0;) {
+      Layer& l = *layers_[i];
+      if (l.shape.pool) {
+        PIPEBENCH_CUDNN_CHECK(cudnnPoolingBackward(handle_, pool_.get(), &one, l.pooled_desc.get(),
+                                                   l.pooled.data(), l.pooled_desc.get(), l.dpooled.data(),
+                                                   l.y_desc.get(), l.y.data(), &zero, l.y_desc.get(),
+                                                   l.dy.data()));
       }
-      return need;
+      if (l.shape.relu) {  // y is the ReLU's output: positive exactly where its input was
+        PIPEBENCH_CUDNN_CHECK(cudnnActivationBackward(handle_, relu_.get(), &one, l.y_desc.get(), l.y.data(),
+                                                      l.y_desc.get(), l.dy.data(), l.y_desc.get(),
+                                                      l.y.data(), &zero, l.y_desc.get(), l.dy.data()));
+      }
+      const float* layer_in = i == 0 ? x : layers_[i - 1]->out();
+      PIPEBENCH_CUDNN_CHECK(cudnnConvolutionBackwardBias(handle_, &one, l.y_desc.get(), l.dy.data(), &zero,
+                                                         l.bias_desc.get(), g + l.b_off));
+      PIPEBENCH_CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle_, &one, l.x_desc.get(), layer_in,
+                                                           l.y_desc.get(), l.dy.data(), l.conv_bwd_filter.get(),
+                                                           l.bwd_filter, ws, ws_bytes, &zero, l.w_desc.get(),
+                                                           g + l.w_off));
+      if (i > 0) {
+        PIPEBENCH_CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, l.w_desc.get(), w + l.w_off,
+                                                           l.y_desc.get(), l.dy.data(), l.conv_bwd_data.get(),
+                                                           l.bwd_data, ws, ws_bytes, &zero, l.x_desc.get(),
+                                                           layers_[i - 1]->dout()));
+      }
     }
+    // SGD with momentum on every parameter.
+    cuda_kernels::sgd_momentum(w, f(velocity_), g, param_floats_, lr_, kCnnMomentum, compute_handle());
+    ++steps_run_;
+  }
 
-    void run_step(const float* x) override {
-      const float one = 1.0f, zero = 0.0f;
-      void* ws = workspace_.data();
-      const size_t ws_bytes = workspace_.bytes();
-      float* w = f(params_);
-      float* g = f(grads_);
-      // Forward: conv (+ bias), ReLU in place, max pool.
-      const float* in = x;
-      for (const auto& lp : layers_) {
-        Layer& l = *lp;
-        PIPEBENCH_CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, l.x_desc.get(), in, l.w_desc.get(),
-                                                      w + l.w_off, l.conv_fwd.get(), l.fwd, ws, ws_bytes, &zero,
-                                                      l.y_desc.get(), l.y.data()));
-        PIPEBENCH_CUDNN_CHECK(cudnnAddTensor(handle_, &one, l.bias_desc.get(), w + l.b_off, &one,
-                                             l.y_desc.get(), l.y.data()));
-        if (l.shape.relu) {
-          PIPEBENCH_CUDNN_CHECK(cudnnActivationForward(handle_, relu_.get(), &one, l.y_desc.get(), l.y.data(),
-                                                       &zero, l.y_desc.get(), l.y.data()));
-        }
-        if (l.shape.pool) {
-          PIPEBENCH_CUDNN_CHECK(cudnnPoolingForward(handle_, pool_.get(), &one, l.y_desc.get(), l.y.data(),
-                                                    &zero, l.pooled_desc.get(), l.pooled.data()));
-        }
-        in = l.out();
-      }
-      // Loss: softmax cross-entropy of the last layer's output (the logits) on the fixed
-      // labels i % 10, and its gradient into that layer's dy.
-      Layer& last = *layers_.back();
-      cuda_kernels::softmax_xent(f(last.y), n_, static_cast<int>(shapes_.logits()), kCnnClasses, f(last.dy),
-                                 f(loss_), compute_handle());
-      // Backward, last layer first. dy of a layer arrives from the layer above (or the
-      // loss); through its pool and ReLU it becomes the convolution output's gradient.
-      for (size_t i = layers_.size(); i-- > 0;) {
-        Layer& l = *layers_[i];
-        if (l.shape.pool) {
-          PIPEBENCH_CUDNN_CHECK(cudnnPoolingBackward(handle_, pool_.get(), &one, l.pooled_desc.get(),
-                                                     l.pooled.data(), l.pooled_desc.get(), l.dpooled.data(),
-                                                     l.y_desc.get(), l.y.data(), &zero, l.y_desc.get(),
-                                                     l.dy.data()));
-        }
-        if (l.shape.relu) {  // y is the ReLU's output: positive exactly where its input was
-          PIPEBENCH_CUDNN_CHECK(cudnnActivationBackward(handle_, relu_.get(), &one, l.y_desc.get(), l.y.data(),
-                                                        l.y_desc.get(), l.dy.data(), l.y_desc.get(),
-                                                        l.y.data(), &zero, l.y_desc.get(), l.dy.data()));
-        }
-        const float* layer_in = i == 0 ? x : layers_[i - 1]->out();
-        PIPEBENCH_CUDNN_CHECK(cudnnConvolutionBackwardBias(handle_, &one, l.y_desc.get(), l.dy.data(), &zero,
-                                                           l.bias_desc.get(), g + l.b_off));
-        PIPEBENCH_CUDNN_CHECK(cudnnConvolutionBackwardFilter(handle_, &one, l.x_desc.get(), layer_in,
-                                                             l.y_desc.get(), l.dy.data(), l.conv_bwd_filter.get(),
-                                                             l.bwd_filter, ws, ws_bytes, &zero, l.w_desc.get(),
-                                                             g + l.w_off));
-        if (i > 0) {
-          PIPEBENCH_CUDNN_CHECK(cudnnConvolutionBackwardData(handle_, &one, l.w_desc.get(), w + l.w_off,
-                                                             l.y_desc.get(), l.dy.data(), l.conv_bwd_data.get(),
-                                                             l.bwd_data, ws, ws_bytes, &zero, l.x_desc.get(),
-                                                             layers_[i - 1]->dout()));
-        }
-      }
-      // SGD with momentum on every parameter.
-      cuda_kernels::sgd_momentum(w, f(velocity_), g, param_floats_, lr_, kCnnMomentum, compute_handle());
-      ++steps_run_;
-    }
+  float lr_;
+  cudnnHandle_t handle_ = nullptr;
+  ActDesc relu_;
+  PoolDesc pool_;
+  CnnShapes shapes_;
+  std::vector<std::unique_ptr<Layer>> layers_;
+  DeviceBuffer params_, grads_, velocity_, workspace_, loss_;
+  size_t param_floats_ = 0;
+  int64_t steps_run_ = 0;
+};
 
-    float lr_;
-    cudnnHandle_t handle_ = nullptr;
-    ActDesc relu_;
-    PoolDesc pool_;
-    CnnShapes shapes_;
-    std::vector<std::unique_ptr<Layer>> layers_;
-    DeviceBuffer params_, grads_, velocity_, workspace_, loss_;
-    size_t param_floats_ = 0;
-    int64_t steps_run_ = 0;
-  };
-
-  Impl impl_;
+// The CnnTrainStep: CnnImpl behind detail::CudaStepFacade, which forwards TrainStep's calls.
+class CnnStep final : public detail::CudaStepFacade<CnnTrainStep, CnnImpl> {
+ public:
+  using CudaStepFacade::CudaStepFacade;
+  double last_loss() override { return impl_.last_loss(); }
+  CnnTensors tensors() override { return impl_.tensors(); }
 };
 
 }  // namespace
