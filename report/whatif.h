@@ -366,6 +366,9 @@ struct WhatIf {
   bool empty() const { return rows.empty(); }
 };
 
+/// Whether `workers` (one core each) fit in `cores`; cores <= 0 is unknown (every count
+/// fits), and an exact fit from rounding (2.0000000001 cores) stays a fit.
+bool fits_in_cores(int workers, double cores);
 /// data_ms(p, w) of the model above: the step model's closed form (model::mean_data_ms with
 /// cores; cores <= 0 means unknown, min(w, cores) = w). Throws std::invalid_argument for a
 /// cost not a finite ms >= 0.

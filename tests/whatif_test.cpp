@@ -1139,6 +1139,15 @@ TEST(WhatIfPeer, ABadFileIsAnErrorNamingIt) {
   EXPECT_THROW(read_peer("/nonexistent/peer.json"), std::runtime_error);
 }
 
+// One core per worker; unknown cores (0) fit every count; a fit lost to rounding is kept.
+TEST(WhatIfModel, WorkersFitInTheCores) {
+  EXPECT_TRUE(fits_in_cores(2, 2.0));
+  EXPECT_TRUE(fits_in_cores(2, 1.9999999999));
+  EXPECT_FALSE(fits_in_cores(2, 1.5));
+  EXPECT_FALSE(fits_in_cores(3, 2.0));
+  EXPECT_TRUE(fits_in_cores(64, 0.0));
+}
+
 // What a candidate changes in the pixels, in words (report/change_note.h): the kind's
 // sentence, its fidelity, crops enlarged only where they differ from today's, the
 // --min-psnr mark.
