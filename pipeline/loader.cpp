@@ -15,7 +15,9 @@
 //               other formats: the worker copies the sample into its slot in the batch's
 //               dtype and layout, timed as collate); the sample that completes a batch passes
 //               the batch on (an atomic countdown, no serial node per sample)
-//   order       sequencer_node: batches back in ticket (sampler) order
+//   order       sequencer_node: batches back in ticket (sampler) order; with
+//               in_order false a queue_node instead: complete batches first in, first out
+//               (PyTorch's in_order=False), so a slow sample holds only its own batch
 //   deliver     function_node, serial: optional H2D copy, then the batch goes into the
 //               ready queue that Loader::next() pops on the consumer thread
 //
@@ -30,7 +32,8 @@
 // size; later tickets shift by one position per replacement, the last batch of the epoch
 // comes out that much shorter (or is dropped with drop_last), and a batch whose
 // replacement found the epoch exhausted comes out short (its samples compacted). Without
-// errors the order is exactly the sampler's; with skips, which replacement lands in which
+// errors the order is exactly the sampler's (batches delivered out of order with in_order
+// false, each batch's samples still the sampler's run); with skips, which replacement lands in which
 // batch depends on timing when workers > 1.
 //
 // Stopping (OnError::kStop): the first failure cancels the graph and reaches next() at once;
@@ -47,6 +50,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -263,9 +267,16 @@ struct Loader::Impl {
                            if (run_sample(t)) std::get<0>(out).try_put(t.slot);
                          });
                        });
-    flow::sequencer_node<int> order(g, [pool = pool.get()](const int& slot) {
-      return static_cast<size_t>(pool->slots[static_cast<size_t>(slot)]->seq);
-    });
+    // One of the two ordering stages (LoaderOptions::in_order), between samples and deliver.
+    std::optional<flow::sequencer_node<int>> in_sequence;
+    std::optional<flow::queue_node<int>> as_completed;
+    if (options.in_order) {
+      in_sequence.emplace(g, [pool = pool.get()](const int& slot) {
+        return static_cast<size_t>(pool->slots[static_cast<size_t>(slot)]->seq);
+      });
+    } else {
+      as_completed.emplace(g);
+    }
     flow::function_node<int> deliver(g, flow::serial, [this](int slot) {
       guard("deliver", [&] { deliver_batch(slot); });
       return flow::continue_msg();
@@ -274,8 +285,13 @@ struct Loader::Impl {
     flow::make_edge(tickets, limit);
     flow::make_edge(limit, dispatch);
     flow::make_edge(flow::output_port<0>(dispatch), samples);
-    flow::make_edge(flow::output_port<0>(samples), order);
-    flow::make_edge(order, deliver);
+    if (in_sequence) {
+      flow::make_edge(flow::output_port<0>(samples), *in_sequence);
+      flow::make_edge(*in_sequence, deliver);
+    } else {
+      flow::make_edge(flow::output_port<0>(samples), *as_completed);
+      flow::make_edge(*as_completed, deliver);
+    }
 
     {
       std::lock_guard<std::mutex> lock(control_mu);
@@ -617,7 +633,8 @@ struct Loader::Impl {
       for (size_t i = 0; i < n; ++i) step_ns[first + i].fetch_add(op_ns[i], std::memory_order_relaxed);
   }
 
-  // deliver: serial, in sequence order. Optional H2D, then into the ready queue.
+  // deliver: serial, in sequence order (in_order false: in completion order). Optional
+  // H2D, then into the ready queue.
   void deliver_batch(int id) {
     Slot& s = *pool->slots[static_cast<size_t>(id)];
     if (stopping.load(std::memory_order_relaxed)) return;

@@ -5,7 +5,8 @@
 //
 // Batches are in the pipeline's output format (Pipeline::output(), the spec's collate:
 // float32 NCHW by default, or float32 NHWC, uint8 NHWC, uint8 NCHW: pipeline_output.h),
-// batch_size samples with int32 labels, delivered in sampler order. A uint8 batch carries
+// batch_size samples with int32 labels, delivered in sampler order (or, with
+// LoaderOptions::in_order false, as they complete: see there). A uint8 batch carries
 // the normalize its consumer must apply after the copy (Batch::normalize; the CPU reference
 // is normalize_u8_batch in collate.h). Float32 NCHW samples are written by the pipeline
 // straight into their slot; the other formats are collated into it by the worker
@@ -75,6 +76,15 @@ struct LoaderOptions {
   int batch_size = 64;               ///< samples per batch
   int workers = 1;                   ///< threads doing sample work
   int prefetch_depth_batches = 2;    ///< most batches in flight at once
+  /// true: batches reach next() in sampler order (a batch waits for every batch before
+  /// it). false: PyTorch's DataLoader(in_order=False): next() returns whichever complete
+  /// batch is ready first, so one slow sample holds only its own batch, not the batches
+  /// after it. Every batch of an epoch is still delivered exactly once, with the same
+  /// samples and the same pixels (each sample's draws depend on its epoch and index, not
+  /// on timing); what changes is the order in which batches, and so samples, reach the
+  /// model, which then depends on timing (batches of the next epoch may come before the
+  /// last of this one; Batch::epoch and Batch::index say which is which).
+  bool in_order = true;
   SamplerOptions sampler;            ///< shuffle, seed, drop_last, sharding
   int epochs = 1;
   OnError on_error = OnError::kStop;
@@ -148,7 +158,8 @@ class Loader {
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
 
-  /// The next batch in sampler order, or nullopt after the last epoch. Blocks while none
+  /// The next batch in sampler order (in_order false: the first complete one), or nullopt
+  /// after the last epoch. Blocks while none
   /// is ready. Throws LoaderError after a sample failed with OnError::kStop (again on every
   /// later call), and std::logic_error when the caller still holds prefetch_depth_batches
   /// BatchHandles and the stream has not ended (no batch could become ready: it would

@@ -19,8 +19,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <set>
 #include <stdexcept>
@@ -160,6 +162,162 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(info.param.shuffle ? "shuffle" : "sequential") + "_w" +
              std::to_string(info.param.workers) + (info.param.drop_last ? "_droplast" : "");
     });
+
+// in_order false (PyTorch's DataLoader(in_order=False)): batches come as they complete,
+// but every batch of every epoch once, each holding the sampler's run of its position and
+// the same pixels as in order (keyed by epoch and batch index). A TEST_F over the cases
+// (not TEST_P) so that the TSan preset's LoaderTest filter runs it.
+TEST_F(LoaderTest, OutOfOrderDeliversEveryBatchOncePerEpochWithTheSameSamplesAndPixels) {
+  for (const ExactlyOnceCase p : {ExactlyOnceCase{false, 1, false}, ExactlyOnceCase{true, 2, false},
+                                  ExactlyOnceCase{true, 2, true}, ExactlyOnceCase{true, 4, false}}) {
+    SCOPED_TRACE(std::string(p.shuffle ? "shuffle" : "sequential") + " workers " + std::to_string(p.workers) +
+                 (p.drop_last ? " drop_last" : ""));
+    ImageFolder ds(*root_);
+    LoaderOptions o = small_options();
+    o.workers = p.workers;
+    o.prefetch_depth_batches = 3;
+    o.sampler.shuffle = p.shuffle;
+    o.sampler.drop_last = p.drop_last;
+    o.epochs = 3;
+    o.in_order = false;
+    Collected ooo;
+    {
+      Loader loader(ds, o);
+      ooo = drain(loader, true);
+      EXPECT_FALSE(loader.next().has_value());  // stays at the end
+      EXPECT_LE(loader.stats().max_batches_in_flight, o.prefetch_depth_batches);
+    }
+    o.in_order = true;
+    Collected in;
+    {
+      Loader loader(ds, o);
+      in = drain(loader, true);
+    }
+    const int64_t per_epoch = p.drop_last ? kImages / 6 : (kImages + 5) / 6;
+    ASSERT_EQ(static_cast<int64_t>(ooo.sizes.size()), per_epoch * 3);
+    ASSERT_EQ(in.sizes.size(), ooo.sizes.size());
+    std::map<std::pair<int, int64_t>, size_t> seen;  // (epoch, index) -> position in `ooo`
+    for (size_t b = 0; b < ooo.sizes.size(); ++b)
+      EXPECT_TRUE(seen.emplace(std::make_pair(ooo.epochs[b], ooo.batch_index[b]), b).second)
+          << "epoch " << ooo.epochs[b] << " batch " << ooo.batch_index[b] << " twice";
+    ASSERT_EQ(seen.size(), ooo.sizes.size());
+    for (size_t b = 0; b < in.sizes.size(); ++b) {  // the in-order run: the sampler's batches
+      const auto it = seen.find({in.epochs[b], in.batch_index[b]});
+      ASSERT_NE(it, seen.end()) << "epoch " << in.epochs[b] << " batch " << in.batch_index[b] << " missing";
+      const size_t k = it->second;
+      EXPECT_EQ(ooo.indices[k], in.indices[b]) << "batch " << b;
+      EXPECT_EQ(ooo.labels[k], in.labels[b]) << "batch " << b;
+      ASSERT_EQ(ooo.data[k].size(), in.data[b].size());
+      EXPECT_EQ(std::memcmp(ooo.data[k].data(), in.data[b].data(), in.data[b].size() * 4), 0) << "batch " << b;
+    }
+    for (int e = 0; e < 3; ++e) {  // every sample once per epoch
+      std::vector<int64_t> all;
+      for (size_t b = 0; b < ooo.sizes.size(); ++b)
+        if (ooo.epochs[b] == e) all.insert(all.end(), ooo.indices[b].begin(), ooo.indices[b].end());
+      auto expected = epoch_indices(ds.size(), e, o.sampler);
+      expected.resize(static_cast<size_t>(p.drop_last ? per_epoch * 6 : kImages));
+      std::sort(all.begin(), all.end());
+      std::sort(expected.begin(), expected.end());
+      EXPECT_EQ(all, expected) << "epoch " << e;
+    }
+  }
+}
+
+// The dataset with one slow sample: reading sample `slow` waits until open() (or 20 s, so
+// that a loader that never delivers around it fails the test instead of hanging it).
+class SlowSampleSource : public SampleSource {
+ public:
+  SlowSampleSource(const ImageFolder& inner, size_t slow) : inner_(inner), slow_(slow) {}
+  void open() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  bool is_open() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return open_;
+  }
+  size_t size() const override { return inner_.size(); }
+  size_t num_classes() const override { return inner_.num_classes(); }
+  int32_t label(size_t i) const override { return inner_.label(i); }
+  std::string name(size_t i) const override { return inner_.name(i); }
+  std::span<const uint8_t> bytes(size_t i, std::vector<uint8_t>& buffer) const override {
+    if (i == slow_) {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(20), [&] { return open_; });
+    }
+    return inner_.bytes(i, buffer);
+  }
+  size_t file_count() const override { return inner_.file_count(); }
+  const std::filesystem::path& file(size_t f) const override { return inner_.file(f); }
+  size_t file_of(size_t i) const override { return inner_.file_of(i); }
+  uint64_t sample_bytes() const override { return inner_.sample_bytes(); }
+  std::string layout() const override { return inner_.layout(); }
+  void cache_in_memory() override {}
+  bool in_memory() const override { return false; }
+  std::string fingerprint() const override { return inner_.fingerprint(); }
+
+ private:
+  const ImageFolder& inner_;
+  const size_t slow_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// One slow sample in batch 0 at 2 workers: out of order, the other worker's later batches
+// reach the consumer while it is still being read; in order, nothing does.
+TEST_F(LoaderTest, OutOfOrderDeliversLaterBatchesAroundASlowSample) {
+  ImageFolder ds(*root_);
+  SlowSampleSource slow(ds, 1);  // sequential order: batch 0 of epoch 0
+  LoaderOptions o = small_options();
+  o.batch_size = 4;
+  o.workers = 2;
+  o.prefetch_depth_batches = 3;
+  o.in_order = false;
+  Loader loader(slow, o);
+  auto first = loader.next();  // while sample 1 waits: only batches 1 and 2 can complete
+  ASSERT_TRUE(first.has_value());
+  EXPECT_FALSE(slow.is_open()) << "batch " << (*first)->index << " came after the 20 s wait";
+  EXPECT_EQ((*first)->epoch, 0);
+  EXPECT_GT((*first)->index, 0) << "a later batch before the slow one's";
+  std::vector<int64_t> order{(*first)->index};
+  first->release();
+  slow.open();
+  while (auto b = loader.next()) order.push_back((*b)->index);
+  ASSERT_EQ(order.size(), static_cast<size_t>(kImages / 4));
+  std::vector<int64_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) EXPECT_EQ(sorted[i], static_cast<int64_t>(i)) << "each batch once";
+  EXPECT_NE(order.front(), 0);
+}
+
+TEST_F(LoaderTest, InOrderNeverDeliversPastASlowSample) {
+  ImageFolder ds(*root_);
+  SlowSampleSource slow(ds, 1);
+  LoaderOptions o = small_options();
+  o.batch_size = 4;
+  o.workers = 2;
+  o.prefetch_depth_batches = 3;
+  Loader loader(slow, o);
+  // Opened 200 ms from now: batch 0 cannot complete before; in order, nothing reaches us.
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    slow.open();
+  });
+  std::vector<int64_t> order;
+  bool first_after_open = false;
+  while (auto b = loader.next()) {
+    if (order.empty()) first_after_open = slow.is_open();
+    order.push_back((*b)->index);
+  }
+  opener.join();
+  EXPECT_TRUE(first_after_open) << "the first batch came while the slow sample was still waiting";
+  ASSERT_EQ(order.size(), static_cast<size_t>(kImages / 4));
+  for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], static_cast<int64_t>(i)) << "sampler order";
+}
 
 TEST_F(LoaderTest, HoldingEveryBatchStillSeesTheEnd) {
   ImageFolder ds(*root_);
@@ -446,6 +604,81 @@ TEST_F(LoaderTest, SkipWithDropLastFillsTheLastBatchFromTheDroppedTail) {
   EXPECT_EQ(loader.stats().skipped, 1);
   ASSERT_EQ(c.sizes.size(), 6u);
   for (size_t b = 0; b < c.sizes.size(); ++b) EXPECT_EQ(c.sizes[b], 6) << "batch " << b;
+}
+
+// Out of order, the rest of the loader's contract holds as in order: a bad file skipped
+// (every other sample once, batches full), or stopping with its name; shards disjoint and
+// covering; destroyed mid-epoch with a batch held.
+TEST_F(LoaderTest, OutOfOrderSkipsStopsShardsAndStopsMidEpochAsInOrder) {
+  {
+    const auto bad = corrupt_copy("loader_ooo_skip", 1);
+    ImageFolder ds(bad.parent_path().parent_path());
+    LoaderOptions o = small_options();
+    o.on_error = OnError::kSkip;
+    o.batch_size = 8;
+    o.in_order = false;
+    Loader loader(ds, o);
+    Collected c = drain(loader);
+    EXPECT_EQ(loader.stats().skipped, 1);
+    std::vector<int64_t> all;
+    for (auto& b : c.indices) all.insert(all.end(), b.begin(), b.end());
+    std::sort(all.begin(), all.end());
+    std::vector<int64_t> expected;
+    for (int64_t i = 0; i < kImages; ++i)
+      if (i != 1) expected.push_back(i);
+    EXPECT_EQ(all, expected);
+    EXPECT_EQ(std::count(c.sizes.begin(), c.sizes.end(), 8), 4) << "four full batches, one of 7";
+  }
+  {
+    const auto bad = corrupt_copy("loader_ooo_stop", 17);
+    ImageFolder ds(bad.parent_path().parent_path());
+    LoaderOptions o = small_options();
+    o.in_order = false;
+    Loader loader(ds, o);
+    try {
+      while (loader.next()) {
+      }
+      ADD_FAILURE() << "no LoaderError";
+    } catch (const LoaderError& e) {
+      EXPECT_EQ(e.file(), bad.string());
+    }
+    EXPECT_THROW(loader.next(), LoaderError);
+  }
+  {
+    ImageFolder ds(*root_);
+    std::vector<int64_t> all;
+    for (int rank = 0; rank < 3; ++rank) {
+      LoaderOptions o = small_options();
+      o.in_order = false;
+      o.sampler.shuffle = true;
+      o.sampler.world_size = 3;
+      o.sampler.rank = rank;
+      Loader loader(ds, o);
+      Collected c = drain(loader);
+      for (auto& b : c.indices) all.insert(all.end(), b.begin(), b.end());
+    }
+    std::sort(all.begin(), all.end());
+    std::vector<int64_t> expected(kImages);
+    std::iota(expected.begin(), expected.end(), int64_t{0});
+    EXPECT_EQ(all, expected);
+  }
+  {
+    ImageFolder ds(*root_);
+    LoaderOptions o = small_options();
+    o.in_order = false;
+    o.prefetch_depth_batches = 3;
+    o.epochs = 50;
+    const int before = own_thread_count();
+    BatchHandle held;
+    {
+      Loader loader(ds, o);
+      auto h = loader.next();
+      ASSERT_TRUE(h.has_value());
+      held = std::move(*h);
+    }
+    EXPECT_EQ(own_thread_count(), before);
+    EXPECT_EQ(held->size, 6);
+  }
 }
 
 TEST(OwnThreads, CountedWhileRunningAndNamed) {
