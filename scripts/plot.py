@@ -375,6 +375,7 @@ WHATIF_COLORS = {"today": "#7f7f7f", "workers": "#2ca02c", "fix": "#1f77b4",
                  "operator_cost": "#ff7f0e", "peer_loader": "#9467bd", "storage": "#8c564b",
                  "control": "#d9d9d9"}
 NOISE_COLOR = "#d9d9d9"
+PIXELS_COLOR = "#a00000"  # the outline of a fix that changes the pixels the model sees
 
 
 def _whatif_label(row):
@@ -393,6 +394,26 @@ def _whatif_label(row):
     return label
 
 
+def _pixels(row):
+    """What a what-if row does to the pixels the model sees (issue 35; the report's row
+    "fidelity": null when not measured): "changed" (PSNR median / p5 in dB over the samples
+    not identical), "identical", "unmeasured" (a fix or device row without a figure), or
+    None (a row that is no fix: today, workers, an operator's price, a peer, storage)."""
+    kind = row.get("kind")
+    if kind not in ("fix", "device", "control"):
+        return None
+    fid = row.get("fidelity")
+    if not isinstance(fid, dict):
+        return "unmeasured" if kind != "control" else None
+    if fid.get("identical") is True:
+        return "identical"
+    psnr = fid.get("psnr_db")
+    if isinstance(psnr, dict) and _finite(psnr.get("median")) is not None \
+            and _finite(psnr.get("p5")) is not None:
+        return "changed"
+    return "unmeasured"
+
+
 def whatif_panel(report):
     """What the what-if panel draws, as plain numbers (tested on its own).
 
@@ -401,7 +422,8 @@ def whatif_panel(report):
         the report's data_ms_per_batch), err_ms (the paired saving's 95 % interval per
         batch, or None), cores (workers_for_au_target: the cores (workers) the candidate's
         CPU cost needs for AU >= the target; None for a measured row), noise (a paired row
-        whose interval holds 0: within_noise), control (the A/A control), annotation}
+        whose interval holds 0: within_noise), control (the A/A control), pixels (_pixels:
+        "changed", "identical", "unmeasured" or None), annotation}
       step_ms: the training step, compute ms per batch (the table's compute_ms_per_batch)
       compute_bound: today's data ms per batch within the step (None when unknown)
       workers, au_target_pct, cores_available, batch_size: the table's
@@ -452,6 +474,16 @@ def whatif_panel(report):
             text += " | measured"
         if kind == "workers" and row.get("exceeds_cores_available"):
             text += " (> cores)"
+        pixels = _pixels(row)
+        if pixels == "changed":
+            psnr = row["fidelity"]["psnr_db"]
+            text += f" | pixels: PSNR {psnr['median']:.3g} / {psnr['p5']:.3g} dB"
+            if row.get("below_min_psnr"):
+                text += " < --min-psnr"
+        elif pixels == "identical" and kind != "control":
+            text += " | same pixels"
+        elif pixels == "unmeasured":
+            text += " | pixels: not measured"
         if kind == "control":
             text += " | noise (as it must)" if noise else " | NOT noise: too noisy"
         elif noise:
@@ -461,7 +493,7 @@ def whatif_panel(report):
         rows.append({"label": _whatif_label(row), "kind": kind,
                      "candidate": str(row.get("candidate", "?")), "data_ms": data,
                      "err_ms": err, "cores": cores_needed, "noise": noise,
-                     "control": kind == "control", "annotation": text})
+                     "control": kind == "control", "pixels": pixels, "annotation": text})
     today = next((r for r in rows if r["kind"] == "today"), None)
     compute_bound = today["data_ms"] <= step if today and step else None
     notes = [str(table[k]) for k in ("note", "control_note", "cold_sweep_note")
@@ -499,6 +531,9 @@ def _plot_whatif(ax, report):
     for bar, r in zip(bars, rows):
         if r["noise"] or r["control"]:
             bar.set_hatch("//")
+        if r["pixels"] == "changed":  # a fix that changes what the model sees: outlined
+            bar.set_edgecolor(PIXELS_COLOR)
+            bar.set_linewidth(2.0)
     errs = [(i, r["data_ms"], r["err_ms"]) for i, r in enumerate(rows) if r["err_ms"] is not None]
     if errs:
         ax.errorbar([e[1] for e in errs], [e[0] for e in errs], xerr=[e[2] for e in errs],
@@ -538,6 +573,10 @@ def _plot_whatif(ax, report):
         from matplotlib.patches import Patch
         handles.append(Patch(facecolor=NOISE_COLOR, edgecolor="#555555", hatch="//"))
         labels.append("noise: the paired interval holds 0 (A/A control: must)")
+    if any(r["pixels"] == "changed" for r in rows):
+        from matplotlib.patches import Patch
+        handles.append(Patch(facecolor="white", edgecolor=PIXELS_COLOR, linewidth=2.0))
+        labels.append("changes the pixels the model sees (PSNR median / p5 against today)")
     if handles:
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1,
                   fontsize=8, frameon=False)

@@ -420,6 +420,35 @@ class WhatIfPanelTest(unittest.TestCase):
         self.assertFalse(panel["rows"][3]["noise"])
         self.assertFalse(any(r["control"] for r in panel["rows"]))
 
+    def test_fixes_that_change_pixels_are_marked(self):
+        # decode:auto with a fidelity figure (issue 35): outlined, its PSNR median / p5 said;
+        # a bit-identical fix says so; a fix without a figure says it was not measured; an
+        # operator's price and today are no fixes (nothing said).
+        report = whatif_report(25.0)
+        rows = report["what_if"]["rows"]
+        rows[2]["fidelity"] = {"samples": 64, "identical_pct": 0.0, "identical": False,
+                               "psnr_db": {"median": 41.23, "p5": 36.04}}
+        rows[2]["below_min_psnr"] = False
+        rows[5]["fidelity"] = {"samples": 64, "identical_pct": 100.0, "identical": True}
+        ax, panel = self.draw(report)
+        self.assertEqual([r["pixels"] for r in panel["rows"]],
+                         [None, None, "changed", "unmeasured", None, "identical"])
+        self.assertIn("| pixels: PSNR 41.2 / 36 dB", self.annotation(ax, 2))
+        self.assertNotIn("min-psnr", self.annotation(ax, 2))
+        self.assertIn("| pixels: not measured", self.annotation(ax, 3))
+        self.assertNotIn("pixels", self.annotation(ax, 4))
+        self.assertNotIn("same pixels", self.annotation(ax, 5))  # the control: must be
+        bars = self.bars(ax)
+        self.assertEqual(bars[2].get_linewidth(), 2.0)
+        self.assertNotEqual(bars[3].get_linewidth(), 2.0)
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        self.assertTrue(any(t.startswith("changes the pixels") for t in legend), legend)
+        rows[2]["below_min_psnr"] = True
+        rows[3]["fidelity"] = {"samples": 64, "identical_pct": 100.0, "identical": True}
+        ax, panel = self.draw(report)
+        self.assertIn("< --min-psnr", self.annotation(ax, 2))
+        self.assertIn("| same pixels", self.annotation(ax, 3))
+
     def test_measured_rows_have_no_cores(self):
         report = whatif_report(25.0, with_control=False)
         report["what_if"]["rows"].append({
