@@ -47,6 +47,87 @@ constexpr double kFlipP = 0.5;
 const MixParams kMixup{0.8, 0.0, 1.0, 0.5};
 const MixParams kCutmix{0.0, 1.0, 1.0, 0.5};
 
+// Distinct values in the batch's device memory (uint8 or float32 by its format), so that
+// the kernels move real data.
+void fill_distinct(const DeviceBatch& b, DeviceBuffer& device) {
+  HostBuffer host(b.bytes(), MemoryKind::kPageable);
+  if (b.format == DeviceBatchFormat::kUint8Nhwc) {
+    auto* p = host.as<uint8_t>();
+    for (size_t i = 0; i < b.bytes(); ++i) p[i] = static_cast<uint8_t>((i * 37) >> 3);
+  } else {
+    auto* p = host.as<float>();
+    for (size_t i = 0; i < b.bytes() / 4; ++i) p[i] = static_cast<float>((i * 37) % 1001) / 7.0f;
+  }
+  copy_to_device(device.data(), host.data(), b.bytes(), nullptr);
+}
+
+// One device operator on one batch: the host's draws for the next batch (outside the timed
+// span) and the operator's launch on the stream.
+class DeviceOpRunner {
+ public:
+  /// `normalized`: normalize's float32 NCHW output (n x c x h x w floats); unused otherwise.
+  DeviceOpRunner(const std::string& op, const DeviceBatch& b, uint64_t seed, void* normalized,
+                 const CudaStream& stream)
+      : op_(op), b_(b), seed_(seed), normalized_(normalized), stream_(stream),
+        batch_rng_(Rng::for_batch(seed, 0, 0)), flip_salt_(Rng::stream_salt("horizontal_flip", 1)) {}
+
+  /// The host's draws for the next batch: each sample's flip, or the batch's mix; none for
+  /// normalize.
+  void draw_next() {
+    if (op_ == "normalize") return;
+    if (op_ == "horizontal_flip") {
+      rngs_.clear();
+      for (int i = 0; i < b_.n; ++i) rngs_.push_back(Rng::for_sample(seed_, 0, sample_++).stream(flip_salt_));
+      flips_ = draw_horizontal_flips(kFlipP, rngs_);
+    } else {
+      draw_ = draw_mix(op_ == "mixup" ? kMixup : kCutmix, b_.h, b_.w, batch_rng_);
+    }
+  }
+
+  /// Launches the operator on the last draws (asynchronous on the stream).
+  void run() {
+    if (op_ == "normalize") {
+#ifdef PIPEBENCH_HAVE_CUDA
+      cuda_kernels::normalize_u8(static_cast<const uint8_t*>(b_.data), static_cast<float*>(normalized_), b_.n,
+                                 b_.c, b_.h, b_.w, /*nhwc=*/true, kImageNetMean.data(), kImageNetStd.data(), 255.0f,
+                                 stream_.handle());
+#endif
+    } else if (op_ == "horizontal_flip") {
+      device_horizontal_flip(b_, flips_, stream_.handle());
+    } else {
+      device_apply_mix(b_, draw_, stream_.handle());
+    }
+  }
+
+ private:
+  const std::string& op_;
+  const DeviceBatch& b_;
+  uint64_t seed_;
+  void* normalized_;
+  const CudaStream& stream_;
+  Rng batch_rng_;
+  uint64_t flip_salt_;
+  uint64_t sample_ = 0;
+  std::vector<Rng> rngs_;
+  std::vector<uint8_t> flips_;
+  MixDraw draw_;
+};
+
+// batch_ms (the mean CUDA-event ms per batch), batch_images, batch_bytes, GB_per_second and
+// us_per_image of the timed batches.
+void put_device_op_counters(benchmark::State& state, const DeviceBatch& b, double total_ms) {
+  const int n = b.n;
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(b.bytes()));
+  put(state, CounterId::kBatchMs, state.iterations() > 0 ? total_ms / static_cast<double>(state.iterations()) : 0.0);
+  put(state, CounterId::kBatchImages, n);
+  put(state, CounterId::kBatchBytes, static_cast<double>(b.bytes()));
+  put(state, CounterId::kGBPerSecond, benchmark::Counter(
+      static_cast<double>(state.iterations()) * b.bytes() / 1e9, benchmark::Counter::kIsRate));
+  put(state, CounterId::kUsPerImage, benchmark::Counter(
+      static_cast<double>(state.iterations()) * n / 1e6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert));
+}
+
 void BM_DeviceOp(benchmark::State& state, BenchContext& ctx, const std::string& op, DeviceBatchFormat format,
                  int n) {
   if (!cuda_available()) {
@@ -60,57 +141,18 @@ void BM_DeviceOp(benchmark::State& state, BenchContext& ctx, const std::string& 
   try {
     DeviceBuffer device(b.bytes());
     b.data = device.data();
-    {  // distinct values, so the kernels move real data
-      HostBuffer host(b.bytes(), MemoryKind::kPageable);
-      if (format == DeviceBatchFormat::kUint8Nhwc) {
-        auto* p = host.as<uint8_t>();
-        for (size_t i = 0; i < b.bytes(); ++i) p[i] = static_cast<uint8_t>((i * 37) >> 3);
-      } else {
-        auto* p = host.as<float>();
-        for (size_t i = 0; i < b.bytes() / 4; ++i) p[i] = static_cast<float>((i * 37) % 1001) / 7.0f;
-      }
-      copy_to_device(device.data(), host.data(), b.bytes(), nullptr);
-    }
-    // normalize's float32 NCHW output.
+    fill_distinct(b, device);
     DeviceBuffer normalized(op == "normalize" ? b.sample_elements() * n * sizeof(float) : 0);
     CudaStream stream;
     CudaEvent start, stop;
-    Rng batch_rng = Rng::for_batch(c.seed, 0, 0);
-    const uint64_t flip_salt = Rng::stream_salt("horizontal_flip", 1);
-    uint64_t sample = 0;
-    std::vector<Rng> rngs;
-    std::vector<uint8_t> flips;
-    MixDraw draw;
-    const auto draw_next = [&] {  // the host's draws for the next batch
-      if (op == "normalize") return;  // none
-      if (op == "horizontal_flip") {
-        rngs.clear();
-        for (int i = 0; i < n; ++i) rngs.push_back(Rng::for_sample(c.seed, 0, sample++).stream(flip_salt));
-        flips = draw_horizontal_flips(kFlipP, rngs);
-      } else {
-        draw = draw_mix(op == "mixup" ? kMixup : kCutmix, b.h, b.w, batch_rng);
-      }
-    };
-    const auto run = [&] {
-      if (op == "normalize") {
-#ifdef PIPEBENCH_HAVE_CUDA
-        cuda_kernels::normalize_u8(static_cast<const uint8_t*>(b.data), static_cast<float*>(normalized.data()), n,
-                                   b.c, b.h, b.w, /*nhwc=*/true, kImageNetMean.data(), kImageNetStd.data(), 255.0f,
-                                   stream.handle());
-#endif
-      } else if (op == "horizontal_flip") {
-        device_horizontal_flip(b, flips, stream.handle());
-      } else {
-        device_apply_mix(b, draw, stream.handle());
-      }
-    };
-    draw_next();
-    run();  // warm-up: the module's first launch
+    DeviceOpRunner runner(op, b, c.seed, normalized.data(), stream);
+    runner.draw_next();
+    runner.run();  // warm-up: the module's first launch
     stream.synchronize();
     for (auto _ : state) {
-      draw_next();
+      runner.draw_next();
       start.record(stream);
-      run();
+      runner.run();
       stop.record(stream);
       stop.synchronize();
       const double ms = CudaEvent::elapsed_ms(start, stop);
@@ -121,15 +163,7 @@ void BM_DeviceOp(benchmark::State& state, BenchContext& ctx, const std::string& 
     ctx.fail_case(state, e.what());
     return;
   }
-  state.SetItemsProcessed(state.iterations() * n);
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(b.bytes()));
-  put(state, CounterId::kBatchMs, state.iterations() > 0 ? total_ms / static_cast<double>(state.iterations()) : 0.0);
-  put(state, CounterId::kBatchImages, n);
-  put(state, CounterId::kBatchBytes, static_cast<double>(b.bytes()));
-  put(state, CounterId::kGBPerSecond, benchmark::Counter(
-      static_cast<double>(state.iterations()) * b.bytes() / 1e9, benchmark::Counter::kIsRate));
-  put(state, CounterId::kUsPerImage, benchmark::Counter(
-      static_cast<double>(state.iterations()) * n / 1e6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert));
+  put_device_op_counters(state, b, total_ms);
 }
 
 }  // namespace
