@@ -7,7 +7,6 @@
 #include "bench/image_round.h"
 #include "bench/machine.h"
 #include "datasets/open_dataset.h"
-#include "model/cores.h"
 #include "pipeline/dist/dist.h"
 #include "transforms/jpeg_decode.h"
 
@@ -99,7 +98,7 @@ const std::vector<Image>& BenchContext::decoded_images(size_t count) {
 }
 
 int BenchContext::table_workers() const {
-  const int cores = std::max(1, static_cast<int>(model::cores_available()));
+  const int cores = config_.whole_cores();
   int at = 0;
   for (int w : config_.workers)
     if (w <= cores) at = std::max(at, w);

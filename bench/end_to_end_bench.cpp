@@ -50,7 +50,6 @@
 #include "bench/counter_put.h"
 #include "device/cuda.h"
 #include "model/catalogue.h"
-#include "model/cores.h"
 #include "bench/loader_util.h"
 #include "bench/machine.h"
 #include "bench/ranks.h"
@@ -504,7 +503,7 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
   // recommendation may ask for fewer), so pipebench-report can set each one's predicted
   // step against the measured one.
   // The cores the run may use (affinity, cgroup quota), as the report's table counts them.
-  const int cores = std::max(1, static_cast<int>(model::cores_available()));
+  const int cores = c.whole_cores();
   const int at = ctx.table_workers();
   if (at == 0 || c.quick) return;
   for (const auto& cand : what_if_candidates(*c.pipeline)) {

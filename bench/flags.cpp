@@ -6,12 +6,12 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <cstdio>
 #include <stdexcept>
-#include <thread>
 
 #include "bench/machine.h"
 #include "device/cuda.h"
-#include "model/cores.h"
+#include "model/constants.h"
 #include "pipeline/train_step.h"
 #include "pipeline/train_step_cnn.h"
 #include "transforms/recipes.h"
@@ -21,6 +21,13 @@ namespace pipebench::bench {
 namespace {
 
 using Bind = decltype(FlagSpec::bind);
+
+// The AU target as the help prints it, "90" (model/constants.h).
+std::string au_target_text() {
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%.0f", model::kAuTargetPct);
+  return pct;
+}
 
 template <class T>
 Bind bind_to(T RawFlags::*field) {
@@ -83,7 +90,7 @@ std::vector<FlagSpec> make_table() {
                "(model/counters.h), as docs/counters.md's tables, and exit", nullptr});
   t.push_back({"workers", "LIST|auto", "1,2,4,... up to 2x cores",
                "worker counts to sweep, e.g. 1,2,4; auto: the fewest workers that keep the "
-               "accelerator >= 90 % busy within --cpu-budget, found by a short search "
+               "accelerator >= " + au_target_text() + " % busy within --cpu-budget, found by a short search "
                "(bench/worker_auto.h), then the loader cases at 1 and that count",
                [](CLI::App& app, RawFlags& raw, const std::string& option, const std::string& help) {
                  return app.add_option(option, raw.workers, help)->check(CLI::Validator(
@@ -252,8 +259,8 @@ std::vector<int> parse_count_list(const std::string& text, int max) {
 
 std::vector<int> parse_worker_list(const std::string& text) { return parse_count_list(text, 1024); }
 
-std::vector<int> default_workers() {
-  const int cores = std::max(1u, std::thread::hardware_concurrency());
+// 1, 2, 4, ... up to twice the cores the run may use.
+std::vector<int> default_workers(int cores) {
   std::vector<int> w;
   for (int n = 1; n <= 2 * cores; n *= 2) w.push_back(n);
   return w;
@@ -302,7 +309,7 @@ const std::vector<FlagSpec>& flag_table() {
   return table;
 }
 
-BenchConfig parse_flags(int argc, char** argv) {
+BenchConfig parse_flags(int argc, char** argv, double cores_available) {
   RawFlags raw;
   CLI::App app{"pipebench"};
   app.set_help_flag();  // --help is main()'s: flags_help() and then Google Benchmark's
@@ -324,20 +331,21 @@ BenchConfig parse_flags(int argc, char** argv) {
   if (c.quick) {  // the quick plan's values, where the user gave none
     if (c.workers.empty()) {
       // Every core this process may use (affinity, cgroup quota), as the report counts them.
-      const int cores = std::max(1, static_cast<int>(model::cores_available()));
+      const int cores = c.whole_cores();
       c.workers = cores > 1 ? std::vector<int>{1, cores} : std::vector<int>{1};
     }
     if (!app.count("--steps")) c.steps = QuickPlan::kSteps;
+  c.cores_available = cores_available;
     if (!app.count("--round")) c.round = QuickPlan::kRound;
   }
   if (raw.workers == "auto") {
     c.workers_auto = true;
-    c.cpu_budget = raw.cpu_budget > 0 ? raw.cpu_budget : std::max(1, static_cast<int>(model::cores_available()));
+    c.cpu_budget = raw.cpu_budget > 0 ? raw.cpu_budget : c.whole_cores();
   } else {
     if (raw.cpu_budget > 0) throw std::invalid_argument("--cpu-budget applies to --workers=auto only");
     if (!raw.workers.empty()) c.workers = parse_worker_list(raw.workers);
   }
-  if (c.workers.empty() && !c.workers_auto) c.workers = default_workers();
+  if (c.workers.empty() && !c.workers_auto) c.workers = default_workers(c.whole_cores());
   for (const auto& text : raw.callbacks.empty() ? std::vector<std::string>{kDefaultCallbacks}
                                                 : raw.callbacks)
     c.callbacks.push_back(parse_callback(text));

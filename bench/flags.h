@@ -72,6 +72,14 @@ struct BenchConfig {
   /// (pipeline/system_metrics.h); 0 = off (no system counters, series or BM_SystemSampler)
   int system_sample_hz = 20;
 };
+  /// The cores this run may use (model::cores_available(): affinity mask, cgroup quota),
+  /// read once per run in main and given to parse_flags; the default sweep, --quick's
+  /// counts, --workers=auto's budget, the case budget, the what-if table's worker count and
+  /// the busy-machine check all count with it, and the run records it (context
+  /// cores_available) for the report.
+  double cores_available = 1;
+  /// cores_available in whole cores, at least 1: the most workers that each get a core.
+  int whole_cores() const { return cores_available >= 1 ? static_cast<int>(cores_available) : 1; }
 
 /// Throws std::invalid_argument ("FLAG: cannot write PATH: reason") when `path` cannot be
 /// created or appended to; leaves an existing file as it was and removes one it created.
@@ -139,8 +147,9 @@ const std::vector<FlagSpec>& flag_table();
 /// Parses pipebench's flags (Google Benchmark's already removed) and resolves them: the
 /// pipeline is built (spec errors carry file:line:column), the default sweep and step time
 /// are filled in. Throws std::invalid_argument (or SpecError) with a one-line message for
-/// an unknown flag, a bad value, or flags that contradict each other.
-BenchConfig parse_flags(int argc, char** argv);
+/// an unknown flag, a bad value, or flags that contradict each other. `cores_available`: the
+/// run's one reading of model::cores_available() (BenchConfig::cores_available).
+BenchConfig parse_flags(int argc, char** argv, double cores_available);
 
 /// The flags as --help prints them (one per line, value placeholder, default).
 std::string flags_help();

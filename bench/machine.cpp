@@ -9,7 +9,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "model/cores.h"
 #include "pipeline/stage_timers.h"
 #include "pipeline/system_metrics.h"
 
@@ -46,9 +45,9 @@ uint64_t meminfo_field(const char* key) {
 uint64_t host_memory_bytes() { return meminfo_field("MemTotal"); }
 uint64_t available_memory_bytes() { return meminfo_field("MemAvailable"); }
 
-MachineLoad::MachineLoad()
+MachineLoad::MachineLoad(double cores_available)
     : load_average_start(load_average()),
-      cores(model::cores_available()),
+      cores(cores_available),
       busy_ns0_(machine_busy_ns()),
       ours_ns0_(process_cpu_ns()),
       wall_ns0_(now_ns()) {}

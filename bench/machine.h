@@ -9,8 +9,9 @@
 //     a minute, so half the cores flagged runs started right after a build on an idle
 //     machine (others using 0.01 cores); what others used during the run is the direct
 //     measure.
-//   - the cores available: model::cores_available() (model/cores.h), the one place it is
-//     worked out.
+//   - the cores available: the run's one reading of model::cores_available() (model/cores.h,
+//     read once in main and handed to MachineLoad and the flags), against which the load
+//     average is judged.
 //   - the malloc policy (fix_malloc_policy()): glibc's default returns large freed blocks
 //     to the kernel (mmap threshold, trim threshold), so every large decode pays page faults
 //     and zeroing again, and the result depends on GLIBC_TUNABLES and on what ran before
@@ -35,7 +36,8 @@ inline constexpr double kBusyCores = 0.25;
 
 class MachineLoad {
  public:
-  MachineLoad();  ///< samples now (the run's start)
+  /// Samples now (the run's start); `cores_available`: the run's reading (BenchConfig::cores_available).
+  explicit MachineLoad(double cores_available);
   /// This process's CPU time since the start, ns.
   double own_cpu_ns() const;
   /// Samples again (the run's end) and computes the fields below. `job_cpu_ns`: the CPU
@@ -53,7 +55,7 @@ class MachineLoad {
   double load_average_end = 0;
   double other_cpu_cores = 0;     ///< mean CPU of other processes during the run, cores
   double job_cpu_cores = 0;       ///< mean CPU of this run's processes on this host, cores
-  double cores = 1;               ///< cores_available()
+  double cores = 1;               ///< the cores the run may use, as given
   double window_s = 0;            ///< the window's wall time, s
   bool busy = false;              ///< see the file comment
   /// One line for people: "busy: other processes used 0.8 cores on average ..." or "".

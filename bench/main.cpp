@@ -161,7 +161,7 @@ void plan_budget(pb::BenchContext& ctx, int world) {
   const size_t per_rank = (ctx.disk().size() + static_cast<size_t>(world) - 1) / static_cast<size_t>(world);
   b.images_per_batch = static_cast<int>(std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(c.batch), per_rank)));
   b.compute_ms = c.baseline == "emulated" ? c.compute_ms : 0;
-  b.cores = std::max(1.0, pipebench::model::cores_available());
+  b.cores = std::max(1.0, c.cores_available);
   b.prefetch = c.prefetch;
   b.budget_s = c.budget_s;
   b.max_steps = c.steps;
@@ -179,9 +179,9 @@ void plan_budget(pb::BenchContext& ctx, int world) {
 // pipebench's flags, the context, the --workers=auto search and the run context. Returns
 // the context, or nullptr after printing why.
 std::unique_ptr<pb::BenchContext> set_up(int argc, char** argv, const Invocation& in, int rank, int world,
-                                         std::string& error) {
+                                         double cores_available, std::string& error) {
   try {
-    pb::BenchConfig config = pb::parse_flags(argc, argv);
+    pb::BenchConfig config = pb::parse_flags(argc, argv, cores_available);
     if (in.own_json) pb::check_writable("--benchmark_out", in.out_path);  // before the run, not after
     if (world > 1 && config.workers_auto)
       throw std::invalid_argument("--workers=auto searches on one process: give --workers=LIST "
@@ -291,7 +291,7 @@ pb::RunEpilogue make_epilogue(pb::BenchContext& ctx, const pb::MachineLoad& load
                       {"job_cpu_cores", std::to_string(load.job_cpu_cores)},
                       {"job_processes_on_host", std::to_string(job_processes)},
                       {"load_window_s", std::to_string(load.window_s)},
-                      {"cores_available", std::to_string(load.cores)},
+                      {"cores_available", std::to_string(ctx.config().cores_available)},
                       {"busy_machine", load.busy ? "true" : "false"}};
   // Images per format by content (jpeg, png, ...), counted after the run: a 16-byte read
   // per file that no timing pays for. Non-JPEG images take the slower imgcodecs path.
@@ -383,9 +383,13 @@ int main(int argc, char** argv) {
   std::vector<char*> args;
   std::string min_time_arg;
   initialize_google_benchmark(argc, argv, in, rank, args, min_time_arg);
-  pb::MachineLoad load;  // what else ran on the machine during the run
+  // The cores this run may use (affinity, cgroup quota), read once: everything in the run
+  // that counts cores reads this one value (BenchConfig::cores_available), and the run
+  // records it as the context's cores_available.
+  const double cores_available = pipebench::model::cores_available();
+  pb::MachineLoad load(cores_available);  // what else ran on the machine during the run
   std::string setup_error;
-  std::unique_ptr<pb::BenchContext> ctx = set_up(argc, argv, in, rank, world, setup_error);
+  std::unique_ptr<pb::BenchContext> ctx = set_up(argc, argv, in, rank, world, cores_available, setup_error);
   // Every rank stops when one could not set up (a collective would wait for it forever).
   if (const auto agreed = dist::agree(setup_error.empty(), setup_error); !agreed.ok()) {
     if (rank == 0 && setup_error.empty())

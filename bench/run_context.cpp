@@ -8,12 +8,12 @@
 #include <opencv2/core/version.hpp>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include "bench/bench_context.h"
 #include "bench/machine.h"
 #include "device/cuda.h"
 #include "device/nvml.h"
+#include "model/cores.h"
 #include "transforms/simd_path.h"
 
 namespace pipebench::bench {
@@ -117,7 +117,9 @@ void add_run_context(BenchContext& ctx) {
   add("prefetch_depth_batches", std::to_string(c.prefetch));
   // The system sampler's rate, samples/s (--system-sample-hz; 0: off, no system counters).
   add("system_sample_hz", std::to_string(c.system_sample_hz));
-  add("hardware_threads", std::to_string(std::thread::hardware_concurrency()));
+  // The machine's hardware threads: a fact about the node (the ranks' cores per node read
+  // it), not the cores this run may use, which the run records as cores_available.
+  add("hardware_threads", std::to_string(model::hardware_threads()));
   add_storage_context(ctx);
 }
 

@@ -82,9 +82,9 @@ void workers_verdict(std::string& out, const Report& r) {
             "%d workers = ceil(%.2f x %.3f ms/sample x %d / (%.2f ms x %.2f scaling efficiency)).\n",
             kAuTargetPct, *v.predicted_workers, kAuTargetPct / 100, v.per_sample_ms, r.batch,
             v.sweep.front().bound.compute_ms, v.scaling_efficiency);
-    if (r.cores > 0 && *v.predicted_workers > r.cores)
-      appendf(out, "         That is more workers than this machine's %d hardware threads: add "
-              "cores, or make each sample cheaper (below).\n", r.cores);
+    if (!fits_in_cores(*v.predicted_workers, r.cores_available))
+      appendf(out, "         That is more workers than the %.1f cores available to this run: add "
+              "cores, or make each sample cheaper (below).\n", r.cores_available);
   }
   for (const auto& p : v.sweep) {
     const auto& b = p.bound;

@@ -107,6 +107,8 @@ Ranks rank_figures(const BenchRun& run) {
     out.world = std::max(out.world, n);
     out.cases.push_back(std::move(c));
   }
+  // The node's hardware threads, not the run's cores_available: under mpirun a rank's
+  // affinity may be its slice of the node (binding), and cores per rank count the node.
   const int node_cores = run.count("hardware_threads");
   if (!out.cases.empty()) out.cores = cores_per_rank(out, node_cores);
   return out;

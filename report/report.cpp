@@ -110,7 +110,7 @@ void sequential_vs_parallel(const BenchRun& run, const std::map<int, std::string
   if (loaders.empty()) return;
   r.loader_w1_ips = run.value(loaders.begin()->second, CounterId::kItemsPerSecond);
   for (const auto& [w, name] : loaders) {
-    if (w > 1 && (r.cores == 0 || w <= r.cores)) {
+    if (w > 1 && fits_in_cores(w, r.cores_available)) {
       r.loader_wn = w;
       r.loader_wn_ips = run.value(name, CounterId::kItemsPerSecond);
     }
@@ -162,9 +162,7 @@ Report build_report(const BenchRun& run) {
   r.baseline = run.context_or("baseline", "emulated");
   r.dataset = run.context_or("dataset", "?");
   r.batch = context_int(run, "batch_size", 64);
-  r.cores = context_int(run, "hardware_threads", 0);
-
-  r.cores_available = context_cores(run, r.cores);
+  r.cores_available = context_cores(run, context_int(run, "hardware_threads", 0));
 
   r.regions = region_profile(run);
   Cases cases = find_sweep(run, r.recipe);

@@ -16,8 +16,8 @@
 //     BM_Sample/R and BM_Sample/<spec name> were both measured is a candidate
 //     (pipebench::Alternative). A file written before the run record has none, and
 //     Report::spec_note says why when it has a pipeline_spec;
-//   - the design notes' findings: BM_Loader at 1 worker against the most workers <= the
-//     machine's hardware threads; BM_Transform/random_mask/dilation:conv and :shifts, and
+//   - the design notes' findings: BM_Loader at 1 worker against the most workers within the
+//     cores available; BM_Transform/random_mask/dilation:conv and :shifts, and
 //     BM_Sample/casestudy and casestudy_shifts.
 //   - the what-if table, its recommendation and check (report/whatif.h), and the trust
 //     checks (report/trust.h): physical floor, contention, busy machine, CV table.
@@ -63,9 +63,11 @@ struct Report {
   /// Set when the batches held fewer images than batch_size (drop_last false, a dataset
   /// smaller than a batch): the mean delivered, which `batch` then is (rounded).
   std::optional<double> images_per_batch;
-  int cores = 0;  ///< hardware threads of the machine that ran it (0 = unknown)
-  /// Cores the run could use (the context's cores_available: affinity and cgroup quota),
-  /// else `cores`; 0 = unknown. What the what-if model and the trust checks divide by.
+  /// Cores the run could use: the context's cores_available (affinity and cgroup quota, read
+  /// once by the run), else its hardware_threads (a run written before cores_available);
+  /// 0 = unknown. Every figure here that counts cores reads this one: the verdict's workers
+  /// warning, sequential vs parallel, the what-if model and the trust checks. (The ranks'
+  /// cores per node read the node's hardware_threads: report/ranks.h.)
   double cores_available = 0;
 
   /// All workers' idle time per batch at each swept worker count (BM_EndToEnd's
@@ -88,7 +90,7 @@ struct Report {
   /// Empty, or why the context's pipeline_spec could not be read (no variants then).
   std::string spec_note;
 
-  // Sequential vs parallel loading (BM_Loader at w = 1 and at the most workers <= cores).
+  // Sequential vs parallel loading (BM_Loader at w = 1 and at the most workers within cores_available).
   std::optional<double> loader_w1_ips, loader_wn_ips;  ///< images/s
   int loader_wn = 0;
   // The case study's dilation, ms per image.

@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -122,6 +123,34 @@ class PipebenchFlags(unittest.TestCase):
         names = [b["name"] for b in run_json["benchmarks"]]
         self.assertTrue(names)
         self.assertTrue(all("/workers:1/" in n for n in names), names)
+
+    def test_one_reading_of_the_cores_sets_every_count(self):
+        # Pinned to one CPU (taskset -c 0), whatever the machine's hardware threads: the
+        # default sweep goes up to twice the cores available (1, 2), --quick's end-to-end
+        # sweep is 1 worker alone, --workers=auto's default budget is 1 core, and the run
+        # records cores_available 1 (bench reads model::cores_available() once, in main).
+        taskset = shutil.which("taskset")
+        if taskset is None:
+            self.skipTest("no taskset")
+        pinned = (taskset, "-c", "0", ARGS.pipebench, "--data=" + self.data)
+
+        def swept(*flags, family):
+            r = run(*pinned, "--benchmark_list_tests", *flags)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return sorted({int(w) for w in re.findall(
+                family + r"/imagenet_train/(?:emulated/)?workers:(\d+)/iterations", r.stdout)})
+
+        self.assertEqual(swept(family="BM_Loader"), [1, 2])
+        self.assertEqual(swept("--quick", family="BM_EndToEnd"), [1])
+        out = os.path.join(self.tmp.name, "pinned.json")
+        r = run(*pinned, "--workers=auto", "--batch=2", "--steps=2", "--size=32", "--presize=off",
+                "--benchmark_filter=BM_Read/files/warm", "--benchmark_min_time=0.01",
+                "--benchmark_out=" + out, "--benchmark_out_format=json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            ctx = json.load(f)["context"]
+        self.assertEqual(ctx["workers_auto_budget_cores"], 1)
+        self.assertEqual(ctx["cores_available"], 1)
 
     def test_profiler_outputs_of_a_short_run(self):
         # Issue 10: the loop's region timers, the sampler's series and its own cost, the
@@ -466,7 +495,8 @@ class Report(unittest.TestCase):
         self.assertAlmostEqual(v["sweep"][0]["au_pct"], 100 * 25 / 64.5, places=6)
         text = self.report()
         self.assertIn("Predicted to reach AU 90 % at 3 workers", text.stdout)
-        self.assertIn("hardware threads", text.stdout)
+        # 3 workers against the context's hardware_threads 2 (no cores_available: the fallback)
+        self.assertIn("more workers than the 2.0 cores available", text.stdout)
 
     def test_compute_bound_point_is_found(self):
         verdict_run(self.path, [(1, 64.0, 64.5), (2, 32.0, 32.4), (4, 16.0, 25.2)])
