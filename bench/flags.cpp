@@ -327,6 +327,7 @@ BenchConfig parse_flags(int argc, char** argv, double cores_available) {
     throw std::invalid_argument(msg);
   }
   BenchConfig c = raw.config;
+  c.cores_available = cores_available;
   c.steps_given = app.count("--steps") > 0 || c.quick;
   if (c.quick) {  // the quick plan's values, where the user gave none
     if (c.workers.empty()) {
@@ -335,7 +336,6 @@ BenchConfig parse_flags(int argc, char** argv, double cores_available) {
       c.workers = cores > 1 ? std::vector<int>{1, cores} : std::vector<int>{1};
     }
     if (!app.count("--steps")) c.steps = QuickPlan::kSteps;
-  c.cores_available = cores_available;
     if (!app.count("--round")) c.round = QuickPlan::kRound;
   }
   if (raw.workers == "auto") {

@@ -71,7 +71,6 @@ struct BenchConfig {
   /// --system-sample-hz: the system sampler's rate during loader and end-to-end cases, Hz
   /// (pipeline/system_metrics.h); 0 = off (no system counters, series or BM_SystemSampler)
   int system_sample_hz = 20;
-};
   /// The cores this run may use (model::cores_available(): affinity mask, cgroup quota),
   /// read once per run in main and given to parse_flags; the default sweep, --quick's
   /// counts, --workers=auto's budget, the case budget, the what-if table's worker count and
@@ -80,6 +79,7 @@ struct BenchConfig {
   double cores_available = 1;
   /// cores_available in whole cores, at least 1: the most workers that each get a core.
   int whole_cores() const { return cores_available >= 1 ? static_cast<int>(cores_available) : 1; }
+};
 
 /// Throws std::invalid_argument ("FLAG: cannot write PATH: reason") when `path` cannot be
 /// created or appended to; leaves an existing file as it was and removes one it created.
