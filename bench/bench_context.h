@@ -11,6 +11,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "bench/bad_files.h"
@@ -127,6 +129,20 @@ class BenchContext {
     return bad_->on_bad_file(state, index, reason);
   }
 
+  /// The tail fixes as today's BM_EndToEnd case priced them (the step model's mean step
+  /// from its own timed costs: pred_step_deep_prefetch_ms, pred_step_out_of_order_ms), by
+  /// that case's name; the fix's case at the same workers runs after it and records the
+  /// price beside its measured step (bench/tail_fixes.h). Cases run one at a time.
+  struct FixPrices {
+    double deep_prefetch_ms = 0, out_of_order_ms = 0;
+  };
+  void note_fix_prices(const std::string& today_case, FixPrices prices) { fix_prices_[today_case] = prices; }
+  /// nullopt when today's case did not run (filtered out, failed) or timed too few costs.
+  std::optional<FixPrices> fix_prices(const std::string& today_case) const {
+    const auto it = fix_prices_.find(today_case);
+    return it == fix_prices_.end() ? std::nullopt : std::optional<FixPrices>(it->second);
+  }
+
  private:
   CaseBudget budget_;
   BenchConfig config_;
@@ -149,6 +165,7 @@ class BenchContext {
   std::string current_case_;
   SystemSeries series_;
   std::unique_ptr<PerImageCosts> per_image_;
+  std::map<std::string, FixPrices> fix_prices_;
 };
 
 /// Adds the run context (library versions, GPU, dataset, storage, flags) to Google

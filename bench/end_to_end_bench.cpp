@@ -38,6 +38,11 @@
 //   (pipeline/dist/sync_step.h), compute_ms then includes it (sync_ms); rank 0's case
 //   carries the job's figures and every rank's (rank<k>_*), and, with one rank too, the
 //   straggler prediction (straggler_*).
+//
+// BM_EndToEnd/<pipeline>/prefetch:<2P>|delivery:out_of_order/<baseline>/workers:<w>: the
+//   tail fixes (bench/tail_fixes.h), the same case with the loader changed, its own
+//   counters plus fix_pred_step_ms (today's case's prediction of it), fix_prediction_error_pct,
+//   prefetch_depth_batches and fix_host_mib.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -54,6 +59,7 @@
 #include "bench/machine.h"
 #include "bench/ranks.h"
 #include "bench/sample_costs.h"
+#include "bench/tail_fixes.h"
 #include "pipeline/dist/dist.h"
 #include "pipeline/dist/sync_step.h"
 #include "pipeline/callbacks.h"
@@ -114,12 +120,13 @@ class EndToEndCase {
  public:
   EndToEndCase(benchmark::State& state, BenchContext& ctx, std::shared_ptr<const Pipeline> pipeline,
                std::string baseline, int workers, const std::vector<CallbackSpec>& callbacks,
-               std::shared_ptr<PresizedCopy> presized)
+               std::shared_ptr<PresizedCopy> presized, std::string case_name, const TailFixCase* fix)
       : state_(state), ctx_(ctx), c_(ctx.config()), pipeline_(std::move(pipeline)),
         baseline_(std::move(baseline)), workers_(workers), callbacks_(callbacks),
-        presized_(std::move(presized)), trace_(ctx.trace()),
-        synced_(dist::world_size() > 1 && c_.sync != dist::SyncMode::kNone),
-        delay_(TestDelay::from_env(c_.prefetch)) {}
+        presized_(std::move(presized)), case_name_(std::move(case_name)), fix_(fix),
+        prefetch_(fix && fix->change.prefetch > 0 ? fix->change.prefetch : c_.prefetch),
+        trace_(ctx.trace()), synced_(dist::world_size() > 1 && c_.sync != dist::SyncMode::kNone),
+        delay_(TestDelay::from_env(prefetch_)) {}
 
   // 0. The step, the collective, the loader (warmed up), the callbacks.
   bool set_up() {
@@ -132,7 +139,8 @@ class EndToEndCase {
         if (!copy) throw std::runtime_error(presized_->error());
         source = copy->dataset.get();
       }
-      loader_ = make_loader(ctx_, pipeline_, workers_, /*stage_timers=*/true, source);
+      loader_ = make_loader(ctx_, pipeline_, workers_, /*stage_timers=*/true, source,
+                            fix_ ? fix_->change : LoaderChange{});
       source_ = source ? source : &ctx_.loader_source();  // names the costliest files
       source_root_ = presized_ ? std::filesystem::path() : c_.data;
       if (trace_) trace_->name_thread("consumer");
@@ -248,13 +256,15 @@ class EndToEndCase {
     put(state_, CounterId::kPredictionErrorPct, bound_.prediction_error_pct);
     put(state_, CounterId::kDataDriftPct, drift_pct_);
     if (work_drift_pct_) put(state_, CounterId::kDataWorkDriftPct, *work_drift_pct_);
-    put_cost_counters(state_, costs, predicted);
+    put_cost_counters(state_, costs, predicted, /*price_fixes=*/fix_ == nullptr);
+    if (const model::CaseKey* key = ctx_.key_of(case_name_); costs.enough() && key && key->plain())
+      ctx_.note_fix_prices(case_name_, {predicted.deep_prefetch_step_ms, predicted.out_of_order_step_ms});
     // How sure step_ms is: the steps' mean in blocks of prefetch + 1 (batch means: with a
     // prefetch queue consecutive steps are correlated), a 95 % t interval over the blocks
     // (model/paired.h); only with at least 2 blocks.
     std::vector<double> steps_ms;
     for (size_t i = 1; i < step_starts_.size(); ++i) steps_ms.push_back((step_starts_[i] - step_starts_[i - 1]) / 1e6);
-    const auto blocks = model::block_means(steps_ms, static_cast<size_t>(c_.prefetch) + 1);
+    const auto blocks = model::block_means(steps_ms, static_cast<size_t>(prefetch_) + 1);
     if (blocks.size() >= 2) {
       put(state_, CounterId::kStepMsCi, model::mean_interval(blocks).half);
       put(state_, CounterId::kStepMsBlocks, static_cast<double>(blocks.size()));
@@ -281,6 +291,7 @@ class EndToEndCase {
       put(state_, CounterId::kLoopCpuDriftPct, loop_cpu_drift_pct_);
     }
     if (extras_) report_callbacks();
+    if (fix_) report_fix();
   }
 
   // Every rank's figures to rank 0 (collective), which writes the global and per-rank ones.
@@ -304,7 +315,7 @@ class EndToEndCase {
     f.data_drift_pct = drift_pct_;
     f.loop_cpu_drift_pct = loop_cpu_drift_pct_;
     try {
-      add_rank_counters(state_, f, data_.per_batch_ms, c_.prefetch, workers_);
+      add_rank_counters(state_, f, data_.per_batch_ms, prefetch_, workers_);
     } catch (const std::exception& e) {  // the prediction's input checks (rank 0 only)
       ctx_.fail_case(state_, e.what());
     }
@@ -334,7 +345,7 @@ class EndToEndCase {
     try {
       // As many batches as the loop times (its iterations: bench/case_budget.h).
       loader_->record_sample_costs(true);  // each sample's cost: the step model's distribution
-      d = measure_data(*loader_, static_cast<int>(state_.max_iterations), c_.batch, c_.prefetch, delay_);
+      d = measure_data(*loader_, static_cast<int>(state_.max_iterations), c_.batch, prefetch_, delay_);
       loader_->record_sample_costs(false);
       const auto timed = loader_->take_sample_costs();
       costs_.insert(costs_.end(), timed.begin(), timed.end());
@@ -384,13 +395,14 @@ class EndToEndCase {
   CostPrediction predict(const TimedCosts& costs) const {
     CostPrediction p;
     if (!costs.enough()) {
-      p.step = predict_from_parts(data_.data_ms, compute_ms_, c_.prefetch, model_callbacks());
+      p.step = predict_from_parts(data_.data_ms, compute_ms_, prefetch_, model_callbacks());
       return p;
     }
     model::LoaderShape shape;
     shape.batch = c_.batch;
     shape.workers = workers_;
-    shape.prefetch_depth = c_.prefetch;
+    shape.prefetch_depth = prefetch_;
+    if (fix_ && !fix_->change.in_order) shape.delivery = model::Delivery::kOutOfOrder;
     model::LoopShape loop;
     loop.compute_ms = compute_ms_;
     loop.callbacks = model_callbacks();
@@ -410,6 +422,21 @@ class EndToEndCase {
       out.push_back({metric ? 0.0 : per_step * callbacks_[i].every, callbacks_[i].every, false, metric});
     }
     return out;
+  }
+
+  // A tail fix's own figures: its loader's depth (and the memory a deeper one adds), and
+  // today's case's prediction of its step, made before the fix ran, against the measured.
+  void report_fix() {
+    put(state_, CounterId::kPrefetchDepthBatches, prefetch_);
+    if (prefetch_ > c_.prefetch)
+      put(state_, CounterId::kFixHostMib,
+          (prefetch_ - c_.prefetch) * put_value(state_, CounterId::kBatchBytes) / (1024.0 * 1024.0));
+    const auto prices = ctx_.fix_prices(fix_->today_case);
+    if (!prices) return;  // today's case did not run first (filtered out, failed, too few costs)
+    const double predicted = fix_->change.in_order ? prices->deep_prefetch_ms : prices->out_of_order_ms;
+    if (!(predicted > 0)) return;
+    put(state_, CounterId::kFixPredStepMs, predicted);
+    put(state_, CounterId::kFixPredictionErrorPct, model::prediction_error_pct(predicted, bound_.step_ms));
   }
 
   // ms per step on the loop's thread: the work of a sync callback, the enqueue (and any
@@ -437,6 +464,9 @@ class EndToEndCase {
   const int workers_;
   const std::vector<CallbackSpec>& callbacks_;
   const std::shared_ptr<PresizedCopy> presized_;
+  const std::string case_name_;
+  const TailFixCase* fix_;  // a tail fix's case (bench/tail_fixes.h), else null: today's loader
+  const int prefetch_;      // the loader's prefetch depth: --prefetch, or the fix's
   TraceRecorder* trace_;
   const bool synced_;
   TestDelay delay_;
@@ -463,9 +493,10 @@ void BM_EndToEnd(benchmark::State& state, BenchContext& ctx,
                  const std::shared_ptr<const Pipeline>& pipeline, const std::string& baseline,
                  int workers, const std::string& case_name,
                  const std::vector<CallbackSpec>& callbacks,
-                 const std::shared_ptr<PresizedCopy>& presized) {
+                 const std::shared_ptr<PresizedCopy>& presized, const std::optional<TailFixCase>& fix) {
   const CaseMarker marker(ctx.trace(), case_name);
-  EndToEndCase e(state, ctx, pipeline, baseline, workers, callbacks, presized);
+  EndToEndCase e(state, ctx, pipeline, baseline, workers, callbacks, presized, case_name,
+                 fix ? &*fix : nullptr);
   if (!e.set_up() || !e.measure_parts() || !e.run_loop() || !e.measure_after()) return;
   e.report();
   e.report_ranks();
@@ -488,12 +519,15 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
   };
   const auto add = [&](const model::CaseKey& k, const std::shared_ptr<const Pipeline>& p,
                        const std::vector<CallbackSpec>& callbacks = {},
-                       const std::shared_ptr<PresizedCopy>& presized = nullptr) {
+                       const std::shared_ptr<PresizedCopy>& presized = nullptr,
+                       const std::optional<TailFixCase>& fix = std::nullopt) {
     // Three windows (the loader alone before, the loop, the loader alone after) and two
-    // warm-ups (bench/case_budget.h).
-    register_case(ctx, k, BM_EndToEnd, p, c.baseline, k.workers, k.name(), callbacks, presized)
+    // warm-ups (bench/case_budget.h), each filling the case's own prefetch queue.
+    CaseBudget budget = ctx.budget();
+    if (fix && fix->change.prefetch > 0) budget.prefetch = fix->change.prefetch;
+    register_case(ctx, k, BM_EndToEnd, p, c.baseline, k.workers, k.name(), callbacks, presized, fix)
         ->UseRealTime()
-        ->Iterations(ctx.budget().steps(k.workers, 3, 2))
+        ->Iterations(budget.steps(k.workers, 3, 2))
         ->Unit(benchmark::kMillisecond);
   };
   for (int w : c.workers) add(key(w), c.pipeline);
@@ -515,6 +549,9 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
   if (const auto& copy = ctx.presized_copy())
     for (int w : c.workers)
       if (w <= cores) add(model::presized(key(w), copy->shorter_side()), c.pipeline, {}, copy);
+  // The tail fixes (issue 34 item 4, bench/tail_fixes.h): at the table's count only, after
+  // today's case there, whose timed costs price them before they run.
+  for (const TailFixCase& fix : plan_tail_fixes(ctx, key(at))) add(fix.key, c.pipeline, {}, nullptr, fix);
   // Training extras (issue 10): the loop with the --callback set as given, and with each of
   // its callbacks that can be async made async, at the same count: what async saves,
   // measured. Case names end in /callbacks:<label>+<label>...

@@ -200,6 +200,14 @@ std::vector<FlagSpec> make_table() {
                             if (digits && std::stoi(v) >= 8) return "";
                             return "auto, off or a shorter side of at least 8 px, got " + v;
                           }, "auto|off|N"))});
+  t.push_back({"tail-fixes", "MODE", "auto",
+               "the tail fixes run end to end at the what-if table's worker count beside today's "
+               "case, each measured against the step model's prediction from today's case's "
+               "costs: BM_EndToEnd/PIPELINE/prefetch:2xP/... (twice --prefetch) and "
+               "BM_EndToEnd/PIPELINE/delivery:out_of_order/... (PyTorch's in_order=False): auto "
+               "(when the step model, from the files' sizes and the probe, forecasts either to "
+               "save at least 2 % of the step; bench/tail_fixes.h), on, or off",
+               with_check(bind_config(&BenchConfig::tail_fixes), CLI::IsMember({"auto", "on", "off"}))});
   t.push_back({"sync", "MODE", "emulated",
                "under mpirun -np N: what each rank does after its training step, so the slowest "
                "rank sets the pace: emulated (wait for every rank, then the time a ring allreduce "

@@ -64,6 +64,7 @@ struct BenchConfig {
   double min_psnr_db = model::kDefaultMinPsnrDb;  ///< --min-psnr, dB (issue 35; recorded in the run)
   std::vector<int> shard_sizes;                   ///< --shards: images per shard of each packed copy, ascending; empty = none
   std::string presize = "auto";                   ///< --presize: auto, off or N (bench/sample_bench.cpp)
+  std::string tail_fixes = "auto";                ///< --tail-fixes: auto, on or off (bench/tail_fixes.h)
   /// --sync: what each rank does after its step under mpirun (pipeline/dist/sync_step.h)
   dist::SyncMode sync = dist::SyncMode::kEmulated;
   double grad_mib = dist::kResNet50GradMiB;       ///< --grad-mib: the allreduce's buffer, MiB

@@ -10,13 +10,15 @@
 namespace pipebench::bench {
 
 std::unique_ptr<Loader> make_loader(BenchContext& ctx, const std::shared_ptr<const Pipeline>& pipeline,
-                                    int workers, bool stage_timers, const SampleSource* source) {
+                                    int workers, bool stage_timers, const SampleSource* source,
+                                    const LoaderChange& change) {
   const auto& c = ctx.config();
   LoaderOptions o;
   o.pipeline = pipeline;
   o.batch_size = c.batch;
   o.workers = workers;
-  o.prefetch_depth_batches = c.prefetch;
+  o.prefetch_depth_batches = change.prefetch > 0 ? change.prefetch : c.prefetch;
+  o.in_order = change.in_order;
   o.sampler.shuffle = true;
   o.sampler.seed = c.seed;
   const SampleSource& src = source ? *source : ctx.loader_source();
@@ -129,8 +131,8 @@ StepInput step_input(const Batch& b) {
   return in;
 }
 
-void warm_up(const BenchContext& ctx, Loader& loader, TrainStep* step) {
-  for (int i = 0; i <= ctx.config().prefetch; ++i) {
+void warm_up(const BenchContext&, Loader& loader, TrainStep* step) {
+  for (int i = 0; i <= loader.options().prefetch_depth_batches; ++i) {
     auto b = loader.next();
     if (!b) return;
     if (step) step->step(step_input(**b));

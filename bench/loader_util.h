@@ -17,6 +17,12 @@
 
 namespace pipebench::bench {
 
+/// A case's change to the loader the flags describe (the tail fixes, bench/tail_fixes.h).
+struct LoaderChange {
+  int prefetch = 0;      ///< batches in flight; 0: --prefetch
+  bool in_order = true;  ///< false: out-of-order delivery (LoaderOptions::in_order)
+};
+
 /// A loader over `source` (default: ctx.loader_source(), the dataset with --cache and
 /// --read-throttle-mib-s) with the flags' batch, size, seed, prefetch depth and
 /// --on-error policy, shuffled, sharded by this process's rank and world (pipeline/dist/),
@@ -25,10 +31,11 @@ namespace pipebench::bench {
 /// last batch is dropped (--drop-last, default true) unless the dataset is smaller than one
 /// batch: then every epoch is one short batch. A warm source over the dataset is read
 /// into the page cache first when a cold case may have evicted it (BenchContext::
-/// take_evicted) and it fits in half the available memory. Throws what Loader throws.
+/// take_evicted) and it fits in half the available memory. `change`: another prefetch
+/// depth or delivery order. Throws what Loader throws.
 std::unique_ptr<Loader> make_loader(BenchContext& ctx, const std::shared_ptr<const Pipeline>& pipeline,
                                     int workers, bool stage_timers = true,
-                                    const SampleSource* source = nullptr);
+                                    const SampleSource* source = nullptr, const LoaderChange& change = {});
 
 /// The loader's next batch inside a timed loop. On a loader error (a bad file under
 /// --on-error=stop names itself) or an exhausted loader: fail_case() and false, so the
@@ -117,7 +124,7 @@ double ms_per_batch(Loader& loader, int batches, int batch_size, int64_t* sample
 /// normalize (pipeline/train_step.h).
 StepInput step_input(const Batch& b);
 
-/// Takes prefetch depth + 1 batches (and runs the step on them when step != nullptr), so
+/// Takes the loader's prefetch depth + 1 batches (and runs the step on them when step != nullptr), so
 /// that the timed part starts in steady state.
 void warm_up(const BenchContext& ctx, Loader& loader, TrainStep* step);
 

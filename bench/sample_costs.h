@@ -49,8 +49,8 @@ struct TimedCosts {
 // timed_costs(costs, dataset, root): the costs recorded by the loader, by dataset index of
 // `dataset` (out-of-range indices are kept as costs but not named), files named under
 // `root` (file_under).
-// put_cost_counters(state, costs, prediction): the counters above (nothing when
-// !costs.enough()).
+// put_cost_counters(state, costs, prediction, price_fixes): the counters above (nothing when
+// !costs.enough(); without the two fixes' prices when !price_fixes: a tail fix's own case).
 // Header-only (inline): bench/end_to_end_bench.cpp is its one user.
 inline int TimedCosts::tail_samples() const {
   return std::max(1, static_cast<int>(std::lround(0.01 * static_cast<double>(visit_ms.size()))));
@@ -88,7 +88,8 @@ inline TimedCosts timed_costs(const std::vector<Loader::SampleCost>& costs, cons
   return t;
 }
 
-inline void put_cost_counters(benchmark::State& state, const TimedCosts& costs, const CostPrediction& p) {
+inline void put_cost_counters(benchmark::State& state, const TimedCosts& costs, const CostPrediction& p,
+                              bool price_fixes = true) {
   if (!costs.enough()) return;
   const model::CostSummary s = model::summarise_costs(costs.visit_ms);
   put(state, CounterId::kSamplesTimed, s.samples);
@@ -104,6 +105,7 @@ inline void put_cost_counters(benchmark::State& state, const TimedCosts& costs, 
   put(state, CounterId::kPredAuPct, p.step.au_pct);
   put(state, CounterId::kPredStallPct, p.step.stall_pct);
   put(state, CounterId::kTailStallSharePct, p.tail_stall_share_pct);
+  if (!price_fixes) return;  // a tail fix's own case: its prices would be of another fix
   put(state, CounterId::kPredStepDeepPrefetchMs, p.deep_prefetch_step_ms);
   put(state, CounterId::kPredStepOutOfOrderMs, p.out_of_order_step_ms);
 }

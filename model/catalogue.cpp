@@ -25,7 +25,22 @@ constexpr std::array<CandidateKind, 5> kCandidates = {{
      "today's pipeline against itself, paired as a candidate is: must read zero (the A/A test)"},
 }};
 
+constexpr std::array<LoaderFix, 2> kLoaderFixes = {{
+    {"prefetch", "a deeper prefetch: the loader keeps N batches in flight instead of --prefetch "
+                 "(N - --prefetch more batch buffers of host memory; the samples and their order unchanged)"},
+    {"delivery", "out-of-order delivery (PyTorch's DataLoader(in_order=False)): the loop takes whichever "
+                 "complete batch is ready first; changes the order in which samples reach the model, not their pixels"},
+}};
+
 }  // namespace
+
+std::span<const LoaderFix> loader_fixes() { return kLoaderFixes; }
+
+const LoaderFix* find_loader_fix(std::string_view kind) {
+  for (const auto& f : kLoaderFixes)
+    if (f.kind == kind) return &f;
+  return nullptr;
+}
 
 std::span<const Baseline> baselines() { return kBaselines; }
 

@@ -41,6 +41,24 @@ std::span<const CandidateKind> candidate_kinds();
 /// The entry of `kind`, or nullptr.
 const CandidateKind* find_candidate(std::string_view kind);
 
+/// A tail fix (issue 34 item 4): a change of the loader's shape, not of the per-sample
+/// work, so it has no BM_Sample case: it runs end to end as
+/// BM_EndToEnd/<pipeline>/<kind>:<param>/<baseline>/workers:<w> beside today's case at the
+/// same workers, which prices it with the step model from its own timed costs
+/// (pred_step_deep_prefetch_ms, pred_step_out_of_order_ms); the fix's case measures it and
+/// records that prediction (fix_pred_step_ms) beside its step (bench/tail_fixes.h).
+struct LoaderFix {
+  std::string_view kind;   ///< the key's variant
+  std::string_view note;   ///< what it changes, for the report
+};
+
+/// prefetch (param: the deeper depth, twice --prefetch), delivery (param kOutOfOrder).
+std::span<const LoaderFix> loader_fixes();
+/// The entry of `kind`, or nullptr.
+const LoaderFix* find_loader_fix(std::string_view kind);
+/// The delivery fix's parameter: LoaderOptions::in_order false.
+inline constexpr std::string_view kOutOfOrder = "out_of_order";
+
 /// The loader's stages in pipeline order (pipeline/stage_timers.h's Stage enum follows
 /// it); bench writes each as a counter <stage>_ms, ms per sample.
 inline constexpr std::string_view kStageNames[] = {"read",      "decode", "transform",

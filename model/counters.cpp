@@ -54,6 +54,7 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kConsumerWaitMs, "consumer_wait_ms", U::kMs, F::kLoader, "the consumer's wait for a batch, per batch", U::kUs},
     {C::kWorkerWaitMs, "worker_wait_ms", U::kMs, F::kLoader, "the workers' wait for room in the prefetch queue, per batch", U::kUs},
     {C::kReadThrottleMibS, "read_throttle_mib_s", U::kMiBPerSecond, F::kLoader, "--read-throttle: the emulated storage's bandwidth", U::kMiBPerSecond},
+    {C::kPrefetchDepthBatches, "prefetch_depth_batches", U::kCount, F::kLoader, "a tail fix case (prefetch:N, delivery:out_of_order): the batches its loader keeps in flight (the run's --prefetch, or N)", U::kCount},
     {C::kSamplesTimed, "samples_timed", U::kCount, F::kLoader, "samples whose cost the loader-alone windows timed one by one (the sample_*_ms distribution's size)", U::kCount},
     {C::kSampleMsMean, "sample_mean_ms", U::kMs, F::kLoader, "one sample's cost in the loader-alone windows (read + pipeline + collate, wall, on its worker): the mean", U::kUs},
     {C::kSampleMsP50, "sample_p50_ms", U::kMs, F::kLoader, "that cost's median", U::kUs},
@@ -91,6 +92,9 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kTailStallSharePct, "tail_stall_share_pct", U::kPercent, F::kLoop, "the share of the predicted stall the costliest files cause (the stall less the stall with them at the median cost)", U::kPercent},
     {C::kPredStepDeepPrefetchMs, "pred_step_deep_prefetch_ms", U::kMs, F::kLoop, "a tail fix priced by the step model: the mean step with twice the prefetch depth (batch_bytes more host memory per added batch)", U::kMs},
     {C::kPredStepOutOfOrderMs, "pred_step_out_of_order_ms", U::kMs, F::kLoop, "a tail fix priced by the step model: the mean step with ready batches delivered out of order (PyTorch's in_order=False; changes the order samples reach the model)", U::kMs},
+    {C::kFixPredStepMs, "fix_pred_step_ms", U::kMs, F::kLoop, "a tail fix case: the step model's prediction of its step made from today's case's timed costs at the same workers (that case's pred_step_deep_prefetch_ms or pred_step_out_of_order_ms), against this case's step_ms", U::kMs},
+    {C::kFixPredictionErrorPct, "fix_prediction_error_pct", U::kPercent, F::kLoop, "(fix_pred_step_ms - step_ms) / step_ms", U::kPercent},
+    {C::kFixHostMib, "fix_host_mib", U::kMiB, F::kLoop, "prefetch:N: the host memory the deeper prefetch adds, (N - --prefetch) x batch_bytes", U::kMiB},
     // Training extras.
     {C::kCallbackMs, "callback:{}_ms", U::kMs, F::kCallbacks, "one callback's time on the loop's thread per step (a sync one's work, an async one's hand-off)", U::kUs},
     {C::kCallbackEvery, "callback:{}_every", U::kCount, F::kCallbacks, "that callback's every=N: it runs every N steps (the step model's input)", U::kCount},

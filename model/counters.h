@@ -85,14 +85,14 @@ enum class CounterId : std::uint16_t {
   // kLoader
   kWorkers, kDataMs, kSampleCpuMs, kPreemptedMs, kBatchBytes, kBatchUint8, kWallUsPerImage,
   kProcessCpuMs, kConsumerCpuMs, kWorkersCpuMs, kCpuCoresUsed, kConsumerWaitMs, kWorkerWaitMs,
-  kReadThrottleMibS,
+  kReadThrottleMibS, kPrefetchDepthBatches,
   kSamplesTimed, kSampleMsMean, kSampleMsP50, kSampleMsP95, kSampleMsP99, kSampleMsMax, kCostliestMs,
   // kLoop
   kBatchSize, kImagesPerBatch, kComputeMs, kComputeGflop, kStepMs, kStepMsCi, kStepMsBlocks, kStepP99Ms,
   kBoundMs, kAuPct, kStallPct, kPredictionErrorPct, kDataDriftPct, kDataWorkDriftPct, kAloneSampleCpuMs,
   kLoopCpuDriftPct, kSyncMs, kSyncCpuMs, kSyncModelMs, kRegionMs, kRegionP99Ms,
   kPredStepP50Ms, kPredStepP95Ms, kPredStepP99Ms, kPredAuPct, kPredStallPct, kTailStallSharePct,
-  kPredStepDeepPrefetchMs, kPredStepOutOfOrderMs,
+  kPredStepDeepPrefetchMs, kPredStepOutOfOrderMs, kFixPredStepMs, kFixPredictionErrorPct, kFixHostMib,
   // kCallbacks
   kCallbackMs, kCallbackEvery, kCallbacksMs, kCallbacksPct, kCallbacksAsync,
   // kPaired

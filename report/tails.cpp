@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/catalogue.h"
 #include "model/counters.h"
 #include "report/appendf.h"
 
@@ -22,11 +23,63 @@ std::vector<std::pair<std::string, double>> costliest_files(const CaseMeans& c) 
   return files;
 }
 
-// The tail fixes the model priced for a point that stalls (predicted stall >= 1 %).
+// The tail fixes run end to end beside today's cases (bench/tail_fixes.h), by workers then
+// the catalogue's order.
+std::vector<TailFixCheck> fix_checks(const BenchRun& run, const std::map<int, std::string>& end_to_end,
+                                     const std::vector<TailPoint>& points) {
+  std::vector<TailFixCheck> out;
+  if (end_to_end.empty()) return out;
+  const auto first = run.cases.find(end_to_end.begin()->second);
+  if (first == run.cases.end()) return out;
+  const model::CaseKey& today = first->second.key;
+  const auto fixes = model::loader_fixes();
+  const auto cases = run.where([&](const model::CaseKey& k) {
+    return k.family == model::Family::kEndToEnd && k.pipeline == today.pipeline && k.baseline == today.baseline &&
+           k.callbacks.empty() && model::find_loader_fix(k.variant) != nullptr;
+  });
+  for (const CaseMeans* c : cases) {
+    const auto step = c->get(CounterId::kStepMs);
+    if (!step || !(*step > 0)) continue;
+    TailFixCheck f;
+    f.label = c->key.variant_label();
+    f.variant = c->key.variant;
+    f.workers = c->key.workers;
+    f.case_name = c->key.name();
+    f.step_ms = *step;
+    f.step_ms_ci = c->get(CounterId::kStepMsCi);
+    f.predicted_ms = c->get(CounterId::kFixPredStepMs);
+    f.error_pct = c->get(CounterId::kFixPredictionErrorPct);
+    f.host_mib = c->get(CounterId::kFixHostMib);
+    f.prefetch_depth = static_cast<int>(std::lround(c->get(CounterId::kPrefetchDepthBatches).value_or(0)));
+    f.note = std::string(model::find_loader_fix(f.variant)->note);
+    if (const auto w = end_to_end.find(f.workers); w != end_to_end.end())
+      if (const auto t = run.cases.find(w->second); t != run.cases.end()) f.today_step_ms = t->second.get(CounterId::kStepMs);
+    if (!f.today_step_ms)
+      for (const auto& p : points)
+        if (p.workers == f.workers) f.today_step_ms = p.step_ms;
+    out.push_back(std::move(f));
+  }
+  const auto rank = [&](const std::string& variant) {
+    for (size_t i = 0; i < fixes.size(); ++i)
+      if (fixes[i].kind == variant) return i;
+    return fixes.size();
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const TailFixCheck& a, const TailFixCheck& b) {
+    return a.workers != b.workers ? a.workers < b.workers : rank(a.variant) < rank(b.variant);
+  });
+  return out;
+}
+
+bool fixes_ran_at(const Tails& t, int workers) {
+  return std::any_of(t.fixes.begin(), t.fixes.end(), [&](const TailFixCheck& f) { return f.workers == workers; });
+}
+
+// The tail fixes the model priced for a point that stalls (predicted stall >= 1 %), where
+// they did not run end to end.
 void append_tail_fixes(std::string& out, const TailPoint& p) {
   if (!p.pred_stall_pct || *p.pred_stall_pct < 1 || (!p.deep_prefetch_ms && !p.out_of_order_ms)) return;
-  appendf(out, "  Tail fixes at %d worker%s, priced by the step model (not run): now %.2f ms", p.workers,
-          p.workers == 1 ? "" : "s", p.pred_step_ms);
+  appendf(out, "  Tail fixes at %d worker%s, priced by the step model (not run; --tail-fixes=on runs them): now %.2f ms",
+          p.workers, p.workers == 1 ? "" : "s", p.pred_step_ms);
   if (p.deep_prefetch_ms) {
     appendf(out, "; a prefetch twice as deep %.2f ms (%+.1f %%", *p.deep_prefetch_ms,
             100 * (*p.deep_prefetch_ms / p.pred_step_ms - 1));
@@ -39,6 +92,46 @@ void append_tail_fixes(std::string& out, const TailPoint& p) {
     appendf(out, "; out-of-order delivery %.2f ms (%+.1f %%; changes the order in which samples reach the model)",
             *p.out_of_order_ms, 100 * (*p.out_of_order_ms / p.pred_step_ms - 1));
   appendf(out, ".\n");
+}
+
+// The tail fixes run end to end at one count: measured against predicted, with the unit
+// and the measured step's interval, then what each costs or changes.
+void append_fix_checks(std::string& out, const std::vector<TailFixCheck>& fixes) {
+  int workers = -1;
+  for (const auto& f : fixes) {
+    if (f.workers != workers) {
+      workers = f.workers;
+      appendf(out, "  Tail fixes run end to end at %d worker%s: the measured step (ms per step, +- its 95 %% "
+              "half width) against the step model's prediction, made before the fix ran from today's "
+              "case's timed costs", workers, workers == 1 ? "" : "s");
+      for (const auto& g : fixes)
+        if (g.workers == workers && g.today_step_ms) {
+          appendf(out, " (today measured %.2f ms)", *g.today_step_ms);
+          break;
+        }
+      appendf(out, ":\n");
+    }
+    appendf(out, "    %-24s measured %.2f", f.label.c_str(), f.step_ms);
+    if (f.step_ms_ci) appendf(out, " +-%.2f", *f.step_ms_ci);
+    appendf(out, " ms");
+    if (f.predicted_ms) {
+      appendf(out, ", predicted %.2f ms", *f.predicted_ms);
+      if (f.error_pct) appendf(out, ", error %+.1f %%", *f.error_pct);
+      appendf(out, f.step_ms_ci ? (f.within_interval() ? " (within the measured interval)"
+                                                         : " (outside the measured interval)")
+                                : " (no interval: too few steps)");
+    } else {
+      appendf(out, ", not predicted (today's case at %d worker%s did not run before it)", f.workers,
+              f.workers == 1 ? "" : "s");
+    }
+    if (f.variant == "prefetch") {
+      appendf(out, "; %d batches in flight", f.prefetch_depth);
+      if (f.host_mib) appendf(out, ": %.1f MiB more host memory", *f.host_mib);
+    } else if (f.variant == "delivery") {
+      appendf(out, "; changes the order in which samples reach the model, not their pixels");
+    }
+    appendf(out, ".\n");
+  }
 }
 
 }  // namespace
@@ -73,6 +166,7 @@ Tails sweep_tails(const BenchRun& run, const std::map<int, std::string>& end_to_
     p.prefetch_depth = static_cast<int>(std::lround(run.number("prefetch_depth_batches").value_or(0)));
     t.points.push_back(std::move(p));
   }
+  t.fixes = fix_checks(run, end_to_end, t.points);
   return t;
 }
 
@@ -97,6 +191,10 @@ void append_tails_text(std::string& out, const Tails& t) {
   if (t.empty()) return;
   appendf(out, "\nTails (the mean step hides them; predicted: the step model from each case's "
           "timed per-sample costs):\n");
+  if (t.points.empty()) {  // fix cases without today's rows (filtered, or a run without them)
+    append_fix_checks(out, t.fixes);
+    return;
+  }
   appendf(out, "  %7s  %10s %10s %10s %10s  %9s %9s  %s\n", "workers", "step", "p99", "pred",
           "pred p99", "stall %", "pred st %", "sample p50 / p99 / max ms (n)");
   for (const auto& p : t.points) {
@@ -118,7 +216,9 @@ void append_tails_text(std::string& out, const Tails& t) {
             "stall (one slow sample holds its batch, in-order delivery the batches after it); the "
             "costliest files: %s.\n", p.workers, p.workers == 1 ? "" : "s", *p.tail_share_pct, files.c_str());
   }
-  for (const auto& p : t.points) append_tail_fixes(out, p);
+  for (const auto& p : t.points)
+    if (!fixes_ran_at(t, p.workers)) append_tail_fixes(out, p);
+  append_fix_checks(out, t.fixes);
 }
 
 nlohmann::json tails_json(const Tails& t) {
@@ -137,6 +237,13 @@ nlohmann::json tails_json(const Tails& t) {
                            {"deep_prefetch_step_ms", opt(p.deep_prefetch_ms)},
                            {"out_of_order_step_ms", opt(p.out_of_order_ms)}});
   }
+  j["fixes"] = nlohmann::json::array();
+  for (const auto& f : t.fixes)
+    j["fixes"].push_back({{"label", f.label}, {"variant", f.variant}, {"workers", f.workers}, {"case", f.case_name},
+                          {"step_ms", f.step_ms}, {"step_ms_ci", opt(f.step_ms_ci)},
+                          {"predicted_step_ms", opt(f.predicted_ms)}, {"prediction_error_pct", opt(f.error_pct)},
+                          {"within_interval", f.within_interval()}, {"today_step_ms", opt(f.today_step_ms)},
+                          {"prefetch_depth", f.prefetch_depth}, {"host_mib", opt(f.host_mib)}, {"note", f.note}});
   return j;
 }
 

@@ -4,13 +4,18 @@
 // pred_stall_pct, bound_ms as the predicted mean), the cost distribution (sample_p50_ms,
 // sample_p99_ms, sample_max_ms over samples_timed), and the share of the predicted stall
 // the costliest samples cause (tail_stall_share_pct), naming the costliest files
-// (costliest:<file>_ms, costliest first).
+// (costliest:<file>_ms, costliest first). The tail fixes run end to end (bench/tail_fixes.h:
+// BM_EndToEnd/<pipeline>/prefetch:<N>|delivery:out_of_order/<baseline>/workers:<w>, keyed
+// by model/catalogue.h's loader_fixes): each one's measured step with its 95 % half width
+// (step_ms, step_ms_ci) against the prediction today's case made of it before it ran
+// (fix_pred_step_ms, fix_prediction_error_pct), with what it costs (fix_host_mib) or changes.
 // Units: ms per batch for steps, ms per sample for costs, % for stall and share.
 // Sources: the run's counters (report/run.h) only; a point without samples_timed (a run
 // from before the distribution, or too few samples timed) has no tail row.
 // Errors: none thrown.
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,12 +44,34 @@ struct TailPoint {
   int prefetch_depth = 0;  ///< the run's (prefetch_depth_batches); 0 unknown
 };
 
-struct Tails {
-  std::vector<TailPoint> points;  ///< by workers, ascending
-  bool empty() const { return points.empty(); }
+/// A tail fix run end to end: its measured step against today's case's prediction of it.
+struct TailFixCheck {
+  std::string label;                   ///< the key's variant label: "prefetch:4", "delivery:out_of_order"
+  std::string variant;                 ///< model/catalogue.h loader_fixes kind
+  int workers = 0;
+  std::string case_name;
+  double step_ms = 0;                  ///< measured, ms per step
+  std::optional<double> step_ms_ci;    ///< its 95 % half width, ms
+  std::optional<double> predicted_ms;  ///< fix_pred_step_ms: absent when today's case did not run first
+  std::optional<double> error_pct;     ///< fix_prediction_error_pct
+  std::optional<double> today_step_ms; ///< today's case at the same workers, measured
+  std::optional<double> host_mib;      ///< prefetch: the host memory it adds, MiB
+  int prefetch_depth = 0;              ///< its loader's (prefetch_depth_batches); 0 unknown
+  std::string note;                    ///< what it changes (the catalogue's note)
+  /// Whether the prediction lies within the measured step's 95 % interval.
+  bool within_interval() const {
+    return predicted_ms && step_ms_ci && std::abs(*predicted_ms - step_ms) <= *step_ms_ci;
+  }
 };
 
-/// The tail rows of the sweep's BM_EndToEnd cases (workers -> case name).
+struct Tails {
+  std::vector<TailPoint> points;  ///< by workers, ascending
+  std::vector<TailFixCheck> fixes;  ///< by workers, then the catalogue's order
+  bool empty() const { return points.empty() && fixes.empty(); }
+};
+
+/// The tail rows of the sweep's BM_EndToEnd cases (workers -> case name), and the tail
+/// fixes run beside them (the same pipeline and baseline, no callbacks).
 Tails sweep_tails(const BenchRun& run, const std::map<int, std::string>& end_to_end);
 
 /// Where the loader keeps up on average yet the loop stalls: the sentence saying that the
@@ -55,13 +82,17 @@ std::optional<std::string> tail_explains_stall(const Tails& t, int workers, doub
 
 /// "Tails (...)": a row per point, then where the model puts the stall on the costliest
 /// samples (share >= 1 %), the files, and the tail fixes it prices where the loop stalls
-/// (a deeper prefetch with its memory, out-of-order delivery). Nothing when empty.
+/// (a deeper prefetch with its memory, out-of-order delivery), or, where they ran end to
+/// end, each one's measured step (+- its 95 % half width) against that prediction and its
+/// error, with what it costs or changes. Nothing when empty.
 void append_tails_text(std::string& out, const Tails& t);
 
 /// {"points": [{workers, case, step_ms, step_p99_ms, stall_pct, predicted_step_ms,
 ///   predicted_step_p99_ms, predicted_stall_pct, tail_stall_share_pct, samples_timed,
 ///   sample_p50_ms, sample_p99_ms, sample_max_ms, costliest: [{file, ms}],
-///   deep_prefetch_step_ms, out_of_order_step_ms}]}
+///   deep_prefetch_step_ms, out_of_order_step_ms}],
+///  "fixes": [{label, variant, workers, case, step_ms, step_ms_ci, predicted_step_ms,
+///   prediction_error_pct, within_interval, today_step_ms, prefetch_depth, host_mib, note}]}
 nlohmann::json tails_json(const Tails& t);
 
 }  // namespace pipebench::report

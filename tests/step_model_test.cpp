@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "model/bound.h"
+#include "model/tail_forecast.h"
 
 namespace pipebench::model {
 namespace {
@@ -401,6 +402,47 @@ TEST(StepModel, BadInputIsNamed) {
   expect_invalid([] { workers_for_target(input({1.0}, 8, 1, 1, 1), 90, 0); }, "max_workers");
   expect_invalid([] { mean_workers_for_target(1, 0, 1); }, "batch");
   expect_invalid([] { mean_data_ms(-1, LoaderShape{}); }, "mean_sample_ms");
+}
+
+// The tail fixes' forecast (model/tail_forecast.h), which decides before the run whether
+// they run end to end: yes on a heavy-tailed folder (3 % of files 100 times the bytes, in
+// batches of 64), no on uniform files, and no on a dataset smaller than one batch, whose
+// every batch is the whole set however much its files differ (photos-full: 44 originals of
+// 0.26 to 24 MP).
+TEST(TailForecast, RunsTheFixesOnAHeavyTailOnly) {
+  TailForecastInput in;
+  in.typical_sample_ms = 0.5;
+  in.batch = 64;
+  in.workers = 2;
+  in.prefetch_depth = 2;
+  in.compute_ms = 0;  // unknown: the balance point
+  for (int i = 0; i < 1527; ++i) in.file_bytes.push_back(i % 33 == 0 ? 5'000'000 : 50'000);
+  const TailForecast tail = forecast_tail_fixes(in);
+  EXPECT_TRUE(tail.worth_running()) << tail.best_saving_pct;
+  EXPECT_LT(tail.out_of_order_ms, tail.step_ms);
+  EXPECT_LE(tail.deep_prefetch_ms, tail.step_ms * 1.001);
+  EXPECT_GT(tail.compute_ms, 0);
+
+  TailForecastInput uniform = in;
+  for (auto& b : uniform.file_bytes) b = 50'000;
+  EXPECT_FALSE(forecast_tail_fixes(uniform).worth_running()) << forecast_tail_fixes(uniform).best_saving_pct;
+
+  TailForecastInput one_batch = in;  // 44 files in one short batch: every batch the whole set
+  one_batch.file_bytes.clear();
+  for (int i = 0; i < 44; ++i) one_batch.file_bytes.push_back(static_cast<uint64_t>(200'000 + 400'000 * (i % 11)));
+  one_batch.batch = 44;
+  EXPECT_FALSE(forecast_tail_fixes(one_batch).worth_running()) << forecast_tail_fixes(one_batch).best_saving_pct;
+
+  TailForecastInput compute_bound = in;  // a step far longer than the data: nothing to fix
+  compute_bound.compute_ms = 1000;
+  EXPECT_FALSE(forecast_tail_fixes(compute_bound).worth_running());
+
+  TailForecastInput bad = in;
+  bad.typical_sample_ms = 0;
+  EXPECT_THROW(forecast_tail_fixes(bad), std::invalid_argument);
+  bad = in;
+  bad.file_bytes.clear();
+  EXPECT_THROW(forecast_tail_fixes(bad), std::invalid_argument);
 }
 
 }  // namespace

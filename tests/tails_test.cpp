@@ -78,5 +78,76 @@ TEST(Tails, NoRowWithoutTheDistributionAndNoFilesForASmallShare) {
   EXPECT_EQ(text.find("IMG_0001"), std::string::npos) << "a share under 1 % names no file";
 }
 
+// The tail fixes run end to end (issue 34 item 4): each one's measured step against the
+// prediction today's case made of it, with the error, the interval, the memory a deeper
+// prefetch adds and out-of-order's changed order; the priced-only line gives way to them.
+BenchRun run_with_fixes() {
+  BenchRun r = run_with(tail_case());
+  const auto add = [&](const model::CaseKey& key, std::map<std::string, double> values) {
+    r.cases[key.name()] = CaseMeans{key, std::move(values), 1};
+    r.keys[key.name()] = key;
+  };
+  // Predicted 18.54 against 19.0 measured: -2.4 %, within +-0.8; 16.48 against 18.0: -8.4 %,
+  // outside +-0.5.
+  add(model::end_to_end_case("p", "emulated", 2, "prefetch", "4"),
+      {{"step_ms", 19.0}, {"step_ms_ci", 0.8}, {"au_pct", 90.0}, {"fix_pred_step_ms", 18.54},
+       {"fix_prediction_error_pct", -2.42}, {"prefetch_depth_batches", 4}, {"fix_host_mib", 2.0}});
+  add(model::end_to_end_case("p", "emulated", 2, "delivery", "out_of_order"),
+      {{"step_ms", 18.0}, {"step_ms_ci", 0.5}, {"au_pct", 95.0}, {"fix_pred_step_ms", 16.48},
+       {"fix_prediction_error_pct", -8.44}, {"prefetch_depth_batches", 2}});
+  // Another pipeline's fix, and a fix with callbacks: not today's.
+  add(model::end_to_end_case("q", "emulated", 2, "prefetch", "4"), {{"step_ms", 5.0}});
+  add(model::end_to_end_case("p", "emulated", 2, "delivery", "out_of_order", {"log-async"}), {{"step_ms", 5.0}});
+  return r;
+}
+
+TEST(Tails, FixesRunEndToEndPrintMeasuredAgainstPredicted) {
+  const Tails t = sweep_tails(run_with_fixes(), {{2, model::legacy_key(kE2).name()}});
+  ASSERT_EQ(t.fixes.size(), 2u);
+  EXPECT_EQ(t.fixes[0].label, "prefetch:4");  // the catalogue's order
+  EXPECT_EQ(t.fixes[1].label, "delivery:out_of_order");
+  EXPECT_TRUE(t.fixes[0].within_interval());
+  EXPECT_FALSE(t.fixes[1].within_interval());
+  ASSERT_TRUE(t.fixes[0].today_step_ms.has_value());
+  EXPECT_DOUBLE_EQ(*t.fixes[0].today_step_ms, 21.0);
+  std::string text;
+  append_tails_text(text, t);
+  EXPECT_NE(text.find("Tail fixes run end to end at 2 workers"), std::string::npos) << text;
+  EXPECT_NE(text.find("(today measured 21.00 ms)"), std::string::npos) << text;
+  EXPECT_NE(text.find("prefetch:4               measured 19.00 +-0.80 ms, predicted 18.54 ms, error -2.4 % "
+                      "(within the measured interval); 4 batches in flight: 2.0 MiB more host memory."),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("delivery:out_of_order    measured 18.00 +-0.50 ms, predicted 16.48 ms, error -8.4 % "
+                      "(outside the measured interval); changes the order in which samples reach the model, "
+                      "not their pixels."),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("priced by the step model (not run"), std::string::npos) << "they ran: " << text;
+  const nlohmann::json j = tails_json(t);
+  ASSERT_EQ(j["fixes"].size(), 2u);
+  EXPECT_EQ(j["fixes"][1]["label"], "delivery:out_of_order");
+  EXPECT_DOUBLE_EQ(j["fixes"][1]["predicted_step_ms"].get<double>(), 16.48);
+  EXPECT_DOUBLE_EQ(j["fixes"][1]["prediction_error_pct"].get<double>(), -8.44);
+  EXPECT_DOUBLE_EQ(j["fixes"][1]["step_ms_ci"].get<double>(), 0.5);
+  EXPECT_FALSE(j["fixes"][1]["within_interval"].get<bool>());
+  EXPECT_DOUBLE_EQ(j["fixes"][0]["host_mib"].get<double>(), 2.0);
+  EXPECT_NE(j["fixes"][1]["note"].get<std::string>().find("not their pixels"), std::string::npos);
+}
+
+TEST(Tails, AFixWithoutTodaysPredictionSaysSo) {
+  BenchRun r = run_with_fixes();
+  const std::string ooo = model::end_to_end_case("p", "emulated", 2, "delivery", "out_of_order").name();
+  r.cases[ooo].values.erase("fix_pred_step_ms");
+  r.cases[ooo].values.erase("fix_prediction_error_pct");
+  std::string text;
+  append_tails_text(text, sweep_tails(r, {{2, model::legacy_key(kE2).name()}}));
+  EXPECT_NE(text.find("delivery:out_of_order    measured 18.00 +-0.50 ms, not predicted (today's case at 2 "
+                      "workers did not run before it)"),
+            std::string::npos) << text;
+  // Not run: the priced line, which says how to run them.
+  text.clear();
+  append_tails_text(text, sweep_tails(run_with(tail_case()), {{2, model::legacy_key(kE2).name()}}));
+  EXPECT_NE(text.find("priced by the step model (not run; --tail-fixes=on runs them)"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace pipebench::report

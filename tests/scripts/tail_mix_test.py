@@ -6,7 +6,11 @@ far shorter than a batch's loading, then pipebench-report --json on the run:
   - the JSON record and the report give one prediction (the case's bound_ms is the sweep
     point's bound_ms and the tails row's predicted step; its prediction_error_pct is the
     report's);
-  - the record keeps the cost distribution and names the large originals as the costliest.
+  - the record keeps the cost distribution and names the large originals as the costliest;
+  - the tail fixes run end to end (--tail-fixes=on: prefetch:4 and delivery:out_of_order at
+    the same worker): each row carries its measured step and today's case's prediction of
+    it (fix_pred_step_ms: today's pred_step_deep_prefetch_ms / pred_step_out_of_order_ms)
+    with its error, and the report prints them side by side in its Tails section.
 Timing figures are not asserted (a loaded machine moves them), only what holds on any."""
 import argparse
 import json
@@ -41,14 +45,23 @@ class TailMix(unittest.TestCase):
                 shutil.copy(os.path.join(big, folder, name), os.path.join(cls.data, folder, "big_" + name))
         cls.out = os.path.join(cls.tmp, "run.json")
         r = run(ARGS.pipebench, "--data=" + cls.data, "--batch=8", "--workers=1", "--steps=24",
-                "--compute-ms=0.2", "--benchmark_filter=BM_EndToEnd/imagenet_train/emulated/workers:1/iter",
+                "--compute-ms=0.2", "--tail-fixes=on",
+                "--benchmark_filter=BM_EndToEnd/imagenet_train/(prefetch:4/|delivery:out_of_order/)?"
+                "emulated/workers:1/iter",
                 "--benchmark_out=" + cls.out, "--benchmark_out_format=json")
         assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
         with open(cls.out) as f:
-            cls.row = next(b for b in json.load(f)["benchmarks"] if b["name"].startswith("BM_EndToEnd/"))
+            rows = json.load(f)["benchmarks"]
+        cls.row = next(b for b in rows if b["name"].startswith("BM_EndToEnd/imagenet_train/emulated/"))
+        cls.fixes = {label: next((b for b in rows if b["name"].startswith(
+            "BM_EndToEnd/imagenet_train/%s/emulated/" % label)), None)
+            for label in ("prefetch:4", "delivery:out_of_order")}
         r = run(ARGS.report, cls.out, "--json")
         assert r.returncode == 0, r.stderr
         cls.report = json.loads(r.stdout)
+        r = run(ARGS.report, cls.out)
+        assert r.returncode == 0, r.stderr
+        cls.text = r.stdout
 
     @classmethod
     def tearDownClass(cls):
@@ -78,6 +91,57 @@ class TailMix(unittest.TestCase):
         # once in each window); 1600 x 1200 against 96 x 80 decodes ~250x the pixels.
         self.assertTrue(all(c["file"].split("/")[-1].startswith("big_") for c in costliest[:2]), costliest)
         self.assertFalse(costliest[0]["file"].startswith("/"), "named under --data")
+
+    def test_each_fix_records_its_step_and_todays_prediction_of_it(self):
+        priced = {"prefetch:4": "pred_step_deep_prefetch_ms", "delivery:out_of_order": "pred_step_out_of_order_ms"}
+        for label, row in self.fixes.items():
+            with self.subTest(label=label):
+                self.assertIsNotNone(row, "no %s case" % label)
+                self.assertEqual(row["key"]["variant"] + ":" + row["key"]["variant_param"], label)
+                self.assertEqual(row["key"]["workers"], 1)
+                self.assertGreater(row["step_ms"], 0)
+                # Made from today's costs before the fix ran: today's price, exactly.
+                self.assertEqual(row["fix_pred_step_ms"], self.row[priced[label]])
+                self.assertAlmostEqual(row["fix_prediction_error_pct"],
+                                       100 * (row["fix_pred_step_ms"] - row["step_ms"]) / row["step_ms"], places=6)
+                self.assertNotIn("pred_step_deep_prefetch_ms", row, "a fix's case prices no further fix")
+        self.assertEqual(self.fixes["prefetch:4"]["prefetch_depth_batches"], 4)
+        self.assertEqual(self.fixes["delivery:out_of_order"]["prefetch_depth_batches"], 2)
+        self.assertAlmostEqual(self.fixes["prefetch:4"]["fix_host_mib"],
+                               2 * self.fixes["prefetch:4"]["batch_bytes"] / 2**20, places=6)
+
+    def test_the_report_prints_each_fix_beside_its_prediction(self):
+        fixes = self.report["tails"]["fixes"]
+        self.assertEqual([f["label"] for f in fixes], ["prefetch:4", "delivery:out_of_order"])
+        for f in fixes:
+            row = self.fixes[f["label"]]
+            self.assertEqual(f["step_ms"], row["step_ms"])
+            self.assertEqual(f["predicted_step_ms"], row["fix_pred_step_ms"])
+            self.assertEqual(f["prediction_error_pct"], row["fix_prediction_error_pct"])
+            self.assertEqual(f["today_step_ms"], self.row["step_ms"])
+        self.assertIn("not their pixels", fixes[1]["note"])
+        self.assertIn("Tail fixes run end to end at 1 worker:", self.text)
+        for label in ("prefetch:4", "delivery:out_of_order"):
+            line = next((l for l in self.text.splitlines() if l.strip().startswith(label + " ")), "")
+            self.assertIn("measured", line, self.text)
+            self.assertIn("predicted", line)
+            self.assertIn("error", line)
+        # Today's sweep is still one point: the fixes are not sweep rows.
+        self.assertEqual(len(self.report["sweep"]), 1)
+
+    def test_auto_runs_the_fixes_on_the_mix_and_not_on_uniform_images(self):
+        # --tail-fixes=auto (the default) decides before the run, from the files' sizes.
+        uniform = os.path.join(self.tmp, "uniform")
+        shutil.copytree(self.data, uniform, ignore=shutil.ignore_patterns("big_*"))
+        listed = {}
+        for name, data in (("mix", self.data), ("uniform", uniform)):
+            r = run(ARGS.pipebench, "--data=" + data, "--batch=8", "--workers=1", "--steps=4",
+                    "--benchmark_list_tests")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            listed[name] = [l for l in r.stdout.splitlines() if l.startswith("BM_EndToEnd/")]
+        fixes = [l for l in listed["mix"] if "/prefetch:4/" in l or "/delivery:out_of_order/" in l]
+        self.assertEqual(len(fixes), 2, listed["mix"])
+        self.assertFalse([l for l in listed["uniform"] if "/prefetch:" in l or "/delivery:" in l], listed["uniform"])
 
 
 def main():
