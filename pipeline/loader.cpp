@@ -293,18 +293,27 @@ struct Loader::Impl {
       flow::make_edge(*as_completed, deliver);
     }
 
+    start_graph(g, tickets, limit);
+    wait_for_graph(g);
+  }
+
+  // Hands the graph to shutdown() and the limiter's decrementer to the pool's releases, and
+  // activates the tickets; nothing starts once the loader is stopping.
+  void start_graph(flow::graph& g, flow::input_node<Ticket>& tickets, flow::limiter_node<Ticket>& limit) {
+    std::lock_guard<std::mutex> lock(control_mu);
+    if (stopping) return;
+    graph = &g;
+    g.reserve_wait();  // held until the last batch is out, an error, or shutdown
     {
-      std::lock_guard<std::mutex> lock(control_mu);
-      if (!stopping) {
-        graph = &g;
-        g.reserve_wait();  // held until the last batch is out, an error, or shutdown
-        {
-          std::lock_guard<std::mutex> pool_lock(pool->mu);
-          pool->decrement = &limit.decrementer();
-        }
-        tickets.activate();
-      }
+      std::lock_guard<std::mutex> pool_lock(pool->mu);
+      pool->decrement = &limit.decrementer();
     }
+    tickets.activate();
+  }
+
+  // Waits for the graph (an exception out of it becomes fail()), then takes it back: no more
+  // releases into it, and the tasks a last release spawned finish.
+  void wait_for_graph(flow::graph& g) {
     try {
       g.wait_for_all();
     } catch (const std::exception& e) {  // a node body threw (not a sample: those are caught)
@@ -312,7 +321,6 @@ struct Loader::Impl {
     } catch (...) {
       fail("", "loader: unknown exception in the flow graph");
     }
-    // No more releases into the graph; then let tasks a last release spawned finish.
     {
       std::lock_guard<std::mutex> pool_lock(pool->mu);
       pool->decrement = nullptr;
