@@ -75,11 +75,14 @@ uint64_t checksum(const std::vector<std::vector<float>>& outputs) {
 // Recorded again for the random recipes when every operator got its own random stream
 // (issue 26, common random numbers: transforms/rng.h, Rng::stream): the same operators on
 // the same pixels, other (but as uniform) draws. imagenet_val draws nothing: unchanged,
-// still commit 84278b7's value.
+// still commit 84278b7's value. imagenet_train_roi recorded again when the ROI decode got
+// its two-column margin (commit dabe7b7): a window's edge columns are now upsampled as in a
+// whole decode (tests/fidelity_test.cpp checks them bit for bit against one), so they moved
+// by a few levels where the window started on an iMCU boundary or ended on an odd column.
 const std::map<std::string, uint64_t> kGolden = {
     {"imagenet_train", 0x9b93deda3f3cb4b4ull},
     {"imagenet_val", 0xe9b1d8aedc65e952ull},
-    {"imagenet_train_roi", 0x5d8005a237f890bbull},
+    {"imagenet_train_roi", 0x66e8e57617229a06ull},
     {"casestudy", 0xd194e4e5db515469ull},
     {"casestudy_shifts", 0xd194e4e5db515469ull},
 };
