@@ -6,6 +6,7 @@
 #include "model/catalogue.h"
 #include "model/counters.h"
 #include "report/appendf.h"
+#include "report/whatif.h"
 
 namespace pipebench::report {
 namespace {
@@ -117,9 +118,16 @@ void append_fix_checks(std::string& out, const std::vector<TailFixCheck>& fixes)
     if (f.predicted_ms) {
       appendf(out, ", predicted %.2f ms", *f.predicted_ms);
       if (f.error_pct) appendf(out, ", error %+.1f %%", *f.error_pct);
-      appendf(out, f.step_ms_ci ? (f.within_interval() ? " (within the measured interval)"
-                                                         : " (outside the measured interval)")
-                                : " (no interval: too few steps)");
+      const auto half = f.half_width_pct();
+      if (!half) {
+        appendf(out, " (no interval: too few steps)");
+      } else if (*half > kCheckTolerancePct) {
+        // A loop too short to test the model at its tolerance: no verdict on it, either way.
+        appendf(out, " (the measured step's +-%.0f %% is wider than the model's %.0f %% tolerance: too few steps "
+                "to check it; --steps=200 measures it)", *half, kCheckTolerancePct);
+      } else {
+        appendf(out, f.within_interval() ? " (within the measured interval)" : " (outside the measured interval)");
+      }
     } else {
       appendf(out, ", not predicted (today's case at %d worker%s did not run before it)", f.workers,
               f.workers == 1 ? "" : "s");
@@ -242,7 +250,9 @@ nlohmann::json tails_json(const Tails& t) {
     j["fixes"].push_back({{"label", f.label}, {"variant", f.variant}, {"workers", f.workers}, {"case", f.case_name},
                           {"step_ms", f.step_ms}, {"step_ms_ci", opt(f.step_ms_ci)},
                           {"predicted_step_ms", opt(f.predicted_ms)}, {"prediction_error_pct", opt(f.error_pct)},
-                          {"within_interval", f.within_interval()}, {"today_step_ms", opt(f.today_step_ms)},
+                          {"within_interval", f.within_interval()},
+                          {"checkable", f.half_width_pct() && *f.half_width_pct() <= kCheckTolerancePct},
+                          {"today_step_ms", opt(f.today_step_ms)},
                           {"prefetch_depth", f.prefetch_depth}, {"host_mib", opt(f.host_mib)}, {"note", f.note}});
   return j;
 }

@@ -62,6 +62,11 @@ struct TailFixCheck {
   bool within_interval() const {
     return predicted_ms && step_ms_ci && std::abs(*predicted_ms - step_ms) <= *step_ms_ci;
   }
+  /// The measured step's 95 % half width, % of the step; absent without an interval.
+  std::optional<double> half_width_pct() const {
+    if (!step_ms_ci || !(step_ms > 0)) return std::nullopt;
+    return 100.0 * *step_ms_ci / step_ms;
+  }
 };
 
 struct Tails {
@@ -92,7 +97,9 @@ void append_tails_text(std::string& out, const Tails& t);
 ///   sample_p50_ms, sample_p99_ms, sample_max_ms, costliest: [{file, ms}],
 ///   deep_prefetch_step_ms, out_of_order_step_ms}],
 ///  "fixes": [{label, variant, workers, case, step_ms, step_ms_ci, predicted_step_ms,
-///   prediction_error_pct, within_interval, today_step_ms, prefetch_depth, host_mib, note}]}
+///   prediction_error_pct, within_interval, checkable (the measured step's 95 % half width
+///   at most kCheckTolerancePct of it: the run can test the prediction), today_step_ms,
+///   prefetch_depth, host_mib, note}]}
 nlohmann::json tails_json(const Tails& t);
 
 }  // namespace pipebench::report

@@ -133,6 +133,33 @@ TEST(Tails, FixesRunEndToEndPrintMeasuredAgainstPredicted) {
   EXPECT_NE(j["fixes"][1]["note"].get<std::string>().find("not their pixels"), std::string::npos);
 }
 
+// A fix case of a default run's few steps: its interval (+-25 % of the step) is wider than
+// the model's 5 % tolerance, so the report gives no verdict on the prediction either way.
+TEST(Tails, AFixMeasuredTooShortToCheckSaysSo) {
+  BenchRun r = run_with_fixes();
+  const std::string pre = model::end_to_end_case("p", "emulated", 2, "prefetch", "4").name();
+  r.cases[pre].values["step_ms"] = 140.0;
+  r.cases[pre].values["step_ms_ci"] = 35.0;
+  r.cases[pre].values["fix_pred_step_ms"] = 93.9;
+  r.cases[pre].values["fix_prediction_error_pct"] = -32.9;
+  const Tails t = sweep_tails(r, {{2, model::legacy_key(kE2).name()}});
+  ASSERT_EQ(t.fixes.size(), 2u);
+  ASSERT_TRUE(t.fixes[0].half_width_pct().has_value());
+  EXPECT_DOUBLE_EQ(*t.fixes[0].half_width_pct(), 25.0);
+  std::string text;
+  append_tails_text(text, t);
+  EXPECT_NE(text.find("predicted 93.90 ms, error -32.9 % (the measured step's +-25 % is wider than the model's "
+                      "5 % tolerance: too few steps to check it; --steps=200 measures it)"),
+            std::string::npos) << text;
+  const size_t begin = text.find("prefetch:4 "), end = text.find('\n', begin);
+  ASSERT_NE(begin, std::string::npos) << text;
+  EXPECT_EQ(text.substr(begin, end - begin).find("measured interval"), std::string::npos) << text;
+  EXPECT_NE(text.find("(outside the measured interval); changes the order"), std::string::npos) << text;
+  const nlohmann::json j = tails_json(t);
+  EXPECT_FALSE(j["fixes"][0]["checkable"].get<bool>());
+  EXPECT_TRUE(j["fixes"][1]["checkable"].get<bool>());
+}
+
 TEST(Tails, AFixWithoutTodaysPredictionSaysSo) {
   BenchRun r = run_with_fixes();
   const std::string ooo = model::end_to_end_case("p", "emulated", 2, "delivery", "out_of_order").name();
