@@ -303,6 +303,18 @@ Recommendation recommend(const WhatIfInputs& in, const WhatIf& w) {
   return rec;
 }
 
+// A prediction of the step (ms per batch) against the sweep point that measured it: the
+// AU it implies at the point's compute time, the measured step, AU and 95 % half width, and
+// the error (model::prediction_error_pct, %).
+void set_against(PredictionCheck& c, double predicted_step_ms, const SweepPoint& p) {
+  c.predicted_step_ms = predicted_step_ms;
+  c.predicted_au_pct = 100.0 * p.bound.compute_ms / predicted_step_ms;
+  c.measured_step_ms = p.bound.step_ms;
+  c.measured_au_pct = p.bound.au_pct;
+  c.measured_ci_ms = p.step_ms_ci;
+  c.error_pct = model::prediction_error_pct(c.predicted_step_ms, c.measured_step_ms);
+}
+
 std::optional<PredictionCheck> check(const WhatIfInputs& in, const WhatIf& w) {
   const WhatIfRow* workers = nullptr;
   for (const auto& r : w.rows) if (r.kind == CandidateKind::kWorkers) workers = &r;
@@ -314,12 +326,7 @@ std::optional<PredictionCheck> check(const WhatIfInputs& in, const WhatIf& w) {
     c.at_workers_candidate = workers && workers->measured;
     const double data = in.loader_overhead * predicted_data_ms(in.today->cpu_ms, in.batch, at, in.cores);
     // The point's own compute time: the case that ran the fix measured it.
-    c.predicted_step_ms = predict_from_parts(data, p.bound.compute_ms, 2).step_ms;
-    c.predicted_au_pct = 100.0 * p.bound.compute_ms / c.predicted_step_ms;
-    c.measured_step_ms = p.bound.step_ms;
-    c.measured_au_pct = p.bound.au_pct;
-    c.measured_ci_ms = p.step_ms_ci;
-    c.error_pct = model::prediction_error_pct(c.predicted_step_ms, c.measured_step_ms);
+    set_against(c, predict_from_parts(data, p.bound.compute_ms, 2).step_ms, p);
     return c;
   }
   return std::nullopt;
@@ -412,13 +419,9 @@ FixCheck fix_check(const WhatIfInputs& in, const WhatIf& w, const SampleCost& f,
   fc.label = f.label;
   PredictionCheck& c = fc.check;
   c.workers = p.workers;
-  c.predicted_step_ms = predict_from_parts(in.loader_overhead * predicted_data_ms(f.cpu_ms, in.batch, p.workers, in.cores),
-                                           p.bound.compute_ms + f.device_ms_per_batch, 2).step_ms;
-  c.predicted_au_pct = 100.0 * p.bound.compute_ms / c.predicted_step_ms;
-  c.measured_step_ms = p.bound.step_ms;
-  c.measured_au_pct = p.bound.au_pct;
-  c.measured_ci_ms = p.step_ms_ci;
-  c.error_pct = model::prediction_error_pct(c.predicted_step_ms, c.measured_step_ms);
+  set_against(c, predict_from_parts(in.loader_overhead * predicted_data_ms(f.cpu_ms, in.batch, p.workers, in.cores),
+                                    p.bound.compute_ms + f.device_ms_per_batch, 2).step_ms,
+              p);
   return fc;
 }
 

@@ -71,6 +71,10 @@ class LoaderTest : public ::testing::Test {
     return o;
   }
 
+  // Three ranks' shards of one shuffled epoch hold every sample exactly once (in order or
+  // as completed: LoaderOptions::in_order).
+  static void expect_shards_cover(bool in_order);
+
   static std::filesystem::path* root_;
 };
 std::filesystem::path* LoaderTest::root_ = nullptr;
@@ -96,6 +100,25 @@ Collected drain(Loader& loader, bool keep_data = false) {
     if (keep_data) c.data.emplace_back(b.data, b.data + b.bytes() / 4);
   }
   return c;
+}
+
+void LoaderTest::expect_shards_cover(bool in_order) {
+  ImageFolder ds(*root_);
+  std::vector<int64_t> all;
+  for (int rank = 0; rank < 3; ++rank) {
+    LoaderOptions o = small_options();
+    o.in_order = in_order;
+    o.sampler.shuffle = true;
+    o.sampler.world_size = 3;
+    o.sampler.rank = rank;
+    Loader loader(ds, o);
+    Collected c = drain(loader);
+    for (auto& b : c.indices) all.insert(all.end(), b.begin(), b.end());
+  }
+  std::sort(all.begin(), all.end());
+  std::vector<int64_t> expected(kImages);
+  std::iota(expected.begin(), expected.end(), int64_t{0});
+  EXPECT_EQ(all, expected) << (in_order ? "in order" : "out of order");
 }
 
 struct ExactlyOnceCase {
@@ -342,23 +365,7 @@ TEST_F(LoaderTest, DropLastWithBatchLargerThanDatasetDeliversNothing) {
   EXPECT_EQ(loader.stats().batches, 0);
 }
 
-TEST_F(LoaderTest, ShardsAreDisjointAndCover) {
-  ImageFolder ds(*root_);
-  std::vector<int64_t> all;
-  for (int rank = 0; rank < 3; ++rank) {
-    LoaderOptions o = small_options();
-    o.sampler.shuffle = true;
-    o.sampler.world_size = 3;
-    o.sampler.rank = rank;
-    Loader loader(ds, o);
-    Collected c = drain(loader);
-    for (auto& b : c.indices) all.insert(all.end(), b.begin(), b.end());
-  }
-  std::sort(all.begin(), all.end());
-  std::vector<int64_t> expected(kImages);
-  std::iota(expected.begin(), expected.end(), int64_t{0});
-  EXPECT_EQ(all, expected);
-}
+TEST_F(LoaderTest, ShardsAreDisjointAndCover) { expect_shards_cover(true); }
 
 TEST_F(LoaderTest, BatchesMatchTheRecipeRunDirectly) {
   ImageFolder ds(*root_);
@@ -644,24 +651,7 @@ TEST_F(LoaderTest, OutOfOrderSkipsStopsShardsAndStopsMidEpochAsInOrder) {
     }
     EXPECT_THROW(loader.next(), LoaderError);
   }
-  {
-    ImageFolder ds(*root_);
-    std::vector<int64_t> all;
-    for (int rank = 0; rank < 3; ++rank) {
-      LoaderOptions o = small_options();
-      o.in_order = false;
-      o.sampler.shuffle = true;
-      o.sampler.world_size = 3;
-      o.sampler.rank = rank;
-      Loader loader(ds, o);
-      Collected c = drain(loader);
-      for (auto& b : c.indices) all.insert(all.end(), b.begin(), b.end());
-    }
-    std::sort(all.begin(), all.end());
-    std::vector<int64_t> expected(kImages);
-    std::iota(expected.begin(), expected.end(), int64_t{0});
-    EXPECT_EQ(all, expected);
-  }
+  expect_shards_cover(false);
   {
     ImageFolder ds(*root_);
     LoaderOptions o = small_options();
