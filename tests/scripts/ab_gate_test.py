@@ -793,7 +793,11 @@ esac""")
 
     def test_injected_slowdown_is_caught(self):
         self.require_hook()
-        slow = self.wrapper("slow50", "PIPEBENCH_TEST_SLOWDOWN=normalize:50 exec "
+        # +200 %: this host's normalize alone moved between 133 and 235 us per image from one
+        # block to the next on a machine quiet on our side (the shared host's other tenants,
+        # most likely), so one +50 % comparison in six read 1.05 (0.80..1.37) and said
+        # inconclusive; a threefold cost stays a regression through a 1.8x swing.
+        slow = self.wrapper("slow200", "PIPEBENCH_TEST_SLOWDOWN=normalize:200 exec "
                                       f"{shlex.quote(self.bin)} \"$@\"")
         out = os.path.join(self.dir, "slow.json")
         # 6 rounds at the default block length: one disturbed round among 3 short ones once
@@ -801,8 +805,11 @@ esac""")
         p = self.gate(self.bin, slow, "--data", self.data, "--blocks", "6", "--out", out,
                       "--filter", "BM_Transform/(normalize|vertical_flip/p:1.0)$")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        # What is asserted is the gate's behaviour, not its figure: a ratio read in one short
+        # comparison on a shared host varies (round ratios 0.9 to 3.2 for a +50 % injection
+        # on a quiet host), so the ratio is only required to show a slowdown.
         self.assertRegex(p.stdout, r"REGRESSION BM_Transform/normalize: cpu_time .* \(ratio "
-                                   r"1\.[3-7]\d*, 95 % interval")
+                                   r"\d+\.\d+, 95 % interval")
         self.assertNotIn("REGRESSION BM_Transform/vertical_flip", p.stdout)
         with open(out) as f:
             doc = json.load(f)
@@ -815,25 +822,33 @@ esac""")
         self.assertGreaterEqual(case["blocks"], 6)
         self.assertEqual(case["blocks"], len(case["round_ratios"]))
         self.assertEqual(case["screen"]["blocks"], 6)
+        self.assertGreater(case["ratio"], 1.1, case)  # the confirmation's lower end is > 1.03
+        self.assertGreater(case["ci_low"], 1.03, case)
         self.assertRegex(p.stdout, r"ab: measured again \(suspect\): BM_Transform/normalize: "
-                                   r"screen 1\.[3-7]\d* \[.*\] over 6 rounds -> 1\.[3-7]\d* .* "
+                                   r"screen \d+\.\d+ \[.*\] over 6 rounds -> \d+\.\d+ .* "
                                    r"over \d+ rounds of its own: REGRESSION")
         self.assertGreaterEqual(len(re.findall(r"^ab: round measured again \d+/\d+ \((ABBA|BAAB)\) "
                                                r"block", p.stderr, re.M)), 24)
-        # The gate does not pass the variable on: an A/A run with it set in the caller's
-        # environment is still A/A.
-        # BASE is the wrapper (normalize +50 %), NEW the plain binary: stripped, NEW/BASE is
-        # about 1 / 1.5; passed on, NEW would run at +200 % and the ratio be about 2.
-        env = dict(os.environ, PIPEBENCH_TEST_SLOWDOWN="normalize:200")
+        # The gate does not pass the variable on: with a value in the caller's environment
+        # that pipebench refuses (exit 2, "no per-sample operator named ..."), a comparison
+        # of the wrapper (which sets its own) against the plain binary still runs both. A
+        # value that only slowed NEW was tried first and judged by the ratio; two short
+        # rounds read 1.04 for an expected 0.67 once, so the check is now on exit status.
+        env = dict(os.environ, PIPEBENCH_TEST_SLOWDOWN="no_such_operator:200")
+        refused = run([self.bin, f"--data={self.data}", "--benchmark_filter=BM_Transform/normalize$",
+                       "--benchmark_list_tests=true"], env=env)
+        self.assertEqual(refused.returncode, 2, refused.stderr)  # the value is a real trap
+        self.assertIn("no per-sample operator named 'no_such_operator'", refused.stderr)
         out = os.path.join(self.dir, "env.json")
         p = run([os.path.join(scripts_dir(), "compare.sh"), "--ab", "--metric=time", slow,
                  self.bin, "--data",
                  self.data, "--blocks", "2", "--filter", "BM_Transform/normalize$", "--out",
                  out, "--time-budget", "0", "--confirm", "0", *QUICK], env=env)
-        self.assertIn(p.returncode, (0, 1, 3), p.stderr)
+        self.assertIn(p.returncode, (0, 1, 3), p.stdout + p.stderr)
+        self.assertNotIn("no_such_operator", p.stdout + p.stderr)
         with open(out) as f:
             (case,) = json.load(f)["cases"]
-        self.assertLess(case["ratio"], 0.85, case)
+        self.assertEqual(case["blocks"], 2, case)
 
     def test_too_short_a_comparison_is_inconclusive(self):
         # Two rounds of the decode case and no budget to measure it again: t(0.975, 1) =
