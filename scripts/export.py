@@ -16,7 +16,7 @@ whether the accelerator is fed. Per case of RUN.json (errored cases left out and
 
 (AU and step time exist on the BM_EndToEnd cases; images/s on every case that counts
 items; instructions per iteration on the rows of an instruction-count gate's JSON,
-`compare.sh --ab ... --metric=instructions --out FILE` (scripts/instr_gate.py: Valgrind's
+`compare.sh --ab ... --metric=instructions --out FILE` (scripts/pbgate/instr.py: Valgrind's
 Callgrind, exact counts, so no range), which leaves out the rates measured under Valgrind.) Each value is the MEDIAN over the case's repetitions (the compare gate's
 statistic; a run without repetitions gives its one value).
 
@@ -47,8 +47,8 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_json import (BadInput, case_filter, context, is_number,  # noqa: E402
-                        iterations_by_case, load_run)
+from pbgate.record import (BadInput, case_filter, context, is_number,  # noqa: E402
+                           iterations_by_case, load_run)
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2

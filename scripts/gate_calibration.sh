@@ -17,7 +17,7 @@
 #
 #   --metric   time (default): the paired ABBA time gate (compare.sh --ab); instructions:
 #              the instruction-count gate (compare.sh --ab --metric=instructions, Valgrind's
-#              Callgrind; scripts/instr_gate.py), whose counts are exact: every A/A ratio is
+#              Callgrind; scripts/pbgate/instr.py), whose counts are exact: every A/A ratio is
 #              reported (the largest |ratio - 1| is the gate's noise floor), and the false
 #              alarms are counted at the threshold and at 3 %. --blocks, --confirm,
 #              --confirm-max, --min-time and --time are the time gate's only.
@@ -44,7 +44,7 @@
 #         amount (docs/ab-gate.md).
 #   time  seconds per comparison (mean, min, max) over all of them.
 #   --thresholds  (time) also judges every comparison at these thresholds, from its saved
-#         round ratios (a verdict is a function of them alone: ab_gate.judge_case), as
+#         round ratios (a verdict is a function of them alone: pbgate/paired.py judge_case), as
 #         `compare.sh --ab --threshold PCT` with its default --max-noise (= PCT) would have:
 #         the false-alarm and detection rates at each. With the confirmation (--confirm,
 #         on by default) a case is judged on its confirmation rounds when it is a suspect

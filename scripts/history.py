@@ -27,7 +27,7 @@ its rows were measured under Valgrind, tens of times slower than the machine, so
 paired deltas are drawn. A paired REGRESSION prints one PAIRED line on stdout.
 
 Change points: between each run and the previous run that has the case, the gate's own
-decision (compare_gate.judge: median change beyond --threshold percent and, with >= 2
+decision (pbgate/compare.py judge: median change beyond --threshold percent and, with >= 2
 repetitions on both sides, the two-sided Mann-Whitney U test of compare.py's
 gbench.report.calc_utest at p < --alpha; a case whose CV over repetitions exceeds
 --max-cv is too noisy and never flagged: such changes are drawn as grey rings and
@@ -52,10 +52,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_json import (BadInput, busy_flag, case_filter, case_key, case_name,  # noqa: E402
-                        context, context_mismatches, iterations_by_case, is_number, load_run,
-                        time_ns)
-from compare_gate import gate_thresholds, gated_field, import_gbench, judge  # noqa: E402
+from pbgate.compare import gate_thresholds, gated_field, import_gbench, judge  # noqa: E402
+from pbgate.record import (BadInput, busy_flag, case_filter, case_key, case_name,  # noqa: E402
+                           context, context_mismatches, iterations_by_case, is_number,
+                           load_run, time_ns)
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -98,7 +98,7 @@ def paired_points(path, data):
 
 class Run:
     """One loaded run: its file, label, date, context, {case: rows}, {case: error},
-    {case: key (bench_json.case_key), errored cases included}, and for a `compare.sh
+    {case: key (record.case_key), errored cases included}, and for a `compare.sh
     --ab` file its paired points and what the comparison was (paired_points)."""
 
     def __init__(self, path, data):

@@ -6,7 +6,7 @@
 RUN.json is pipebench's Google Benchmark JSON (--benchmark_out=RUN.json
 --benchmark_out_format=json; bench/README.md lists the cases and counters).
 
-The cases are chosen by the fields of each row's case key (bench_json.case_key: the
+The cases are chosen by the fields of each row's case key (pbgate.record.case_key: the
 record's "key", or for a file written before the record the legacy adapter), never by
 reading a case name.
 
@@ -61,8 +61,8 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_json import (BadInput, case_key, case_name, context, context_number,  # noqa: E402
-                        is_aggregate, load_run)
+from pbgate.record import (BadInput, case_key, case_name, context, context_number,  # noqa: E402
+                           is_aggregate, load_run)
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -83,7 +83,7 @@ def _number(v):
 
 def case_means(data):
     """{case: {field: mean value}} over repetitions, the sorted errored case names, and
-    {case: its key (bench_json.case_key)}."""
+    {case: its key (pbgate.record.case_key)}."""
     iters, means, errored = {}, {}, set()
     for row in data["benchmarks"]:
         name = case_name(row)
@@ -111,7 +111,7 @@ def case_means(data):
 
 
 def _ctx_positive(ctx, key):
-    """A context number (bench_json.context_number) when it is > 0, else None."""
+    """A context number (pbgate.record.context_number) when it is > 0, else None."""
     v = context_number(ctx, key)
     return v if v is not None and v > 0 else None
 
@@ -132,7 +132,7 @@ def extract(data):
       loader_stages: (label, {stage: ms per sample}) or None
       sample_stages: (label, {stage: ms per sample}) or None
       errored: [case names]; context: the run context; cases: {case: fields};
-      keys: {case: its key (bench_json.case_key)}
+      keys: {case: its key (pbgate.record.case_key)}
       system_series: {case: {workers, t_s, cpu_busy_cores, pipebench_cores[,
         cpu_system_cores, gpu_util_pct]}} of the BM_EndToEnd sweep cases, from the run's
         "system_series" section ({} without it)

@@ -1,6 +1,6 @@
-"""pbgate.blocks - what the gates share to run two builds (scripts/ab_gate.py, the time
-gate; scripts/instr_gate.py, the instruction gate): checking the binaries, listing and
-filtering their cases, the contexts that must agree, the environment without the test
+"""pbgate.blocks - what the gates share to run two builds (pbgate.ab, the time gate;
+pbgate.instr, the instruction gate): checking the binaries, the synthetic dataset, listing
+and filtering their cases, the contexts that must agree, the environment without the test
 hook, and the driver that runs a gate in a temporary folder and maps its failures to exit
 statuses (0 pass, 1 regression, 2 bad input, 3 inconclusive).
 """
@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 
-from bench_json import BadInput, context, context_mismatches
+from .record import BadInput, context, context_mismatches
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -73,6 +73,22 @@ def data_tool(binary):
     root = os.path.dirname(os.path.dirname(os.path.abspath(binary)))
     tool = os.path.join(root, "datasets", "pipebench-data")
     return tool if os.path.isfile(tool) and os.access(tool, os.X_OK) else None
+
+
+def make_dataset(base, new, folder, images):
+    """A synthetic dataset of `images` JPEGs of 500x375 in 2 classes in `folder`, made by
+    the pipebench-data beside BASE (else NEW); BadInput when neither has one."""
+    tool = data_tool(base) or data_tool(new)
+    if tool is None:
+        raise BadInput(f"no datasets/pipebench-data beside {base} or {new} to make the "
+                       "synthetic dataset; pass --data DIR")
+    p = subprocess.run([tool, "synthetic", folder, "--count", str(images), "--classes", "2"],
+                       capture_output=True, text=True, env=child_env())
+    if p.returncode != 0:
+        raise BadInput(f"{tool} synthetic failed (exit {p.returncode}): "
+                       f"{(p.stderr or p.stdout).strip()[-500:]}")
+    log(f"dataset: {p.stdout.strip()}")
+    return folder
 
 
 def list_cases(binary, data, filt, extra):

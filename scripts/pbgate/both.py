@@ -25,9 +25,9 @@ other way, or stays unchanged, gets a line saying so. The report names the metri
 decided each failure. The instruction gate runs first (about a minute, exact counts), then
 the time gate with what is left of --time-budget.
 
-Options: the time gate's (scripts/ab_gate.py) plus --instr-threshold PCT (default 0.5, the
+Options: the time gate's (pbgate/ab.py) plus --instr-threshold PCT (default 0.5, the
 instruction gate's --threshold), --fail-on, --images, --jobs, --max-iterations, --timeout
-(the instruction gate's, scripts/instr_gate.py). --out writes the time gate's JSON with,
+(the instruction gate's: pbgate/instr.py). --out writes the time gate's JSON with,
 per case, "instructions" (ratio and verdict) and "decision" / "decided_by", and at the top
 "metric": "both", "fail_on" and "instructions" (the instruction gate's summary).
 Exit status as the time gate's: 0 pass, 1 a failure under --fail-on, 2 bad input, 3
@@ -37,9 +37,11 @@ inconclusive (--inconclusive).
 import json
 import os
 import shutil
-import subprocess
+import sys
+import traceback
 
-from bench_json import BadInput
+from . import instr
+from .record import BadInput
 
 FAIL_ON = ("auto", "time", "instructions", "both")
 INSTR_OPTIONS = {"--images", "--jobs", "--max-iterations", "--timeout", "--instr-threshold",
@@ -163,17 +165,28 @@ def print_decisions(merged, fail_on):
 
 
 def run_instructions(argv, out_path):
-    """The instruction gate as a child process (its own temporary folder, its own output),
-    its JSON read back: (exit status, doc or None)."""
+    """The instruction gate (pbgate.instr's main) in this process, with its own temporary
+    folder, printing on this process's stdout and stderr, its JSON read back: (exit status,
+    doc or None). What would end a process of its own ends it with the status that process
+    would have had: argparse's refusal (SystemExit, 2), a failure of the gate itself (its
+    traceback, 1)."""
     if "--" in argv:
         k = argv.index("--")
         argv = argv[:k] + ["--out", out_path] + argv[k:]
     else:
         argv = argv + ["--out", out_path]
-    scripts = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    p = subprocess.run(["/usr/bin/python3", os.path.join(scripts, "instr_gate.py"), *argv])
+    try:
+        rc = instr.main(argv)
+    except SystemExit as e:
+        rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except Exception:
+        traceback.print_exc()
+        rc = 1
+    finally:  # its output before the time gate's, as when it ran as a child process
+        sys.stdout.flush()
+        sys.stderr.flush()
     doc = None
     if os.path.exists(out_path):
         with open(out_path) as f:
             doc = json.load(f)
-    return p.returncode, doc
+    return rc, doc

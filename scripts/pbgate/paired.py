@@ -1,4 +1,4 @@
-"""pbgate.paired - the paired time gate's statistic and verdicts (scripts/ab_gate.py;
+"""pbgate.paired - the paired time gate's statistic and verdicts (pbgate.ab;
 docs/ab-gate.md, "What it does" steps 4-8).
 
 One round of four blocks gives r = (B1 + B2) / (A1 + A2) (each build's first and second
@@ -11,7 +11,8 @@ analysis). Times in any one unit (ratios are unit-free); percentages as percent.
 import math
 import statistics
 
-from bench_json import BadInput
+from .compare import cv
+from .record import BadInput
 
 CONFIDENCE = 0.95
 
@@ -110,13 +111,6 @@ def verdict(ratio, ci_low, ci_high, threshold_pct, max_noise_pct=None):
     return "ok", text
 
 
-def cv(values):
-    if len(values) < 2:
-        return None
-    mean = statistics.fmean(values)
-    return statistics.stdev(values) / mean if mean > 0 else None
-
-
 def position_effect(ratios, orders, confidence=CONFIDENCE):
     """How much slower a round's outer blocks (its first and last) ran than its inner ones,
     percent, with its interval: the mean of s_i ln r_i, s = -1 for A B B A (outer = BASE)
@@ -136,7 +130,7 @@ def judge_case(name, field, rounds, threshold_pct, confidence=CONFIDENCE, max_no
                orders=None):
     """One case over its rounds [(A1, B1, B2, A2) in ns: each build's first and second block
     of the round, whatever the order], `orders` the rounds' orders ("ABBA" or "BAAB"):
-    compare_gate.judge's fields plus the paired ones."""
+    compare.judge's fields plus the paired ones."""
     ratios = [quad_ratio(*q) for q in rounds]
     base = [v for q in rounds for v in (q[0], q[3])]
     new = [v for q in rounds for v in (q[1], q[2])]

@@ -1,9 +1,10 @@
 """pbgate.plan - the paired A/B gate's measurement plan: how many ABBA rounds each case
 needs for its 95 % interval to be narrow enough to see the threshold, and which cases the
-time budget can afford (issue 36, "power before a verdict"). Used by scripts/ab_gate.py and gate_calibration.sh.
+time budget can afford (issue 36, "power before a verdict"). Used by pbgate.ab and
+gate_calibration.sh.
 
 The gate's statistic is the mean of the round log ratios ln r_i with a Student t interval
-(ab_gate.paired_stats). Its half-width after n rounds is t(0.975, n - 1) * s / sqrt(n),
+(paired.paired_stats). Its half-width after n rounds is t(0.975, n - 1) * s / sqrt(n),
 s the standard deviation of ln r over rounds. From the screen's s the number of rounds that
 brings the half-width to the target h follows (the classical sample-size formula for a t
 interval; NIST/SEMATECH e-Handbook 7.2.2.2, "sample sizes required"): the smallest even
@@ -21,12 +22,9 @@ screen's blocks. Units: seconds for times, percent for precision targets.
 import math
 import statistics
 
+from .paired import t_quantile
+
 MIN_ROUNDS = 2
-
-
-def t_quantile(p, df):
-    from scipy.stats import t
-    return float(t.ppf(p, df))
 
 
 def half_width_pct(sd_log, n, confidence=0.95):

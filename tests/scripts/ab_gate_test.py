@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ab_gate_test.py - the paired A/B gate: scripts/compare.sh --ab (scripts/ab_gate.py),
+"""ab_gate_test.py - the paired A/B gate: scripts/compare.sh --ab (scripts/pbgate/ab.py),
 scripts/build_ref.sh, scripts/gate_calibration.sh's hook and examples/github-actions-ab.yml.
 
 Why it exists: the gate's exit status (0 no regression, 1 regression, 2 bad input) is what
@@ -45,9 +45,18 @@ def scripts_dir():
 
 
 def import_gate():
-    sys.path.insert(0, scripts_dir())
-    import ab_gate  # noqa: E402
-    return ab_gate
+    """pbgate.ab, the time gate's module (the one whose names a test may replace)."""
+    if scripts_dir() not in sys.path:
+        sys.path.insert(0, scripts_dir())
+    from pbgate import ab
+    return ab
+
+
+def import_paired():
+    """pbgate.paired, the paired statistic and verdicts."""
+    import_gate()
+    from pbgate import paired
+    return paired
 
 
 def run(cmd, timeout=300, env=None, cwd=None):
@@ -69,13 +78,14 @@ class PairedStatsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.g = import_gate()
+        cls.s = import_paired()
 
     def test_abba_ratio_cancels_linear_drift(self):
         # No change, the machine slows by 10 ns per block: A1=100, B1=110, B2=120, A2=130.
         # An AB comparison would say B1/A1 = 1.10; ABBA: (110 + 120) / (100 + 130) = 1.
-        self.assertEqual(self.g.quad_ratio(100, 110, 120, 130), 1.0)
+        self.assertEqual(self.s.quad_ratio(100, 110, 120, 130), 1.0)
         # A real +5 % on top of the same drift: B = 1.05 x (drift): (115.5 + 126) / 230.
-        self.assertAlmostEqual(self.g.quad_ratio(100, 115.5, 126, 130), 1.05, places=12)
+        self.assertAlmostEqual(self.s.quad_ratio(100, 115.5, 126, 130), 1.05, places=12)
 
     def test_hand_worked_no_change(self):
         # Rounds with ratios 1.10, 1.05, 1.15 (e.g. A 100+100, B 110+110; ...):
@@ -86,19 +96,19 @@ class PairedStatsTest(unittest.TestCase):
         #   ratio exp(0.0946208) = 1.099242, interval exp(-0.018380) = 0.981788 ..
         #   exp(0.207622) = 1.230753: contains 1, and ±12.4 % is far wider than the
         #   precision a 3 % threshold needs (±1.5 %): inconclusive, never "no change".
-        st = self.g.paired_stats([1.10, 1.05, 1.15])
+        st = self.s.paired_stats([1.10, 1.05, 1.15])
         self.assertAlmostEqual(st["mean_log"], 0.0946208, places=6)
         self.assertAlmostEqual(st["sd_log"], 0.045489, places=5)
         self.assertAlmostEqual(st["t"], 4.302653, places=5)
         self.assertAlmostEqual(st["ratio"], 1.099242, places=5)
         self.assertAlmostEqual(st["ci_low"], 0.981788, places=5)
         self.assertAlmostEqual(st["ci_high"], 1.230753, places=4)
-        v, text = self.g.verdict(st["ratio"], st["ci_low"], st["ci_high"], 3)
+        v, text = self.s.verdict(st["ratio"], st["ci_low"], st["ci_high"], 3)
         self.assertEqual(v, "inconclusive")
         self.assertEqual(text, "not enough precision to judge a 3 % change (+9.9 %, "
                                "interval ±12.4 %)")
         # With the precision requirement off, rule 6 alone: not significant.
-        v, text = self.g.verdict(st["ratio"], st["ci_low"], st["ci_high"], 3, math.inf)
+        v, text = self.s.verdict(st["ratio"], st["ci_low"], st["ci_high"], 3, math.inf)
         self.assertEqual(text, "no change (within noise ±12.4 %; +9.9 % not significant)")
 
     def test_hand_worked_regression(self):
@@ -114,7 +124,7 @@ class PairedStatsTest(unittest.TestCase):
         #   ratio exp(0.0487675) = 1.049976, interval 1.037064 .. 1.063049
         rounds = [(100, 103, 105, 100), (200, 210, 210, 200), (50, 52, 54, 50),
                   (99, 104, 106, 101)]
-        r = self.g.judge_case("BM_X", "cpu_time", rounds, 3)
+        r = self.s.judge_case("BM_X", "cpu_time", rounds, 3)
         self.assertEqual(r["round_ratios"], [1.04, 1.05, 1.06, 1.05])
         self.assertAlmostEqual(r["mean_log_ratio"], 0.0487675, places=6)
         self.assertAlmostEqual(r["sd_log_ratio"], 0.0077764, places=6)
@@ -126,11 +136,11 @@ class PairedStatsTest(unittest.TestCase):
         self.assertEqual(r["verdict"], "regression")
         self.assertEqual(r["verdict_text"], "REGRESSION")
         # At 5 %: 1.049976 is not above 1.05 -> significant but within the threshold.
-        r5 = self.g.judge_case("BM_X", "cpu_time", rounds, 5)
+        r5 = self.s.judge_case("BM_X", "cpu_time", rounds, 5)
         self.assertEqual(r5["verdict"], "ok")
         self.assertEqual(r5["verdict_text"],
                          "no change (+5.0 %, significant but within the 5 % threshold)")
-        # compare_gate.judge's field names, plus the paired ones.
+        # compare.judge's field names (pbgate/compare.py), plus the paired ones.
         for k in ("field", "base_ns", "new_ns", "change", "p", "n_base", "n_new", "verdict",
                   "slower_than_threshold", "cv", "cv_base", "cv_new", "paired", "ratio",
                   "ci_low", "ci_high", "blocks"):
@@ -146,32 +156,32 @@ class PairedStatsTest(unittest.TestCase):
         # Ratios 0.96, 0.95, 0.97: ln r = -0.0408220, -0.0512933, -0.0304592, mean
         # -0.0408582, s = 0.0104171, t(0.975, 2) = 4.302653, half-width 0.0258775:
         # ratio 0.959965, interval 0.935442 .. 0.985131 (all below 1), half-width 2.48 %.
-        st = self.g.paired_stats([0.96, 0.95, 0.97])
+        st = self.s.paired_stats([0.96, 0.95, 0.97])
         self.assertAlmostEqual(st["ratio"], 0.959965, places=5)
         self.assertAlmostEqual(st["ci_low"], 0.935442, places=5)
         self.assertAlmostEqual(st["ci_high"], 0.985131, places=5)
-        self.assertEqual(self.g.verdict(st["ratio"], st["ci_low"], st["ci_high"], 3, 3)[0],
+        self.assertEqual(self.s.verdict(st["ratio"], st["ci_low"], st["ci_high"], 3, 3)[0],
                          "improvement")
         # At the default precision for 3 % (±1.5 %) the interval is too wide, and it reaches
         # back above 0.97: inconclusive.
-        self.assertEqual(self.g.verdict(st["ratio"], st["ci_low"], st["ci_high"], 3)[0],
+        self.assertEqual(self.s.verdict(st["ratio"], st["ci_low"], st["ci_high"], 3)[0],
                          "inconclusive")
-        self.assertEqual(self.g.verdict(st["ratio"], st["ci_low"], st["ci_high"], 5),
+        self.assertEqual(self.s.verdict(st["ratio"], st["ci_low"], st["ci_high"], 5),
                          ("ok", "no change (-4.0 %, significant but within the 5 % threshold)"))
 
     def test_identical_rounds_give_a_point_interval(self):
-        st = self.g.paired_stats([1.1, 1.1, 1.1])
+        st = self.s.paired_stats([1.1, 1.1, 1.1])
         self.assertAlmostEqual(st["ci_low"], 1.1)
         self.assertAlmostEqual(st["ci_high"], 1.1)
 
     def test_needs_two_rounds_and_positive_ratios(self):
         with self.assertRaises(ValueError):
-            self.g.paired_stats([1.1])
+            self.s.paired_stats([1.1])
         with self.assertRaises(ValueError):
-            self.g.paired_stats([1.1, 0.0])
+            self.s.paired_stats([1.1, 0.0])
 
     def test_verdict_rules(self):
-        v = self.g.verdict
+        v = self.s.verdict
         # (ratio, low, high, threshold) -> verdict; the interval's half-width is (high -
         # low) / 2, and the precision it must reach (max_noise_pct) defaults to half the
         # threshold.
@@ -271,7 +281,7 @@ class PlanTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.g = import_gate()
+        cls.s = import_paired()
         from pbgate import plan
         cls.p = plan
 
@@ -342,11 +352,11 @@ class PlanTest(unittest.TestCase):
         # cancels the position in the mean of ln r; the position effect reads +4 %.
         orders = ["ABBA", "BAAB"] * 3
         ratios = [1.02 / 1.04 if o == "ABBA" else 1.02 * 1.04 for o in orders]
-        r = self.g.judge_case("c", "cpu_time", [(1, x, x, 1) for x in ratios], 3, orders=orders)
+        r = self.s.judge_case("c", "cpu_time", [(1, x, x, 1) for x in ratios], 3, orders=orders)
         self.assertAlmostEqual(r["ratio"], 1.02, places=9)
         self.assertAlmostEqual(r["position_effect"]["pct"], 4.0, places=6)
         self.assertEqual(r["round_orders"], orders)
-        self.assertIsNone(self.g.position_effect(ratios[:4], ["ABBA"] * 4))
+        self.assertIsNone(self.s.position_effect(ratios[:4], ["ABBA"] * 4))
 
 
 class BothMetricsTest(unittest.TestCase):
@@ -425,13 +435,14 @@ class ConfirmationTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.g = import_gate()
+        cls.s = import_paired()
 
     def screened(self, ratios, threshold=2):
         rounds = [(1.0, r, r, 1.0) for r in ratios]  # (A1, B1, B2, A2) with ratio r
-        return self.g.judge_case("c", "cpu_time", rounds, threshold)
+        return self.s.judge_case("c", "cpu_time", rounds, threshold)
 
     def test_suspects_by_hand(self):
-        s = self.g.is_suspect
+        s = self.s.is_suspect
         # A +3 % case with one disturbed round (seen in calibration): the mean of logs is
         # (ln 1.042 + ln 1.033 + ln 1.037 + ln 0.868 + ln 1.045) / 5 = 0.00246, a ratio of
         # 1.0025 whose interval (±8.9 %) is far too wide to judge 2 %: inconclusive, never

@@ -1,21 +1,28 @@
 #!/usr/bin/python3
-"""bench_json_test.py - scripts/bench_json.py's run record readers: the case key, the
-legacy adapter for files written before the record, and the typed context.
+"""bench_json_test.py - the run record readers (scripts/pbgate/record.py): the case key,
+the legacy adapter for files written before the record, and the typed context; and the
+imports of the package they live in, scripts/pbgate.
 
 Why it exists: the scripts select cases by the fields of the record's "key" and never
 read a case name; a file written before the record (record version 0) is read through ONE
-adapter (bench_json.legacy_case_key) that derives the same key from the name. So (1) the
+adapter (record.legacy_case_key) that derives the same key from the name. So (1) the
 adapter must give, for every name form of the old grammar (/tmp/record_spec.md, model/
 case_key.h), the key the bench writes for that case: the expected keys are built here
 from their fields and their names written from the keys (gen_bench_json.key_name, the
 grammar forwards), Google Benchmark's settings suffixes appended; (2) a row with a key is
 read as it is, even when its name says otherwise; (3) the context parsers take the new
 JSON numbers and booleans and the old strings, strictly; (4) a run of the cuda:cnn
-baseline (a baseline with ':') finds its sweep in plot.py and its cases in the gate.
+baseline (a baseline with ':') finds its sweep in plot.py and its cases in the gate;
+(5) the gates' package, scripts/pbgate, imports nothing outside itself but the standard
+library, scipy, numpy and Google Benchmark's gbench (not the scripts' entry points, not a
+module that lives only beside it in scripts/), and its modules import each other without
+a cycle: read from their source (ast), every import statement, those inside functions
+too, so that it holds before anything runs.
 
   /usr/bin/python3 bench_json_test.py SCRIPTS_DIR
 """
 
+import ast
 import json
 import os
 import subprocess
@@ -33,12 +40,12 @@ SCRIPTS = os.environ.get("PIPEBENCH_SCRIPTS") or os.path.join(HERE, "..", "..", 
 
 
 def import_scripts():
+    """(pbgate.record, pbgate.compare, plot)."""
     if SCRIPTS not in sys.path:
         sys.path.insert(0, SCRIPTS)
-    import bench_json
-    import compare_gate
+    from pbgate import compare, record
     import plot
-    return bench_json, compare_gate, plot
+    return record, compare, plot
 
 
 P = "imagenet_train"
@@ -97,7 +104,7 @@ FORMS = [
 
 
 class AdapterTest(unittest.TestCase):
-    """bench_json.legacy_case_key / case_key on rows of a file written before the record."""
+    """record.legacy_case_key / case_key on rows of a file written before the record."""
 
     @classmethod
     def setUpClass(cls):
@@ -270,7 +277,7 @@ class AlignNamesTest(unittest.TestCase):
     Benchmark writes them into the name: the same key under two names is one case."""
 
     def test_the_new_run_takes_the_base_names_of_its_keys(self):
-        bench_json = import_scripts()[0]
+        record = import_scripts()[0]
         key = {"name": "BM_EndToEnd/x/emulated/workers:1", "family": "EndToEnd"}
         base = {"benchmarks": [
             {"name": "BM_EndToEnd/x/emulated/workers:1/iterations:4/real_time",
@@ -284,7 +291,7 @@ class AlignNamesTest(unittest.TestCase):
              "run_type": "aggregate", "aggregate_name": "mean", "key": key},
             {"name": "BM_New", "run_name": "BM_New", "key": {"name": "BM_New"}},
             {"name": "BM_Old", "run_name": "BM_Old"}]}
-        bench_json.align_names(base, new)
+        record.align_names(base, new)
         names = [r["name"] for r in new["benchmarks"]]
         self.assertEqual(names, ["BM_EndToEnd/x/emulated/workers:1/iterations:4/real_time",
                                  "BM_EndToEnd/x/emulated/workers:1/iterations:4/real_time_mean",
@@ -386,6 +393,129 @@ class CudaCnnRunTest(unittest.TestCase):
                                "--time", "auto")
         self.assertEqual(rc, 0, out)
         self.assertIn("compare: PASS", out)
+
+
+# --- the package's imports -------------------------------------------------------------------
+
+# Outside the package, the only imports its modules may have besides the standard library.
+ALLOWED_OUTSIDE = ("scipy", "numpy", "gbench")
+
+
+def package_imports(folder, package):
+    """{module: [(what it imports, line)]} for every .py file of the package in `folder`,
+    from its source: every import statement, those inside functions included. An import of
+    one of the package's own modules reads "." + its name (`from . import x` and
+    `import pbgate.x`: ".x" when x.py is there, else "." for the package's __init__;
+    `from .y import z`: ".y"); an import from above the package keeps its dots ("..")."""
+    here = {f[:-3] for f in os.listdir(folder) if f.endswith(".py")}
+
+    def own(names):
+        return ["." + n if n in here else "." for n in names]
+
+    out = {}
+    for name in sorted(here):
+        path = os.path.join(folder, name + ".py")
+        with open(path) as f:
+            tree = ast.parse(f.read(), path)
+        found = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    parts = a.name.split(".")
+                    what = own(parts[1:2])[0] if parts[0] == package and len(parts) > 1 \
+                        else "." if a.name == package else a.name
+                    found.append((what, node.lineno))
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                if node.level > 1:
+                    found.append(("." * node.level + module, node.lineno))
+                    continue
+                if node.level == 0 and module.split(".")[0] != package:
+                    found.append((module, node.lineno))
+                    continue
+                inner = module.split(".")[1:] if node.level == 0 else \
+                    (module.split(".") if module else [])
+                whats = own(inner[:1]) if inner else own(a.name for a in node.names)
+                found += [(w, node.lineno) for w in whats]
+        out[name] = found
+    return out
+
+
+def import_problems(folder, package):
+    """(the imports of a module outside the package that are neither the standard library
+    nor ALLOWED_OUTSIDE: ["x.py:LINE imports NAME"], the import cycles among its modules:
+    [[a, b, ..., a]])."""
+    outside, graph = [], {}
+    for name, found in package_imports(folder, package).items():
+        graph[name] = []
+        for what, line in found:
+            if what.startswith(".."):
+                outside.append(f"{name}.py:{line} imports {what}")
+            elif what.startswith("."):
+                target = what[1:] or "__init__"
+                if target not in graph[name]:
+                    graph[name].append(target)
+            elif not (what.split(".")[0] in sys.stdlib_module_names
+                      or what.split(".")[0] in ALLOWED_OUTSIDE):
+                outside.append(f"{name}.py:{line} imports {what}")
+    cycles, state = [], {}  # state: 1 on the path being walked, 2 done
+
+    def walk(node, path):
+        state[node] = 1
+        for nxt in graph.get(node, []):
+            if state.get(nxt) == 1:
+                cycles.append(path[path.index(nxt):] + [nxt])
+            elif nxt not in state:
+                walk(nxt, path + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            walk(node, [node])
+    return outside, cycles
+
+
+class PackageImportsTest(unittest.TestCase):
+    """scripts/pbgate: nothing imported from outside it but the standard library, scipy,
+    numpy and gbench; no import cycle among its modules."""
+
+    def test_the_package_imports_only_itself_and_the_allowed(self):
+        folder = os.path.join(SCRIPTS, "pbgate")
+        imports = package_imports(folder, "pbgate")
+        # The modules the gates and the scripts import from it (so that an empty or moved
+        # folder does not pass).
+        for name in ("__init__", "record", "compare", "ab", "instr", "blocks", "paired",
+                     "plan", "both"):
+            self.assertIn(name, imports)
+        self.assertIn(".record", [w for w, _ in imports["blocks"]])
+        outside, cycles = import_problems(folder, "pbgate")
+        self.assertEqual(outside, [], "pbgate imports from outside the package")
+        self.assertEqual(cycles, [], "import cycle in pbgate")
+
+    def test_the_check_sees_an_outside_import_and_a_cycle(self):
+        # A package of four modules: a -> b -> c -> a is a cycle; c imports the old reader
+        # beside the package (bench_json) and, in a function, plot.py; d imports only the
+        # standard library, scipy, numpy, gbench and the package itself by its name.
+        sources = {
+            "__init__": '"""fake."""\n',
+            "a": "import json\nfrom . import b\n",
+            "b": "from .c import x\n",
+            "c": "import os\nimport bench_json\nx = 1\n\n\ndef f():\n    import plot\n"
+                 "    from .a import json\n",
+            "d": "import numpy\nfrom scipy.stats import t\nfrom gbench import report\n"
+                 "import fake.a\nfrom fake import b\nfrom .. import up\n",
+        }
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, text in sources.items():
+                with open(os.path.join(tmp, name + ".py"), "w") as f:
+                    f.write(text)
+            imports = package_imports(tmp, "fake")
+            self.assertEqual(imports["d"], [("numpy", 1), ("scipy.stats", 2), ("gbench", 3),
+                                            (".a", 4), (".b", 5), ("..", 6)])
+            outside, cycles = import_problems(tmp, "fake")
+        self.assertEqual(outside, ["c.py:2 imports bench_json", "c.py:7 imports plot",
+                                   "d.py:6 imports .."])
+        self.assertEqual(cycles, [["a", "b", "c", "a"]])
 
 
 if __name__ == "__main__":

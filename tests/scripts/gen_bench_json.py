@@ -11,8 +11,8 @@ Record version 1 (the default, DEFAULT_RECORD; /tmp/record_spec.md, bench/README
 row carries the case's "key" object and the context pipebench_record = 1, its pipebench
 numbers as JSON numbers and its flags as JSON booleans. Record version 0 (record=0) is a
 file written before the record: no key, every pipebench context value a string, so the
-scripts read it through bench_json's legacy adapter. A Case built from a key
-(case_key(...)) writes that key; a Case given only a name writes the key bench_json's
+scripts read it through the legacy adapter (scripts/pbgate/record.py). A Case built from a
+key (case_key(...)) writes that key; a Case given only a name writes the key that
 adapter derives from the name (the test names outside pipebench's grammar, "BM_X", get
 family "").
 
@@ -100,12 +100,13 @@ def settings_suffix(key):
 
 
 def derived_key(name):
-    """The key bench_json's legacy adapter reads from `name` (a Case given no key)."""
+    """The key the run reader's legacy adapter (scripts/pbgate/record.py) reads from `name`
+    (a Case given no key)."""
     scripts = os.path.join(HERE, "..", "..", "scripts")
     if scripts not in sys.path:
         sys.path.insert(0, scripts)
-    import bench_json
-    return bench_json.legacy_case_key({"name": name})
+    from pbgate import record
+    return record.legacy_case_key({"name": name})
 
 
 class Case:

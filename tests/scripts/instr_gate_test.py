@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """instr_gate_test.py - the instruction-count gate: scripts/compare.sh --ab ...
---metric=instructions (scripts/instr_gate.py) and gate_calibration.sh --metric=instructions.
+--metric=instructions (scripts/pbgate/instr.py) and gate_calibration.sh --metric=instructions.
 
 Why it exists: the gate's exit status fails a pull request, and its numbers come from tying
 Callgrind's dumps to the run's cases in order; a dump given to the wrong case would gate
@@ -44,10 +44,11 @@ def scripts_dir():
 
 
 def import_gates():
-    sys.path.insert(0, scripts_dir())
-    import ab_gate  # noqa: E402
-    import instr_gate  # noqa: E402
-    return ab_gate, instr_gate
+    """(pbgate.ab, pbgate.instr): the time gate's module and the instruction gate's."""
+    if scripts_dir() not in sys.path:
+        sys.path.insert(0, scripts_dir())
+    from pbgate import ab, instr
+    return ab, instr
 
 
 def run(cmd, timeout=600, env=None):

@@ -1,7 +1,8 @@
-#!/usr/bin/python3
-"""bench_json.py - reading pipebench's Google Benchmark JSON runs, shared by the scripts.
+"""pbgate.record - reading pipebench's Google Benchmark JSON runs (the run record), shared
+by the scripts.
 
-compare_gate.py (compare.sh), plot.py, history.py and export.py all read the same file:
+The gates (pbgate.compare behind compare.sh, pbgate.ab and pbgate.instr behind
+compare.sh --ab), plot.py, history.py and export.py all read the same file:
 Google Benchmark 1.7.1's JSON reporter output (`--benchmark_out=F
 --benchmark_out_format=json`), with pipebench's context keys (bench/README.md) and, from
 record version 1 on, the run record: context `pipebench_record` (1) and a typed "key"
