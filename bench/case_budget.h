@@ -63,7 +63,15 @@ struct CaseBudget {
   /// The forecast seconds of such a case timing `steps` batches per window (warm-ups
   /// included).
   double forecast_s(int workers, int windows, int warmups, int steps) const;
-};
+  /// Whether a case of `windows` windows of one batch each after `warmups` warm-ups at
+  /// `workers` is forecast within the budget (always true with --steps): the overhead
+  /// cases' rule (BM_StageTimers, BM_SystemSampler, a ratio of the loader with an
+  /// instrument on and off, not a figure of the user's pipeline). Beyond it, on batches of
+  /// seconds (large originals), no budget buys a sub-percent overhead, and the case runs
+  /// with fewer pairs or not at all.
+  bool overhead_fits(int workers, int windows, int warmups) const {
+    return fixed || forecast_s(workers, windows, warmups, 1) <= budget_s;
+  }};
 
 /// Checks the plan's inputs (std::invalid_argument naming the bad one).
 void check_budget(const CaseBudget& b);

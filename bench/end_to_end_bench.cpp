@@ -535,20 +535,27 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
   // DCT-scaled decode planner, and the pipeline on the presized copy of the round, end to
   // end at every swept count within the cores (the table prices fixes at the largest; the
   // recommendation may ask for fewer), so pipebench-report can set each one's predicted
-  // step against the measured one.
+  // step against the measured one. On slow batches, at the table's count only: where the
+  // plan forecasts today's case at a count to take more than twice its budget even at its
+  // fewest batches (large originals: photos-full's 44 images of up to 5120 x 2880 at one
+  // worker, about 30 s for an 8 s budget), a fix's case there would too, and the check at
+  // the table's count is the one the table's prices rest on.
   // The cores the run may use (affinity, cgroup quota), as the report's table counts them.
   const int cores = c.whole_cores();
   const int at = ctx.table_workers();
   if (at == 0 || c.quick) return;
+  const CaseBudget& plan = ctx.budget();
+  std::vector<int> fix_workers;
+  for (int w : c.workers)
+    if (w <= cores && (w == at || plan.fixed || plan.forecast_s(w, 3, 2, plan.steps(w, 3, 2)) <= 2 * plan.budget_s))
+      fix_workers.push_back(w);
   for (const auto& cand : what_if_candidates(*c.pipeline)) {
     const model::CandidateKind* kind = model::find_candidate(cand.kind);
     if (kind == nullptr || !kind->end_to_end) continue;
-    for (int w : c.workers)
-      if (w <= cores) add(key(w, cand.kind, cand.param), cand.pipeline);
+    for (int w : fix_workers) add(key(w, cand.kind, cand.param), cand.pipeline);
   }
   if (const auto& copy = ctx.presized_copy())
-    for (int w : c.workers)
-      if (w <= cores) add(model::presized(key(w), copy->shorter_side()), c.pipeline, {}, copy);
+    for (int w : fix_workers) add(model::presized(key(w), copy->shorter_side()), c.pipeline, {}, copy);
   // The tail fixes (issue 34 item 4, bench/tail_fixes.h): at the table's count only, after
   // today's case there, whose timed costs price them before they run.
   for (const TailFixCase& fix : plan_tail_fixes(ctx, key(at))) add(fix.key, c.pipeline, {}, nullptr, fix);

@@ -121,17 +121,17 @@ void register_loader_benchmarks(BenchContext& ctx) {
     k.family = family;  // the stage timers' case has the loader's key fields
     return k;
   };
-  // Two pairs, on-off then off-on (A B B A: linear drift cancels; 4 loaders), unless even
-  // their fewest batches forecast more than twice the case's budget (large photos: 16
-  // batches of 1.25 s, 27 s of a 4-minute run on photos-full); then one pair (2 loaders),
-  // whose overhead has no interval (pairs 1). A budget cannot buy a sub-percent overhead
-  // on such batches anyway.
+  // Two pairs, on-off then off-on (A B B A: linear drift cancels; 4 loaders), or one pair
+  // (2 loaders, no interval: pairs 1) where two forecast more than the case's budget,
+  // or none where even one does (CaseBudget::overhead_fits: large originals, where one pair
+  // took 21 s of a 6-minute run on photos-full); a stage timer's few clock reads per sample
+  // are nothing against a sample of tens of ms.
   const CaseBudget& plan = ctx.budget();
-  const bool slow = !plan.fixed && plan.forecast_s(1, 4, 4, plan.steps(1, 4, 4, 1)) > 2 * plan.budget_s;
-  register_case(ctx, key(model::Family::kStageTimers, 1), BM_StageTimers, pipeline)
-      ->UseRealTime()
-      ->Iterations(slow ? 1 : 2)
-      ->Unit(benchmark::kMillisecond);
+  if (plan.overhead_fits(1, 2, 2))
+    register_case(ctx, key(model::Family::kStageTimers, 1), BM_StageTimers, pipeline)
+        ->UseRealTime()
+        ->Iterations(plan.overhead_fits(1, 4, 4) ? 2 : 1)
+        ->Unit(benchmark::kMillisecond);
   const auto add = [&](const model::CaseKey& k, SourceGetter source) {
     register_case(ctx, k, BM_Loader, pipeline, k.workers, k.name(), std::move(source))
         ->UseRealTime()

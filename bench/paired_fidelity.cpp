@@ -4,6 +4,7 @@
 #include <cmath>
 #include <exception>
 #include <span>
+#include <vector>
 
 #include "bench/counter_put.h"
 #include "pipeline/stage_timers.h"
@@ -92,10 +93,24 @@ bool same_region(const FidelitySide& a, const FidelitySide& b, std::size_t k, st
   }
 }
 
+// 0 .. count - 1 in bit-reversed order (van der Corput): every prefix is spread evenly.
+std::vector<std::size_t> spread_order(std::size_t count) {
+  std::size_t bits = 0;
+  while ((std::size_t{1} << bits) < count) ++bits;
+  std::vector<std::size_t> out;
+  out.reserve(count);
+  for (std::size_t i = 0; i < (std::size_t{1} << bits); ++i) {
+    std::size_t r = 0;
+    for (std::size_t b = 0; b < bits; ++b) r |= ((i >> b) & 1) << (bits - 1 - b);
+    if (r < count) out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace
 
 PairedFidelity measure_paired_fidelity(const FidelitySide& a, const FidelitySide& b, uint64_t seed,
-                                       FidelityMode mode, std::size_t max_samples) {
+                                       FidelityMode mode, std::size_t max_samples, double budget_s) {
   const int64_t t0 = now_ns();
   PairedFidelity f;
   const std::size_t n = a.index->size();
@@ -113,8 +128,10 @@ PairedFidelity measure_paired_fidelity(const FidelitySide& a, const FidelitySide
   const std::size_t count = std::min(n, max_samples);
   const bool region = mode == FidelityMode::kSameRegion && a.pipeline->has_source_window();
   RegionScratch scratch;
-  for (std::size_t s = 0; s < count; ++s) {
-    const std::size_t k = s * n / count;  // evenly over the round
+  const std::vector<std::size_t> order = spread_order(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (budget_s > 0 && i >= kFidelityMinSamples && static_cast<double>(now_ns() - t0) / 1e9 >= budget_s) break;
+    const std::size_t k = order[i] * n / count;  // evenly over the round, any prefix too
     const std::size_t key = (*a.index)[k];  // the originals' index keys the draws
     if (region) {
       bool ea = false, eb = false;

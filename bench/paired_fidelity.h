@@ -68,10 +68,16 @@ enum class FidelityMode {
   kSameRegion,
 };
 
-/// Runs the pass over up to max_samples images of the round (A's index keys the draws).
+/// The fewest samples a pass compares before its time budget may stop it.
+inline constexpr std::size_t kFidelityMinSamples = 16;
+
+/// Runs the pass over up to max_samples images of the round (A's index keys the draws),
+/// met in an order that spreads every prefix over the round (0, 1/2, 1/4, 3/4, ... of it),
+/// and stops early, after at least kFidelityMinSamples, once `budget_s` seconds have
+/// passed (0: no limit; on large originals 48 samples took 5 s per case).
 PairedFidelity measure_paired_fidelity(const FidelitySide& a, const FidelitySide& b, uint64_t seed,
                                        FidelityMode mode = FidelityMode::kSameDraws,
-                                       std::size_t max_samples = kFidelitySamples);
+                                       std::size_t max_samples = kFidelitySamples, double budget_s = 0);
 
 /// Writes the pass's counters on the case (see the file comment).
 void put_fidelity_counters(benchmark::State& state, const PairedFidelity& f);

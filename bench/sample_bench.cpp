@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -111,9 +112,10 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 // the two sides' scratch memory exchanged every second pair of blocks, both patterns
 // turned over from one round to the next;
 // smaller blocks on a round of fewer than 128 images, in whole groups of four blocks so
-// that both patterns are balanced within one round, model::paired_block_sizes; the round
-// repeated for at least
-// kPairedBudgetShare of --budget), the same bytes (read once per block, before the
+// that both patterns are balanced within one round, model::paired_block_sizes, each group's
+// images spread over the round, model::group_spread_order; the round repeated for at least
+// kPairedBudgetShare of --budget, or cut after the whole groups that took it when one round
+// is longer: images_per_round then counts the images measured), the same bytes (read once per block, before the
 // four runs: a pure CPU comparison) and the same random draws (one stream per operator,
 // transforms/rng.h). presized:<N> pairs today's pipeline on the originals (A) with the same
 // pipeline on the presized copy of the same images (B: the copy's file of the same name,
@@ -282,36 +284,51 @@ void put_paired_counters(benchmark::State& state, const PairedTimes& t, size_t r
   put(state, CounterId::kPairedRatio, e.ratio);
 }
 
+// The two sides with their images in the order the blocks meet them (the originals' and
+// the candidate's index permuted alike: model::group_spread_order).
+std::pair<PairedSide, PairedSide> in_block_order(const PairedSide& a, const PairedSide& b,
+                                                 const std::vector<size_t>& order) {
+  std::pair<PairedSide, PairedSide> out{a, b};
+  for (size_t j = 0; j < order.size(); ++j) {
+    out.first.index[j] = a.index[order[j]];
+    out.second.index[j] = b.index[order[j]];
+  }
+  return out;
+}
+
 // `fidelity`: after the timed rounds, the fidelity pass (bench/paired_fidelity.h) compares
 // A's and B's outputs that way; nullopt for an operator's price (without:<op>), no fix.
-void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a, const PairedSide& b,
+void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& today, const PairedSide& cand,
                  std::optional<FidelityMode> fidelity) {
   const auto& c = ctx.config();
-  const std::vector<size_t>& round = a.index;  // the originals' indices: the random streams' keys
-  PairedRunner runner(a, b, c.seed);
   // Blocks of up to kPairBlock images, smaller on a small round (about 8 blocks where the
   // round allows, at least 4 images each: more blocks narrow the interval), in whole
-  // groups of four so that order and placement (below) are balanced within one round.
-  const std::vector<size_t> blocks =
-      model::paired_block_sizes(round.size(), std::clamp<size_t>(round.size() / 8, 4, kPairBlock), 4);
+  // groups of four so that order and placement (below) are balanced within one round;
+  // each group's images spread over the round.
+  const size_t n = today.index.size();
+  const std::vector<size_t> blocks = model::paired_block_sizes(n, std::clamp<size_t>(n / 8, 4, kPairBlock), 4);
+  const auto [a, b] = in_block_order(today, cand, model::group_spread_order(blocks, 4));
+  PairedRunner runner(a, b, c.seed);
   const size_t most = blocks.empty() ? 0 : *std::max_element(blocks.begin(), blocks.end());
   std::vector<std::vector<uint8_t>> buf_a(most), buf_b(most);
   std::vector<std::span<const uint8_t>> bytes_a(most), bytes_b(most);
   PairedTimes t;
-  bool failed = round.empty();
+  bool failed = n == 0;
   if (failed) ctx.fail_case(state, "every file of the round is bad (see the skipped files)");
-  const double paired_seconds = kPairedBudgetShare * c.budget_s;
+  const auto paired_ns = static_cast<int64_t>(kPairedBudgetShare * c.budget_s * 1e9);
+  // Blocks per round: all of them, or the whole groups the first round had time for (a
+  // round of large originals: one group of photos-full's two took 5 s of its 10).
+  size_t used = blocks.size();
   for (auto _ : state) {
     if (failed) break;
-    // As many rounds as kPairedSeconds allows (at least one): the case's time budget.
+    // As many rounds as kPairedBudgetShare allows (at least one group): the case's time budget.
     const int64_t start = now_ns();
     do {
       size_t first = 0;
-      for (size_t p = 0; p < blocks.size() && !failed; first += blocks[p], ++p) {
-        const size_t n = blocks[p];
-        const int pos = static_cast<int>(p);
+      for (size_t p = 0; p < used && !failed; first += blocks[p], ++p) {
+        const size_t k_images = blocks[p];
         try {
-          for (size_t k = 0; k < n; ++k) {
+          for (size_t k = 0; k < k_images; ++k) {
             bytes_a[k] = a.source->bytes(a.index[first + k], buf_a[k]);
             bytes_b[k] = b.source == a.source ? bytes_a[k] : b.source->bytes(b.index[first + k], buf_b[k]);
           }
@@ -322,20 +339,24 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& a
           // control still read 0.2-0.5 % outside its interval in 5 of 20). Order and
           // placement cycle over four blocks and turn over from one round to the next, so
           // that every block of images meets each of them equally often over two rounds.
+          const int pos = static_cast<int>(p);
           const bool a_first = (pos + t.rounds) % 2 == 0;
           const bool swapped = (pos / 2 + t.rounds) % 2 == 1;
-          runner.block(bytes_a, bytes_b, first, n, pos, a_first, swapped, t);
+          runner.block(bytes_a, bytes_b, first, k_images, pos, a_first, swapped, t);
         } catch (const std::exception& e) {  // a bad file in this block: the block is left out
-          if (!ctx.on_bad_file(state, round[first], e.what())) failed = true;
+          if (!ctx.on_bad_file(state, a.index[first], e.what())) failed = true;
         }
+        if (t.rounds == 0 && (p + 1) % 4 == 0 && p + 1 < used && now_ns() - start >= paired_ns) used = p + 1;
       }
       ++t.rounds;
-    } while (!failed && now_ns() - start < static_cast<int64_t>(paired_seconds * 1e9));
+    } while (!failed && now_ns() - start < paired_ns);
   }
-  put_paired_counters(state, t, round.size(), a.source->size());
+  const size_t measured = std::accumulate(blocks.begin(), blocks.begin() + static_cast<std::ptrdiff_t>(used), size_t{0});
+  put_paired_counters(state, t, measured, a.source->size());
   if (fidelity && !failed)  // outside the timed rounds
-    put_fidelity_counters(state, measure_paired_fidelity({a.pipeline, a.source, &a.index},
-                                                         {b.pipeline, b.source, &b.index}, c.seed, *fidelity));
+    put_fidelity_counters(state, measure_paired_fidelity({today.pipeline, today.source, &today.index},
+                                                         {cand.pipeline, cand.source, &cand.index}, c.seed, *fidelity,
+                                                         kFidelitySamples, kPairedBudgetShare * c.budget_s));
 }
 
 // The round less the files known bad.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -156,6 +157,26 @@ std::vector<size_t> paired_block_sizes(size_t n, size_t target, size_t min_block
   // One more image for each block of whole groups of four, then for the last few.
   for (size_t p = 0; p < extra; ++p) ++sizes[p];
   return sizes;
+}
+
+std::vector<size_t> group_spread_order(const std::vector<size_t>& block_sizes, size_t group) {
+  if (group < 1) throw std::invalid_argument("group_spread_order: need group >= 1");
+  std::vector<size_t> room;  // each group's images
+  for (size_t p = 0; p < block_sizes.size(); ++p) {
+    if (p % group == 0) room.push_back(0);
+    room.back() += block_sizes[p];
+  }
+  const size_t n = std::accumulate(room.begin(), room.end(), size_t{0});
+  std::vector<std::vector<size_t>> dealt(room.size());
+  for (size_t k = 0; k < n; ++k) {
+    size_t g = k % room.size();
+    while (dealt[g].size() == room[g]) g = (g + 1) % room.size();  // room is left somewhere
+    dealt[g].push_back(k);
+  }
+  std::vector<size_t> out;
+  out.reserve(n);
+  for (const auto& d : dealt) out.insert(out.end(), d.begin(), d.end());
+  return out;
 }
 
 std::vector<double> block_means(std::span<const double> x, size_t block) {

@@ -73,6 +73,16 @@ PairedEstimate paired_estimate(std::span<const double> a, std::span<const double
 /// std::invalid_argument when target < min_block or min_block < 1.
 std::vector<size_t> paired_block_sizes(size_t n, size_t target, size_t min_block);
 
+/// The order in which a paired case meets a round's images, given its blocks' sizes
+/// (paired_block_sizes): out[j] is the round position of the j-th image met. The blocks
+/// come in groups of `group` (4: one of each order and placement) and the positions are
+/// dealt to the groups in turn, k mod groups, each up to its blocks' total, so that every
+/// group's images are spread over the whole round: a case that stops after its first
+/// groups (a round of large originals longer than its time budget) still averages images
+/// from the whole dataset, not its first classes. A permutation of 0 .. sum(sizes) - 1.
+/// Errors: std::invalid_argument when group < 1.
+std::vector<size_t> group_spread_order(const std::vector<size_t>& block_sizes, size_t group);
+
 /// t(0.975, df): the two-sided 95 % Student t quantile; df >= 1 (not necessarily whole:
 /// Satterthwaite's degrees of freedom).
 double t_quantile_975(double df);

@@ -44,7 +44,7 @@ TEST(CaseBudget, StepsFitTheBudgetWithinTheBounds) {
   // An overhead case may go down to 1.
   EXPECT_EQ(b.steps(1, 4, 4, 1), 1);
   // Its forecast then: (4 x 3 warm-up + 4 x 1) batches of 1.32 s = 21.12 s, over twice the
-  // budget (the stage timers then time one pair).
+  // budget (the stage timers then run no pair: OverheadCasesRunWhatTheBudgetHolds).
   EXPECT_DOUBLE_EQ(b.forecast_s(1, 4, 4, 1), 21.12);
   // Small images: 0.45 ms x 44 = 19.8 ms, paced by the 25 ms step: 320 - 6 = 314 / 3 = 104
   // per window, capped at --steps.
@@ -55,6 +55,22 @@ TEST(CaseBudget, StepsFitTheBudgetWithinTheBounds) {
   CaseBudget more = b;
   more.budget_s = 40;
   EXPECT_EQ(more.steps(1, 3, 2), 8);  // (30.3 - 6) / 3 = 8.1
+}
+
+// The overhead cases (BM_StageTimers, BM_SystemSampler) run only the pairs their budget
+// holds: on large photos the stage timers' one pair (2 warm-ups, 2 windows of a batch) is
+// 8 x 1.32 = 10.56 s against 8 s, so none; the sampler at 2 workers, 4 pairs = 11 x 0.88 =
+// 9.68 s, 2 pairs = 7 x 0.88 = 6.16 s.
+TEST(CaseBudget, OverheadCasesRunWhatTheBudgetHolds) {
+  CaseBudget b = large_photos();
+  EXPECT_FALSE(b.overhead_fits(1, 2, 2));
+  EXPECT_FALSE(b.overhead_fits(2, 8, 1));
+  EXPECT_TRUE(b.overhead_fits(2, 4, 1));
+  CaseBudget small = b;
+  small.sample_ms = 0.45;  // 25 ms batches (the step): everything fits
+  EXPECT_TRUE(small.overhead_fits(1, 4, 4));
+  b.fixed = true;  // --steps: no budget, every case as asked
+  EXPECT_TRUE(b.overhead_fits(1, 4, 4));
 }
 
 TEST(CaseBudget, FixedStepsIgnoreTheBudget) {

@@ -513,6 +513,31 @@ TEST(Paired, BlocksComeInBalancedGroupsOfFour) {
   }
 }
 
+// A round cut after its first groups must still average images from the whole round: the
+// groups' images are dealt in turn (photos-full: 44 images, 8 blocks, 2 groups of 24 / 20).
+TEST(Paired, EachGroupOfBlocksIsSpreadOverTheRound) {
+  using V = std::vector<size_t>;
+  const V blocks = model::paired_block_sizes(44, 5, 4);
+  const V order = model::group_spread_order(blocks, 4);
+  ASSERT_EQ(order.size(), 44u);
+  V sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t k = 0; k < sorted.size(); ++k) EXPECT_EQ(sorted[k], k);  // a permutation
+  // The first group (24 images): every other position, then the rest of its room.
+  const V first(order.begin(), order.begin() + 24);
+  EXPECT_EQ(first.front(), 0u);
+  EXPECT_EQ(first[1], 2u);
+  EXPECT_GE(*std::max_element(first.begin(), first.end()), 40u);  // reaches the round's end
+  EXPECT_LE(*std::min_element(order.begin() + 24, order.end()), 1u);  // so does the second's start
+  // One group: the round's own order.
+  EXPECT_EQ(model::group_spread_order(V{4, 4, 4, 4}, 4), (V{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
+  // 256 images in 16 blocks: group g holds positions g, g + 4, g + 8, ...
+  const V big = model::group_spread_order(V(16, 16), 4);
+  for (size_t j = 0; j < 64; ++j) EXPECT_EQ(big[64 + j], 1 + 4 * j);
+  EXPECT_TRUE(model::group_spread_order(V{}, 4).empty());
+  EXPECT_THROW(model::group_spread_order(V{4}, 0), std::invalid_argument);
+}
+
 TEST(Paired, ASavingWithinNoiseIsNeverRecommendedAndTheControlIsChecked) {
   Written w;
   add_sweep(w, "emulated", 120, 120);  // data-bound: a fix would be recommended
