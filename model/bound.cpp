@@ -69,8 +69,12 @@ model::StepPrediction predict_from_parts(double data_ms, double compute_ms, int 
 }
 
 CostPrediction predict_from_costs(const std::vector<double>& sample_ms, const model::LoaderShape& loader,
-                                  double measured_data_ms, const model::LoopShape& loop, int costliest) {
+                                  double measured_data_ms, const model::LoopShape& loop, int costliest,
+                                  double loop_cost_factor) {
   require_time("measured_data_ms", measured_data_ms);
+  if (!(loop_cost_factor > 0) || !std::isfinite(loop_cost_factor))
+    throw std::invalid_argument("loop_cost_factor must be a finite number > 0, got " +
+                                std::to_string(loop_cost_factor));
   model::StepModelInput in;
   in.sample_ms = sample_ms;
   in.loader = loader;
@@ -78,7 +82,8 @@ CostPrediction predict_from_costs(const std::vector<double>& sample_ms, const mo
   CostPrediction p;
   const double alone = model::predict_data_ms(sample_ms, loader);
   if (alone > 0) p.scale = measured_data_ms / alone;
-  for (double& ms : in.sample_ms) ms *= p.scale;
+  p.loop_cost_factor = loop_cost_factor;
+  for (double& ms : in.sample_ms) ms *= p.scale * loop_cost_factor;
   p.step = model::predict_step(in);
   p.tail_stall_share_pct = model::tail_stall_share_pct(in, costliest);
   model::StepModelInput fix = in;  // the tail fixes, each alone

@@ -60,21 +60,30 @@ model::StepPrediction predict_from_parts(double data_ms, double compute_ms, int 
 /// so that the simulated loader alone makes a batch in the measured data_ms (the shape of
 /// the distribution from the costs, its level from the measurement, which holds what a
 /// sample's own time leaves out: dispatch, hand-off, the workers' contention), then the
-/// loop is simulated (model::predict_step, default options) with `loop`. Constant costs
-/// give back max(data_ms, compute_ms) (the callbacks aside). tail_stall_share_pct:
+/// loop is simulated (model::predict_step, default options) with `loop`, every cost times
+/// `loop_cost_factor`: the workers' CPU per sample in the loop over the loader-alone
+/// windows' (bench: loop_cpu_drift_pct / 100 + 1; 1 when not measured). In the loop the
+/// workers idle between batches whenever the prefetch queue is full and resume on colder
+/// caches: on this project's 2-core host their CPU per sample rose 3 to 8 % on a
+/// heavy-tailed mix and up to 15 % on photos-in as the step grew from 0.85 to 1.3 times the
+/// data time, and the prediction without it read 2.5 to 4.6 % low on the mix (1.2 to
+/// 2.9 % with it; 200 steps, issue 34). Constant costs give back max(data_ms x
+/// loop_cost_factor, compute_ms) (the callbacks aside). tail_stall_share_pct:
 /// model::tail_stall_share_pct over the costliest `costliest` samples.
 /// Errors: std::invalid_argument for no costs, a cost or measured_data_ms not a finite
-/// ms >= 0, and model::predict_step's.
+/// ms >= 0, loop_cost_factor not a finite number > 0, and model::predict_step's.
 struct CostPrediction {
   model::StepPrediction step;
-  double scale = 1;
+  double scale = 1;             ///< measured_data_ms over the costs' simulated loader alone
+  double loop_cost_factor = 1;  ///< as given
   double tail_stall_share_pct = 0;
   /// The tail fixes priced on the same scaled costs (issue 34 item 4): the mean step with
   /// twice the prefetch depth, and with out-of-order delivery of ready batches.
   double deep_prefetch_step_ms = 0, out_of_order_step_ms = 0;
 };
 CostPrediction predict_from_costs(const std::vector<double>& sample_ms, const model::LoaderShape& loader,
-                                  double measured_data_ms, const model::LoopShape& loop, int costliest);
+                                  double measured_data_ms, const model::LoopShape& loop, int costliest,
+                                  double loop_cost_factor = 1);
 
 /// One point of a worker sweep (a BM_EndToEnd case).
 struct SweepPoint {

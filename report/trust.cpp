@@ -166,11 +166,13 @@ void loader_drift(const BenchRun& run, Trust& t) {
     if (const auto drift = run.value(name, CounterId::kLoopCpuDriftPct); drift && matters(*drift)) {
       std::snprintf(buf, sizeof buf,
                     "%s: its workers spent %.1f %% %s CPU per sample in the loop than with the "
-                    "loader alone: the loop ran on a %s machine than the data time it is "
-                    "predicted from, so its prediction error is mostly that; rerun before "
-                    "acting on it.",
+                    "loader alone, so its data_ms (the loader alone's) is not the loop's; the "
+                    "step model predicts from the loop's figure. %s",
                     c.c_str(), std::abs(*drift), *drift > 0 ? "more" : "less",
-                    *drift > 0 ? "slower or more contended" : "faster");
+                    *drift > 0 ? "Workers that idle between batches (a full prefetch queue) "
+                                 "resume on colder caches; a busier machine during the loop "
+                                 "does the same (see the busy-machine check)."
+                               : "The machine was faster during the loop.");
       t.warnings.push_back({TrustWarning::Kind::kLoopCpu, c, buf, *drift});
     }
   }

@@ -28,10 +28,13 @@
 //                   compute_ms: compute-bound either way.
 //   loop CPU drift  the same case's workers spent more than kDriftPct more (or less) CPU
 //                   per sample in the loop than in the loader-alone windows
-//                   (loop_cpu_drift_pct): the loop ran on a slower machine than its
-//                   prediction's input, which the windows around it need not show (measured
-//                   at 2 ranks on 2 cores: +11.6 % with a -10.3 % prediction error, +3.9 %
-//                   with -3.7 %). The same condition on data_ms and compute_ms.
+//                   (loop_cpu_drift_pct): its data_ms is not the loop's. Workers that idle
+//                   between batches resume on colder caches (+3 to +15 % on this project's
+//                   2-core host as the step grew past the data time), and a busier machine
+//                   does the same (measured at 2 ranks on 2 cores: +11.6 %); the step model
+//                   predicts from the loop's figure (model/bound.h predict_from_costs), so
+//                   the warning says which data_ms to read, not that the prediction is off.
+//                   The same condition on data_ms and compute_ms.
 //   warm run        every loader case read 0 bytes from storage (process_read_mib_per_s,
 //                   /proc/self/io): the dataset came from the page cache, as DLIO warns
 //                   when a dataset fits in memory; a cold first epoch is slower.

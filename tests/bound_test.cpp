@@ -96,6 +96,15 @@ TEST(PredictFromCosts, ConstantCostsGiveBackMaxOfDataAndCompute) {
   EXPECT_NEAR(p.tail_stall_share_pct, 0.0, 1e-9);  // no stall, no share
   EXPECT_THROW(predict_from_costs({}, shape(8, 2, 2), 12.0, loop, 1), std::invalid_argument);
   EXPECT_THROW(predict_from_costs(costs, shape(8, 2, 2), -1.0, loop, 1), std::invalid_argument);
+  // The workers' CPU per sample 10 % higher in the loop than alone: the loop's data time is
+  // 12 x 1.1 = 13.2 ms, above a 12.5 ms step.
+  loop.compute_ms = 12.5;
+  p = predict_from_costs(costs, shape(8, 2, 2), 12.0, loop, 1, 1.1);
+  EXPECT_NEAR(p.loop_cost_factor, 1.1, 1e-12);
+  EXPECT_NEAR(p.step.step_ms, 13.2, 1e-6);
+  EXPECT_NEAR(predict_from_costs(costs, shape(8, 2, 2), 12.0, loop, 1).step.step_ms, 12.5, 1e-6);
+  for (double bad : {0.0, -1.0, std::nan(""), HUGE_VAL})
+    EXPECT_THROW(predict_from_costs(costs, shape(8, 2, 2), 12.0, loop, 1, bad), std::invalid_argument) << bad;
 }
 
 // A known tail: 99 samples of 1 ms and one of 101 ms (mean 2 ms), batch 8, 2 workers,
