@@ -133,7 +133,7 @@ from . import plan as gate_plan
 from .blocks import (EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, BlockFailed,
                      add_builds, case_filter, check_binary, check_case_sets, check_contexts,
                      check_gate_args, child_env, fixed_work_flags, int_option, list_cases, log,
-                     make_dataset, run_gate, split_pipebench_flags, stderr_tail)
+                     make_dataset, run_gate, seconds_option, split_pipebench_flags, stderr_tail)
 from .compare import format_time
 from .paired import CONFIDENCE, default_precision, is_suspect, judge_case
 from .record import (BadInput, busy_flag, case_key, context, iterations_by_case, load_run,
@@ -454,11 +454,7 @@ def parse_args(argv):
                        f"{args.confirm_min_time!r}") from None
     if float(args.confirm_min_time) < float(args.min_time):
         args.confirm_min_time = args.min_time
-    try:
-        args.block_timeout = float(args.block_timeout)
-        assert args.block_timeout > 0
-    except (ValueError, AssertionError):
-        raise BadInput("--block-timeout must be a number of seconds > 0") from None
+    args.block_timeout = seconds_option(args.block_timeout, "--block-timeout")
     return args
 
 

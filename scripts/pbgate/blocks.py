@@ -151,6 +151,17 @@ def int_option(value, ok, message):
     return v
 
 
+def seconds_option(value, flag):
+    """float(value) when it is a number of seconds > 0, else BadInput naming `flag`."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = None
+    if v is None or not v > 0:
+        raise BadInput(f"{flag} must be a number of seconds > 0")
+    return v
+
+
 def run_gate(args, run_fn, report_fn, prefix, keep_fn):
     """Both gates' driver: run_fn(args, work) in a temporary folder, report_fn(args, *out);
     bad input and a failed BASE block exit 2, a failed NEW block 1; with --keep,

@@ -113,7 +113,7 @@ import time
 
 from . import blocks
 from .blocks import (EXIT_BAD_INPUT, EXIT_OK, EXIT_REGRESSION, BlockFailed, check_binary,
-                     check_case_sets, check_contexts, child_env, list_cases, log)
+                     check_case_sets, check_contexts, child_env, list_cases, log, seconds_option)
 from .record import BadInput, context, load_run
 
 DEFAULT_FILTER = "BM_(Read/files/warm|Decode|Transform|Sample|Collate)/"
@@ -603,11 +603,7 @@ def parse_args(argv):
     if args.jobs not in ("1", "2"):
         raise BadInput(f"--jobs must be 1 or 2, got {args.jobs!r}")
     args.jobs = int(args.jobs)
-    try:
-        args.timeout = float(args.timeout)
-        assert args.timeout > 0
-    except (ValueError, AssertionError):
-        raise BadInput("--timeout must be a number of seconds > 0") from None
+    args.timeout = seconds_option(args.timeout, "--timeout")
     return args
 
 
