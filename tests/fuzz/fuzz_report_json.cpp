@@ -3,7 +3,7 @@
 // dumped to text (what `pipebench-report` prints and writes). Accepted: ReportError.
 // Anything else escaping (a nlohmann::json exception, std::out_of_range, ...), a sanitizer
 // report (a float-to-int overflow on a huge counter, say) or the limits is a finding.
-// The compare gate's reader (scripts/compare_gate.py, Python) is not fuzzed here: atheris
+// The gates' run reader (scripts/pbgate/record.py, Python) is not fuzzed here: atheris
 // is not packaged in Debian 12. fuzz_common.h has the limits.
 #include <nlohmann/json.hpp>
 
