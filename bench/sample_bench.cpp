@@ -115,7 +115,8 @@ void sample_case(benchmark::State& state, BenchContext& ctx, const std::shared_p
 // that both patterns are balanced within one round, model::paired_block_sizes, each group's
 // images spread over the round, model::group_spread_order; the round repeated for at least
 // kPairedBudgetShare of --budget, or cut after the whole groups that took it when one round
-// is longer: images_per_round then counts the images measured), the same bytes (read once per block, before the
+// would take over twice that (cut_round): images_per_round then counts the images
+// measured), the same bytes (read once per block, before the
 // four runs: a pure CPU comparison) and the same random draws (one stream per operator,
 // transforms/rng.h). presized:<N> pairs today's pipeline on the originals (A) with the same
 // pipeline on the presized copy of the same images (B: the copy's file of the same name,
@@ -284,6 +285,16 @@ void put_paired_counters(benchmark::State& state, const PairedTimes& t, size_t r
   put(state, CounterId::kPairedRatio, e.ratio);
 }
 
+// Whether the first round stops after `done` of its `blocks` blocks (a whole group): its
+// budget share is spent and the whole round would take over twice that share (large
+// originals: photos-full's round of 44 took 10 s against 1.6 s). A round only a little over
+// the share (photos-in's 256 images, about 2 s) runs whole, as every round did before.
+bool cut_round(int64_t elapsed_ns, int64_t share_ns, size_t done, size_t blocks) {
+  if (elapsed_ns < share_ns) return false;
+  const double whole_ns = static_cast<double>(elapsed_ns) * static_cast<double>(blocks) / static_cast<double>(done);
+  return whole_ns > 2.0 * static_cast<double>(share_ns);
+}
+
 // The two sides with their images in the order the blocks meet them (the originals' and
 // the candidate's index permuted alike: model::group_spread_order).
 std::pair<PairedSide, PairedSide> in_block_order(const PairedSide& a, const PairedSide& b,
@@ -346,7 +357,8 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& t
         } catch (const std::exception& e) {  // a bad file in this block: the block is left out
           if (!ctx.on_bad_file(state, a.index[first], e.what())) failed = true;
         }
-        if (t.rounds == 0 && (p + 1) % 4 == 0 && p + 1 < used && now_ns() - start >= paired_ns) used = p + 1;
+        if (t.rounds == 0 && (p + 1) % 4 == 0 && p + 1 < used && cut_round(now_ns() - start, paired_ns, p + 1, used))
+          used = p + 1;
       }
       ++t.rounds;
     } while (!failed && now_ns() - start < paired_ns);
