@@ -70,7 +70,12 @@ struct CaseBudget {
   /// seconds (large originals), no budget buys a sub-percent overhead, and the case runs
   /// with fewer pairs or not at all.
   bool overhead_fits(int workers, int windows, int warmups) const {
-    return fixed || forecast_s(workers, windows, warmups, 1) <= budget_s;
+    return within(workers, windows, warmups, 1, 1.0);
+  }
+  /// Whether such a case timing `steps` batches per window is forecast within `budgets`
+  /// times the budget (always true with --steps).
+  bool within(int workers, int windows, int warmups, int steps, double budgets) const {
+    return fixed || forecast_s(workers, windows, warmups, steps) <= budgets * budget_s;
   }};
 
 /// Checks the plan's inputs (std::invalid_argument naming the bad one).

@@ -284,10 +284,11 @@ class EndToEndCase {
     // under contention: photos-full w2, 39.0 ms in the loop, 36 alone).
     if (alone_cpu_ms_ > 0) put(state_, CounterId::kAloneSampleCpuMs, alone_cpu_ms_);
     add_region_counters(ctx_, state_, regions_);
-    // The workers' CPU per sample in the loop against alone: a loop that ran on a slower or
-    // more contended machine than the windows around it (which data_drift_pct cannot see).
-    if (const double loop_cpu_ms = window_->sample_cpu_ms(); loop_cpu_ms > 0 && alone_cpu_ms_ > 0) {
-      loop_cpu_drift_pct_ = 100.0 * (loop_cpu_ms / alone_cpu_ms_ - 1.0);
+    // The workers' CPU per sample in the loop against alone (the prediction's factor): idle
+    // workers resuming on colder caches, or a busier machine during the loop (which
+    // data_drift_pct cannot see).
+    if (const auto factor = loop_cost_factor()) {
+      loop_cpu_drift_pct_ = 100.0 * (*factor - 1.0);
       put(state_, CounterId::kLoopCpuDriftPct, loop_cpu_drift_pct_);
     }
     if (extras_) report_callbacks();
@@ -406,11 +407,17 @@ class EndToEndCase {
     model::LoopShape loop;
     loop.compute_ms = compute_ms_;
     loop.callbacks = model_callbacks();
-    // The workers' CPU per sample in the loop over the windows' (model/bound.h): in the
-    // loop they idle while the prefetch queue is full and resume on colder caches.
+    return predict_from_costs(costs.visit_ms, shape, data_.data_ms, loop, costs.tail_samples(),
+                              loop_cost_factor().value_or(1.0));
+  }
+
+  // The workers' CPU per sample in the loop over the loader-alone windows' (model/bound.h
+  // predict_from_costs: in the loop they idle while the prefetch queue is full and resume on
+  // colder caches); nullopt when either was not measured (stage timers off, nothing produced).
+  std::optional<double> loop_cost_factor() const {
     const double loop_cpu_ms = window_->sample_cpu_ms();
-    const double factor = loop_cpu_ms > 0 && alone_cpu_ms_ > 0 ? loop_cpu_ms / alone_cpu_ms_ : 1.0;
-    return predict_from_costs(costs.visit_ms, shape, data_.data_ms, loop, costs.tail_samples(), factor);
+    if (!(loop_cpu_ms > 0) || !(alone_cpu_ms_ > 0)) return std::nullopt;
+    return loop_cpu_ms / alone_cpu_ms_;
   }
 
   // The callbacks as the step model takes them, from what this run recorded (callback:<label>_ms
@@ -551,7 +558,7 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
   const CaseBudget& plan = ctx.budget();
   std::vector<int> fix_workers;
   for (int w : c.workers)
-    if (w <= cores && (w == at || plan.fixed || plan.forecast_s(w, 3, 2, plan.steps(w, 3, 2)) <= 2 * plan.budget_s))
+    if (w <= cores && (w == at || plan.within(w, 3, 2, plan.steps(w, 3, 2), 2.0)))
       fix_workers.push_back(w);
   for (const auto& cand : what_if_candidates(*c.pipeline)) {
     const model::CandidateKind* kind = model::find_candidate(cand.kind);

@@ -69,8 +69,13 @@ TEST(CaseBudget, OverheadCasesRunWhatTheBudgetHolds) {
   CaseBudget small = b;
   small.sample_ms = 0.45;  // 25 ms batches (the step): everything fits
   EXPECT_TRUE(small.overhead_fits(1, 4, 4));
+  // An end-to-end case at 1 worker at its fewest batches: (2 x 3 + 3 x 2) x 1.32 = 15.84 s,
+  // within twice the budget, not within once.
+  EXPECT_TRUE(b.within(1, 3, 2, kMinSteps, 2.0));
+  EXPECT_FALSE(b.within(1, 3, 2, kMinSteps, 1.0));
   b.fixed = true;  // --steps: no budget, every case as asked
   EXPECT_TRUE(b.overhead_fits(1, 4, 4));
+  EXPECT_TRUE(b.within(1, 3, 2, 30, 1.0));
 }
 
 TEST(CaseBudget, FixedStepsIgnoreTheBudget) {
