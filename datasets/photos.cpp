@@ -445,7 +445,7 @@ PhotoSetSummary build_photo_sets(const std::vector<PhotoOriginal>& originals,
     }
   };
   // A tool sizing its own thread pool, outside any benchmark run: the machine's hardware
-  // threads, not a run's cores_available (bench/flags.h), which only the run reads.
+  // threads, not a run's cores_available (bench/run/flags.h), which only the run reads.
   int threads = options.threads > 0 ? options.threads
                                     : static_cast<int>(std::thread::hardware_concurrency());
   threads = std::clamp(threads, 1, std::max(1, static_cast<int>(originals.size())));

@@ -111,7 +111,7 @@ std::vector<Converted> convert_all(const ImageFolder& ds, const std::vector<size
     }
   };
   // A tool sizing its own thread pool, outside any benchmark run: the machine's hardware
-  // threads, not a run's cores_available (bench/flags.h), which only the run reads.
+  // threads, not a run's cores_available (bench/run/flags.h), which only the run reads.
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
   threads = std::clamp(threads, 1, static_cast<int>(std::max<size_t>(1, n)));
   std::vector<std::thread> pool;

@@ -1,4 +1,4 @@
-// GPU metrics for the system sampler (pipeline/system_metrics.h) through NVML, the NVIDIA
+// GPU metrics for the system sampler (measure/system_metrics.h) through NVML, the NVIDIA
 // Management Library, loaded at run time with dlopen("libnvidia-ml.so.1"), so the build
 // needs neither the driver nor an NVML header: the few NVML types and functions used are
 // declared in nvml.cpp from NVIDIA's documented API (NVML API Reference, nvml.h of the

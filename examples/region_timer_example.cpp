@@ -1,4 +1,4 @@
-// A user's own training loop timed with pipebench::RegionTimer (pipeline/region_timer.h),
+// A user's own training loop timed with pipebench::RegionTimer (measure/region_timer.h),
 // docs/region-timers.md's example, compiled and run by the test
 // region_timer_example (tests/CMakeLists.txt), which then runs pipebench-report on the JSON.
 //
@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "pipeline/region_timer.h"
+#include "measure/region_timer.h"
 
 namespace {
 

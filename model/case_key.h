@@ -16,7 +16,7 @@
 //   BM_StageTimers|BM_Loader|BM_SystemSampler/<pipeline>[/<layout | shards-N>/<cache>]/workers:W
 //   BM_TrainStep/<baseline>
 //   BM_EndToEnd/<pipeline>[/<variant>:<param>]/<baseline>/workers:W[/callbacks:<a>+<b>...]
-//   RegionTimer/<op>                       a user's loop (pipeline/region_timer.h)
+//   RegionTimer/<op>                       a user's loop (measure/region_timer.h)
 //   <op>                                   kOther: a case the legacy adapter could not place
 // Google Benchmark appends its own settings to the name it writes (/iterations:N,
 // /real_time, ...); the key's name never has them.
@@ -89,10 +89,10 @@ struct CaseKey {
 };
 
 /// BM_Decode/<op>[/<detail>]: one decode backend over the run's round of images
-/// (bench/decode_bench.cpp): turbo_full, nvjpeg, ...
+/// (bench/cases/decode_bench.cpp): turbo_full, nvjpeg, ...
 CaseKey decode_case(const std::string& op, const std::string& detail = "");
 /// BM_Transform/<op>/device/<format>/batch:<n>: a device batch operator on a batch of n
-/// samples already in device memory, timed with CUDA events (bench/device_op_bench.cpp);
+/// samples already in device memory, timed with CUDA events (bench/cases/device_op_bench.cpp);
 /// format "uint8_nhwc" | "float32_nchw" (transforms/batch_ops_device.h).
 CaseKey device_op_case(const std::string& op, const std::string& format, int batch);
 /// BM_Sample/<pipeline>[/<variant>:<param>]: one worker's cost per sample.
@@ -101,7 +101,7 @@ CaseKey sample_case(const std::string& pipeline, const std::string& variant = ""
 /// BM_Transform/<op>[/<detail>].
 CaseKey transform_case(const std::string& op, const std::string& detail = "");
 /// BM_Transform/<op>/pipeline:<pipeline>[#k]: the price of the `occurrence`-th batch
-/// operator `op` (1, 2, ...) of the run's pipeline (bench/transform_bench.cpp).
+/// operator `op` (1, 2, ...) of the run's pipeline (bench/cases/transform_bench.cpp).
 CaseKey batch_op_price_case(const std::string& op, const std::string& pipeline, int occurrence);
 /// BM_Sample/<pipeline>/presized:<px> and BM_EndToEnd/<pipeline>/presized:<px>/...: the
 /// key of `base` (a sample or end-to-end case) made the presized candidate of side `px`.

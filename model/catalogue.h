@@ -46,7 +46,7 @@ const CandidateKind* find_candidate(std::string_view kind);
 /// BM_EndToEnd/<pipeline>/<kind>:<param>/<baseline>/workers:<w> beside today's case at the
 /// same workers, which prices it with the step model from its own timed costs
 /// (pred_step_deep_prefetch_ms, pred_step_out_of_order_ms); the fix's case measures it and
-/// records that prediction (fix_pred_step_ms) beside its step (bench/tail_fixes.h).
+/// records that prediction (fix_pred_step_ms) beside its step (bench/cases/tail_fixes.h).
 struct LoaderFix {
   std::string_view kind;   ///< the key's variant
   std::string_view note;   ///< what it changes, for the report
@@ -59,12 +59,12 @@ const LoaderFix* find_loader_fix(std::string_view kind);
 /// The delivery fix's parameter: LoaderOptions::in_order false.
 inline constexpr std::string_view kOutOfOrder = "out_of_order";
 
-/// The loader's stages in pipeline order (pipeline/stage_timers.h's Stage enum follows
+/// The loader's stages in pipeline order (measure/stage_timers.h's Stage enum follows
 /// it); bench writes each as a counter <stage>_ms, ms per sample.
 inline constexpr std::string_view kStageNames[] = {"read",      "decode", "transform",
                                                    "collate",   "batch_ops", "h2d"};
 
-/// The device batch operators bench times (bench/device_op_bench.cpp, model::device_op_case:
+/// The device batch operators bench times (bench/cases/device_op_bench.cpp, model::device_op_case:
 /// BM_Transform/<op>/device/<format>/batch:<n>, counter batch_ms: CUDA-event ms per batch),
 /// at each of kDeviceOpBatches and the run's own --batch. The what-if row "finish on the
 /// accelerator" (report/whatif.h) reads them at the run's batch in kDeviceFinishFormat, and

@@ -27,7 +27,7 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kGBPerSecond, "GB_per_second", U::kGBPerSecond, F::kRate, "H2D and device operators: the batch's bytes moved per second", U::kGBPerSecond},
     // Per image of a round.
     {C::kUsPerImage, "us_per_image", U::kUs, F::kImage, "thread CPU per image (one thread; wall time for BM_Read; a paired case: the candidate's own)", U::kUs},
-    {C::kImagesPerRound, "images_per_round", U::kImages, F::kImage, "images in the case's round (bench/image_round.h)", U::kImages},
+    {C::kImagesPerRound, "images_per_round", U::kImages, F::kImage, "images in the case's round (bench/run/image_round.h)", U::kImages},
     {C::kPresizeShorterSidePx, "presize_shorter_side_px", U::kPx, F::kImage, "`presized:N`: the shorter side the presized copy keeps", U::kPx},
     {C::kPresizeJpegQuality, "presize_jpeg_quality", U::kCount, F::kImage, "`presized:N`: the presized copy's JPEG quality, 1-100", U::kCount},
     // The loader's stages, per sample.

@@ -2,9 +2,9 @@
 // Benchmark's user counters, the rows' own numeric fields the report reads, and the
 // RegionTimer rows' figures), as one table: each counter's name, unit, family and one-line
 // meaning. Everything that names a counter reads it from here:
-//   - bench writes through it (bench/counter_put.h: put(state, CounterId::kDataMs, v));
+//   - bench writes through it (bench/run/counter_put.h: put(state, CounterId::kDataMs, v));
 //   - the report reads through it (report/run.h: run.value(name, CounterId::kDataMs));
-//   - the console formats by its unit (bench/console_reporter.h: a millisecond counter
+//   - the console formats by its unit (bench/run/console_reporter.h: a millisecond counter
 //     shown in microseconds is so in every row, one unit per column);
 //   - docs/counters.md's counter list is counters_markdown() (`pipebench
 //     --list-counters=markdown`; tests/scripts/pipebench_cli_test.py fails on drift).
@@ -69,7 +69,7 @@ enum class CounterFamily : std::uint8_t {
   kOverhead,   ///< on/off pairs pricing pipebench's own instruments
   kSystem,     ///< the system sampler's summary of the case
   kRanks,      ///< data-parallel runs (mpirun): the ranks' figures on rank 0's row
-  kRegion,     ///< RegionTimer rows (pipeline/region_timer.h, a user's loop)
+  kRegion,     ///< RegionTimer rows (measure/region_timer.h, a user's loop)
 };
 
 /// Every counter, in kCounterTable's order.

@@ -1,5 +1,5 @@
 // The figures every rank of a data-parallel run (mpirun) reports to rank 0, one table:
-// bench gathers them in this order (bench/ranks.cpp), writes each as the counter
+// bench gathers them in this order (bench/run/ranks.cpp), writes each as the counter
 // rank<k>_<name> of the BM_EndToEnd row and aggregates them once into the row's global
 // counters (world_size, data_ms = the slowest rank's, data_ms_mean, step_ms and au_pct =
 // means, au_pct_min, au_pass, images_per_second_total, load_imbalance, slowest_rank);

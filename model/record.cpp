@@ -16,7 +16,7 @@ namespace {
 
 using T = ContextType;
 
-// bench/run_context.cpp, bench/main.cpp and bench/run_output.cpp write these.
+// bench/run/run_context.cpp, bench/run/main.cpp and bench/run/run_output.cpp write these.
 constexpr std::array<ContextField, 37> kTyped = {{
     {"batch_size", T::kNumber, "images"},
     {"crop_size", T::kNumber, "px"},

@@ -1,7 +1,7 @@
 // The run record: what a pipebench JSON file carries beside Google Benchmark's rows, and
 // how a reader gets it back.
 //
-// Writing (bench/run_output.h): every row of "benchmarks" gets a "key" object
+// Writing (bench/run/run_output.h): every row of "benchmarks" gets a "key" object
 // (model/case_key.h, to_json), the context gets "pipebench_record": kRecordVersion, and
 // the context keys of typed_context_fields() are JSON numbers or booleans instead of
 // Google Benchmark's strings. The format is bench/README.md's "JSON contract".

@@ -1,5 +1,5 @@
 // The step model's simulation (model/step_model.h): the loader of pipeline/loader.cpp and
-// the loop of bench/end_to_end_bench.cpp, replayed event by event. The events need no
+// the loop of bench/cases/end_to_end_bench.cpp, replayed event by event. The events need no
 // general event queue: batches are dispatched in order, each only after the release of
 // the batch depth places before it, so the loop can be advanced one step at a time, each
 // rank's loader dispatching the batches the previous steps' releases allow and its

@@ -8,7 +8,7 @@
 // PyTorch DataLoader).
 //
 // Form: a discrete-event simulation replaying the costs through the loader's structure
-// (pipeline/loader.cpp) and the end-to-end loop (bench/end_to_end_bench.cpp one_step()):
+// (pipeline/loader.cpp) and the end-to-end loop (bench/cases/end_to_end_bench.cpp one_step()):
 //   loader   batch j is dispatched when fewer than prefetch_depth batches are in flight
 //            (dispatched and not yet released by the loop; the limiter_node): at time
 //            max(dispatch of j - 1, release of the (j - depth)-th batch taken). Its

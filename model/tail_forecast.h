@@ -4,7 +4,7 @@
 // cannot wait for today's case's timed costs. The step model (model/step_model.h) is fed a
 // forecast of the per-sample costs instead: each file's cost proportional to its encoded
 // bytes (a JPEG's decode work grows with its pixels, and its bytes with them at a similar
-// quality), the median file at the probe's ms per sample (bench/case_budget.h, which times
+// quality), the median file at the probe's ms per sample (bench/run/case_budget.h, which times
 // a few typical images). The fixes are worth running when either is forecast to shorten
 // the mean step by at least kTailFixMinSavingPct: less than that, a case of a few dozen
 // steps cannot tell the fix from noise, and a dataset whose batches all cost the same (a

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "pipeline/stage_timers.h"
-#include "pipeline/own_threads.h"
+#include "measure/stage_timers.h"
+#include "measure/own_threads.h"
 #include "pipeline/train_step.h"
 
 namespace pipebench {

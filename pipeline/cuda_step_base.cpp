@@ -9,7 +9,7 @@
 #include <exception>
 #include <utility>
 
-#include "pipeline/stage_timers.h"
+#include "measure/stage_timers.h"
 #include "transforms/batch_ops_device.h"
 
 namespace pipebench::detail {

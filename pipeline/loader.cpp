@@ -57,8 +57,8 @@
 #include <utility>
 
 #include "pipeline/collate.h"
-#include "pipeline/own_threads.h"
-#include "pipeline/trace.h"
+#include "measure/own_threads.h"
+#include "measure/trace.h"
 
 namespace pipebench {
 namespace {

@@ -50,7 +50,7 @@
 #include "datasets/sample_source.h"
 #include "device/cuda.h"
 #include "pipeline/sampler.h"
-#include "pipeline/stage_timers.h"
+#include "measure/stage_timers.h"
 #include "transforms/pipeline.h"
 
 namespace pipebench {

@@ -1,5 +1,5 @@
 """Region timers for a Python training loop, in pure Python: pipebench's RegionTimer
-(pipeline/region_timer.h) for a loop pipebench does not run, such as a PyTorch script.
+(measure/region_timer.h) for a loop pipebench does not run, such as a PyTorch script.
 
 A loop times its phases under fixed keys; write_json() writes the same Google-Benchmark-
 shaped JSON as the C++ RegionTimer, as a pipebench run record, and

@@ -34,7 +34,7 @@ std::optional<RankRow> rank_row(const BenchRun& run, const std::string& name, in
   return r;
 }
 
-// The job's figures as bench aggregated them, once (bench/ranks.cpp, model/rank_fields.h):
+// The job's figures as bench aggregated them, once (bench/run/ranks.cpp, model/rank_fields.h):
 // read, not recomputed. False when the row lacks one (an incomplete case).
 bool read_global(const BenchRun& run, const std::string& name, RanksCase& c) {
   const auto get = [&](CounterId id) { return run.value(name, id); };

@@ -1,6 +1,6 @@
 // Data-parallel runs in the report (issue 13): the BM_EndToEnd cases of a run made with
 // `mpirun -np N pipebench` (world_size > 1), whose counters rank 0 aggregated
-// (bench/ranks.h): a per-rank table, the global figures (images/s summed over ranks, the
+// (bench/run/ranks.h): a per-rank table, the global figures (images/s summed over ranks, the
 // synchronised step, AU mean and min over ranks, MLPerf Storage's AU >= 90 % pass), the
 // load imbalance (max / mean of the ranks' data time), the slowest rank and its stage
 // times, and the straggler prediction (pipeline/dist/straggler.h) against the measured

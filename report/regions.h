@@ -1,5 +1,5 @@
 // A user's own training loop in the report: the JSON that pipebench::RegionTimer writes
-// (pipeline/region_timer.h; rows "RegionTimer/<key>" with count and total_ms), read as a
+// (measure/region_timer.h; rows "RegionTimer/<key>" with count and total_ms), read as a
 // loop profile with a data-bound / compute-bound verdict, so `pipebench-report regions.json`
 // answers the design notes' questions for a loop pipebench did not run: how much of the
 // step waits for data, how much computes, how much goes elsewhere.

@@ -25,7 +25,7 @@
 // pipeline_spec, cores_available, compute_ms, busy_machine, other_processes_cpu_cores,
 // load_average_start, repetitions.
 //
-//   - a user's loop: RegionTimer/<key> rows (pipeline/region_timer.h), read by
+//   - a user's loop: RegionTimer/<key> rows (measure/region_timer.h), read by
 //     report/regions.h; a run with only those is reported as that loop's profile.
 // Errors: ReportError when the run has neither a BM_EndToEnd nor a BM_Loader case of its
 // recipe nor RegionTimer rows, when a sweep case lacks data_ms, compute_ms or step_ms or holds an impossible

@@ -1,7 +1,7 @@
 // Storage in the report (issue 12): DS-Analyzer's split of the data stall into its fetch
 // and prep parts (Mohan et al., "Analyzing and Mitigating Data Stalls in DNN Training",
 // VLDB 2021, section 3), from cases of one run at the same worker count w (the table's:
-// bench/loader_bench.cpp, the storage study of --cache=cold / --read-throttle-mib-s):
+// bench/cases/loader_bench.cpp, the storage study of --cache=cold / --read-throttle-mib-s):
 //   cold   BM_Loader/<pipeline>/workers:<w> of a run with cache_mode cold (or a throttle):
 //          data_ms = fetch + prep, ms per batch
 //   warm   BM_Loader/<pipeline>/<layout>/warm/workers:<w>: the prep-bound rate, data_ms

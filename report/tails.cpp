@@ -24,7 +24,7 @@ std::vector<std::pair<std::string, double>> costliest_files(const CaseMeans& c) 
   return files;
 }
 
-// The tail fixes run end to end beside today's cases (bench/tail_fixes.h), by workers then
+// The tail fixes run end to end beside today's cases (bench/cases/tail_fixes.h), by workers then
 // the catalogue's order.
 std::vector<TailFixCheck> fix_checks(const BenchRun& run, const std::map<int, std::string>& end_to_end,
                                      const std::vector<TailPoint>& points) {

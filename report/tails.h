@@ -1,10 +1,10 @@
 // The tails of the sweep (issue 34 item 3): beside each BM_EndToEnd point's mean step and
 // stall, its 99th percentile step measured (step_p99_ms) and the step model's prediction
-// from the per-sample costs the case timed (bench/sample_costs.h: pred_step_p99_ms,
+// from the per-sample costs the case timed (bench/cases/sample_costs.h: pred_step_p99_ms,
 // pred_stall_pct, bound_ms as the predicted mean), the cost distribution (sample_p50_ms,
 // sample_p99_ms, sample_max_ms over samples_timed), and the share of the predicted stall
 // the costliest samples cause (tail_stall_share_pct), naming the costliest files
-// (costliest:<file>_ms, costliest first). The tail fixes run end to end (bench/tail_fixes.h:
+// (costliest:<file>_ms, costliest first). The tail fixes run end to end (bench/cases/tail_fixes.h:
 // BM_EndToEnd/<pipeline>/prefetch:<N>|delivery:out_of_order/<baseline>/workers:<w>, keyed
 // by model/catalogue.h's loader_fixes): each one's measured step with its 95 % half width
 // (step_ms, step_ms_ci) against the prediction today's case made of it before it ran

@@ -13,14 +13,14 @@
 //                   kContentionPct: the same work costs more CPU with more workers while
 //                   cores were free (memory bandwidth, shared caches, hyperthreads sharing
 //                   a core, a busy machine).
-//   busy machine    the context's busy_machine is "true" (bench/machine.h: other processes
+//   busy machine    the context's busy_machine is "true" (bench/run/machine.h: other processes
 //                   used more than 0.25 cores, or the load average exceeded the cores).
 //   saturated cores the run's largest-worker loader or end-to-end case kept at least
 //                   kSaturatedPct of the machine's cores busy (cpu_busy_cores_mean, all
 //                   processes, from the system sampler) while data-bound or at most as
 //                   fast as the case below it: more workers cannot help on this machine.
 //   loader drift    a BM_EndToEnd case whose loader, measured alone before and again after
-//                   its loop (data_drift_pct, bench/ranks.h), changed speed by more than
+//                   its loop (data_drift_pct, bench/run/ranks.h), changed speed by more than
 //                   kDriftPct: the machine's speed moved during the case (other load,
 //                   thermal or frequency changes), so its prediction error mixes the model
 //                   and the drift; under mpirun, the rank whose drift is furthest from 0.

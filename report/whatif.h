@@ -125,7 +125,7 @@ struct SampleCost {
   /// GPU ms per batch the candidate adds to the accelerator's work (device rows; collate:uint8
   /// with a device normalize measured): measured on the run's device, 0 otherwise.
   double device_ms_per_batch = 0;
-  /// What the candidate changes in the pixels (issue 35; bench/paired_fidelity.h): its
+  /// What the candidate changes in the pixels (issue 35; bench/cases/paired_fidelity.h): its
   /// outputs against today's for the same images and draws, and the share of crops
   /// enlarged, today's and its own (%); absent where not measured (prices, older records).
   std::optional<model::FidelitySummary> fidelity;

@@ -36,7 +36,7 @@ std::optional<double> sample_cpu_ms(const BenchRun& run, const std::string& name
   return *us / 1000.0;
 }
 
-// A paired case's fidelity counters (bench/paired_fidelity.h) into `cost`; nothing where the
+// A paired case's fidelity counters (bench/cases/paired_fidelity.h) into `cost`; nothing where the
 // case has none (a price, an older record).
 void read_fidelity(const BenchRun& run, const std::string& name, SampleCost& cost) {
   const auto samples = run.value(name, CounterId::kFidelitySamples);
@@ -90,7 +90,7 @@ void read_candidates(const BenchRun& run, const std::string& pipeline, bool us_p
       case model::CandidateRole::kControl: in.control = std::move(cost); break;
     }
   }
-  // The spec's batch operators, priced on the batch (bench/transform_bench.cpp): the saving
+  // The spec's batch operators, priced on the batch (bench/cases/transform_bench.cpp): the saving
   // is the price per sample, its interval the batches' t interval over the batch's images.
   if (!in.today) return;
   const auto batch_ops = run.where([&](const model::CaseKey& k) {

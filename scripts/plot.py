@@ -40,7 +40,7 @@ a row within_noise (its interval holds 0) is hatched grey and annotated "noise";
 control (kind "control") is hatched too and must read noise (annotated in red when not).
 The table's note / control_note lines are written in the panel.
 
-With the run's "system_series" section (bench/system_series.h: the system sampler's series
+With the run's "system_series" section (bench/run/system_series.h: the system sampler's series
 per case at its rate_hz, pipebench's --system-sample-hz; keyed by the registered case
 name, the key's "name"), a bottom panel: CPU cores busy
 over time during each BM_EndToEnd sweep case, pipebench's own (solid), all processes'

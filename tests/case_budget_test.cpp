@@ -1,10 +1,10 @@
-// The budget's plan (bench/case_budget.h) on figures worked by hand: how many batches a
+// The budget's plan (bench/run/case_budget.h) on figures worked by hand: how many batches a
 // loader or end-to-end case times within its seconds.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
-#include "bench/case_budget.h"
+#include "bench/run/case_budget.h"
 
 namespace pipebench::bench {
 namespace {

@@ -1,4 +1,4 @@
-// The console table's counters (bench/console_reporter.h): no millisecond counter is shown
+// The console table's counters (bench/run/console_reporter.h): no millisecond counter is shown
 // with an SI fraction prefix (Google Benchmark 1.7.1 prints 0.000257 ms as "257u"); each
 // counter is shown in its schema entry's console unit (model/counters.h), the same in
 // every row (a per-sample ms counter under its "_us" name, x 1000), and large values stay
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/console_reporter.h"
+#include "bench/run/console_reporter.h"
 
 namespace pb = pipebench::bench;
 using BenchRun = benchmark::BenchmarkReporter::Run;
@@ -203,7 +203,7 @@ TEST(UnitsConsoleReporter, CompactHeadingsEndInTheirColumnsUnit) {
 }
 
 TEST(UnitsConsoleReporter, APairedCaseShowsTheCandidatesOwnRate) {
-  // bench/sample_bench.cpp writes the candidate's own rate as items_per_second (not the
+  // bench/cases/sample_bench.cpp writes the candidate's own rate as items_per_second (not the
   // A B B A pair's): the compact Sample row shows it under images/s, its saving in us.
   BenchRun paired = make_run("BM_Sample/imagenet_train/decode:auto",
                              {{"items_per_second", 2441.0}, {"us_per_image", 409.7},

@@ -1,6 +1,6 @@
 // Run under mpirun (tests/scripts/mpi_test.py): every sample of DATA is delivered exactly
 // once across the ranks in each epoch, and the ranks' shards are disjoint. Each rank runs a
-// real Loader over its shard (rank and world from pipeline/dist/, as bench/loader_util.cpp
+// real Loader over its shard (rank and world from pipeline/dist/, as bench/run/loader_util.cpp
 // builds it), collects the dataset indices of every batch it is delivered, and rank 0
 // checks the union against the dataset's own size (ImageFolder, an independent count).
 // Usage: dist_shard_check DATA [EPOCHS]. Exit 0 when the checks hold, 1 with a message

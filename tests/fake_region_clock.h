@@ -1,4 +1,4 @@
-// A RegionClock (pipeline/region_timer.h) the test moves by hand: marks are whatever
+// A RegionClock (measure/region_timer.h) the test moves by hand: marks are whatever
 // *now holds, in ns (pick a base near now_ns() so trace spans land inside the recorder's
 // time line); ms_between is the plain difference. Shared by the region-timer tests.
 #pragma once
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "pipeline/region_timer.h"
+#include "measure/region_timer.h"
 
 namespace pipebench::testing {
 

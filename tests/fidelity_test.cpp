@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/paired_fidelity.h"
+#include "bench/cases/paired_fidelity.h"
 #include "datasets/image_folder.h"
 #include "model/fidelity.h"
 #include "tests/libjpeg_encode.h"
@@ -281,7 +281,7 @@ TEST(FidelityReference, RoiDecodeMatchesTjDecompress2AtTheSameScale) {
   }
 }
 
-// --- the paired case's pass (bench/paired_fidelity.h) ------------------------------------
+// --- the paired case's pass (bench/cases/paired_fidelity.h) ------------------------------------
 
 // The A/A control (today against a second instance of itself) must read identical on every
 // sample: anything else is a pairing bug. decode:auto on 500 x 375 images (1/2 DCT scaling

@@ -31,8 +31,8 @@
 
 #include "datasets/file_io.h"
 #include "pipeline/collate.h"
-#include "pipeline/own_threads.h"
-#include "pipeline/trace.h"
+#include "measure/own_threads.h"
+#include "measure/trace.h"
 #include "tests/test_data.h"
 
 namespace pipebench {

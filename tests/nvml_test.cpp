@@ -1,4 +1,4 @@
-// GPU metrics through NVML (device/nvml.h, pipeline/system_metrics.h): a library that is
+// GPU metrics through NVML (device/nvml.h, measure/system_metrics.h): a library that is
 // not there gives one note and no GPU fields, never an error; the summary of GPU fields is
 // checked against hand-made samples. A real reading only where a driver is installed.
 #include "device/nvml.h"
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "device/cuda.h"
-#include "pipeline/system_metrics.h"
+#include "measure/system_metrics.h"
 
 namespace pipebench {
 namespace {

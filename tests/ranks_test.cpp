@@ -106,7 +106,7 @@ TEST(Straggler, ErrorPercent) {
 }
 
 // A two-rank run as rank 0 writes it: per-rank counters and the job's figures bench
-// aggregated from them once (bench/ranks.cpp: the means, the minimum, the total, the
+// aggregated from them once (bench/run/ranks.cpp: the means, the minimum, the total, the
 // slowest rank and the imbalance, worked out by hand here), which pipebench-report reads.
 nlohmann::json two_rank_run() {
   using report::testing::row;

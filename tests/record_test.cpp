@@ -1,5 +1,5 @@
 // The run record (issue 25): every catalogue entry's case written by bench's own JSON
-// writer (bench/run_output.h) and read back by the report (report/run.h), a verdict at the
+// writer (bench/run/run_output.h) and read back by the report (report/run.h), a verdict at the
 // end; name() unique across the catalogue; the legacy adapter the inverse of name(); the
 // cuda:cnn sweep that a regular expression once lost.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/run_output.h"
+#include "bench/run/run_output.h"
 #include "model/case_key.h"
 #include "model/catalogue.h"
 #include "model/constants.h"
@@ -367,7 +367,7 @@ TEST(RoundTrip, CallbacksRanksAndRegions) {
   CaseKey k = e2e("emulated", 1);
   json f = {{"workers", 1}, {"world_size", 2}, {"data_ms", 30.0}, {"compute_ms", 25.0}, {"step_ms", 31.0},
             {"au_pct", 80.0}, {"items_per_second", 2000.0},
-            // the job's figures bench aggregates once (bench/ranks.cpp)
+            // the job's figures bench aggregates once (bench/run/ranks.cpp)
             {"data_ms_mean", 30.0}, {"au_pct_min", 80.0}, {"au_pass", 0},
             {"images_per_second_total", 4000.0}, {"load_imbalance", 1.0}, {"slowest_rank", 0}};
   for (int r = 0; r < 2; ++r)
@@ -496,7 +496,7 @@ TEST(Paired, BlocksComeInBalancedGroupsOfFour) {
   EXPECT_THROW(model::paired_block_sizes(10, 3, 4), std::invalid_argument);
   EXPECT_THROW(model::paired_block_sizes(10, 4, 0), std::invalid_argument);
   for (size_t n = 16; n <= 600; ++n) {
-    const size_t target = std::clamp<size_t>(n / 8, 4, 16);  // as bench/sample_bench.cpp asks
+    const size_t target = std::clamp<size_t>(n / 8, 4, 16);  // as bench/cases/sample_bench.cpp asks
     const V b = model::paired_block_sizes(n, target, 4);
     SCOPED_TRACE(n);
     ASSERT_EQ(b.size() % 4, 0u);

@@ -1,7 +1,7 @@
-// Region timers (pipeline/region_timer.h) on a fake clock the test moves by hand: nesting,
+// Region timers (measure/region_timer.h) on a fake clock the test moves by hand: nesting,
 // overlap, handles, the scoped guard, percentiles against hand-computed values, the JSON
 // shape parsed back, and the trace spans. The CUDA-event clock skips without a device.
-#include "pipeline/region_timer.h"
+#include "measure/region_timer.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "device/cuda.h"
-#include "pipeline/stage_timers.h"
-#include "pipeline/trace.h"
+#include "measure/stage_timers.h"
+#include "measure/trace.h"
 #include "tests/fake_region_clock.h"
 #include "tests/test_data.h"
 

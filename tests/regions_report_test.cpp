@@ -1,5 +1,5 @@
 // pipebench-report on a user's loop (report/regions.h): the JSON a RegionTimer writes
-// (pipeline/region_timer.h), on a fake clock, read back by the report's own parser, gives
+// (measure/region_timer.h), on a fake clock, read back by the report's own parser, gives
 // the per-step breakdown and the verdict worked out by hand below.
 #include "report/format.h"
 #include "report/regions.h"
@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "pipeline/region_timer.h"
+#include "measure/region_timer.h"
 #include "tests/report_rows.h"
 #include "tests/fake_region_clock.h"
 #include "tests/test_data.h"

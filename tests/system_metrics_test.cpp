@@ -1,8 +1,8 @@
-// System metrics (pipeline/system_metrics.h): the procfs parsers on fixture text, including
+// System metrics (measure/system_metrics.h): the procfs parsers on fixture text, including
 // a CPU going offline, a counter wrapping and a command name with ") " in it; and the
 // sampler on this machine: a busy thread shows as about one core of this process, and a
 // known allocation shows in the RSS peak.
-#include "pipeline/system_metrics.h"
+#include "measure/system_metrics.h"
 
 #include <gtest/gtest.h>
 

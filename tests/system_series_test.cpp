@@ -1,6 +1,6 @@
-// The system sampler's series in the run's JSON (bench/system_series.h): the rate it was
+// The system sampler's series in the run's JSON (bench/run/system_series.h): the rate it was
 // made with (--system-sample-hz), the user / system split in cores, and the per-core lists.
-#include "bench/system_series.h"
+#include "bench/run/system_series.h"
 
 #include <gtest/gtest.h>
 

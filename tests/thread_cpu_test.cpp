@@ -1,14 +1,14 @@
-// This process's CPU by thread role (pipeline/thread_cpu.h): the split's arithmetic, and on
+// This process's CPU by thread role (measure/thread_cpu.h): the split's arithmetic, and on
 // this machine a consumer thread and a worker thread that each burn a known amount of CPU
 // time are told apart, with the system sampler's thread taken out of the workers'.
-#include "pipeline/thread_cpu.h"
+#include "measure/thread_cpu.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 
-#include "pipeline/stage_timers.h"
-#include "pipeline/system_metrics.h"
+#include "measure/stage_timers.h"
+#include "measure/system_metrics.h"
 
 namespace pipebench {
 namespace {

@@ -1,6 +1,6 @@
 // The Chrome trace file must open in Perfetto / chrome://tracing: a traceEvents array of
 // complete events with microsecond timestamps, one track per thread, named tracks.
-#include "pipeline/trace.h"
+#include "measure/trace.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pipeline/stage_timers.h"
+#include "measure/stage_timers.h"
 #include "tests/test_data.h"
 
 namespace pipebench {

@@ -1,5 +1,5 @@
 // GPU JPEG decode with NVIDIA nvJPEG, a decode candidate (BM_Decode/nvjpeg,
-// bench/decode_bench.cpp). The library is loaded at run time with dlopen (as NVML is,
+// bench/cases/decode_bench.cpp). The library is loaded at run time with dlopen (as NVML is,
 // device/nvml.h): the CUDA toolkit pipebench builds with may have no nvJPEG headers, and a
 // machine without the library still runs everything else. The few types and entry points
 // used are declared in nvjpeg_decode.cpp after NVIDIA's nvJPEG documentation (docs.nvidia.com

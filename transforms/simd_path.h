@@ -1,5 +1,5 @@
 // Which SIMD code path pipebench's pixel kernels take on this CPU, as one word for the run's
-// context ("simd_path", bench/run_context.cpp) and the instruction-count gate
+// context ("simd_path", bench/run/run_context.cpp) and the instruction-count gate
 // (scripts/instr_gate.py, docs/ab-gate.md): two runs that took different paths executed
 // different code, so their instruction counts (and times) are not comparable.
 //

@@ -23,7 +23,7 @@
 //                keep a bunch's sum, which independent draws lose (they make runs of long
 //                intervals that never happen), and each run's start is a point where two
 //                ranks' bunches may fall out of phase, so runs are best a few bunches long:
-//                bench/ranks.cpp draws 4 x workers (at 2 ranks x 2 workers on 2 cores,
+//                bench/run/ranks.cpp draws 4 x workers (at 2 ranks x 2 workers on 2 cores,
 //                independent draws overpredicted by 14.5 %, runs of 2 by 6.8-9.4 %, runs of
 //                8 by -1.4 and -1.5 %). The mean step time over the
 //                steady state (the first 2 x prefetch steps dropped) is the prediction: a

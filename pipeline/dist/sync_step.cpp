@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "pipeline/dist/dist.h"
-#include "pipeline/stage_timers.h"
+#include "measure/stage_timers.h"
 
 namespace pipebench::dist {
 

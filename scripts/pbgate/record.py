@@ -153,7 +153,7 @@ def record_version(data):
 def align_names(base, new):
     """Renames `new`'s rows to `base`'s Google Benchmark names where both runs hold the same
     case (the same record key name) under different names: pipebench plans a loader or
-    end-to-end case's iterations from a time budget (bench/case_budget.h), and Google
+    end-to-end case's iterations from a time budget (bench/run/case_budget.h), and Google
     Benchmark writes them into the name ("/iterations:4/real_time"), so two runs of the
     same case may name it differently. Rows without a key keep their names. Returns new."""
     def key_name(row):

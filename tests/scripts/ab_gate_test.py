@@ -36,7 +36,7 @@ from ctest_unittest import run_tests
 ARGS = None
 BUILD = os.environ.get("PIPEBENCH_AB_TEST_BUILD") == "1"  # run build_ref.sh for real
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-FEW = "BM_Transform/(normalize|random_resized_crop(/iterations:[0-9]+)?|horizontal_flip/p:1.0)$"  # steady cases (a sizing operator's case runs fixed iterations: bench/transform_bench.cpp)
+FEW = "BM_Transform/(normalize|random_resized_crop(/iterations:[0-9]+)?|horizontal_flip/p:1.0)$"  # steady cases (a sizing operator's case runs fixed iterations: bench/cases/transform_bench.cpp)
 QUICK = ["--min-time", "0.02"]
 
 
@@ -719,7 +719,7 @@ esac""")
         self.assertIn((doc["result"], doc["exit_status"]), (("PASS", 0), ("INCONCLUSIVE", 3)))
         self.assertEqual(doc["result"] == "INCONCLUSIVE", bool(doc["inconclusive"]))
         # A sizing operator's case runs a fixed count, which Google Benchmark names
-        # (bench/transform_bench.cpp: 1 GiB of input copies over 500x375x3 bytes = 1908).
+        # (bench/cases/transform_bench.cpp: 1 GiB of input copies over 500x375x3 bytes = 1908).
         self.assertEqual(sorted(c["name"] for c in doc["cases"]),
                          ["BM_Transform/horizontal_flip/p:1.0", "BM_Transform/normalize",
                           "BM_Transform/random_resized_crop/iterations:1908"])

@@ -273,7 +273,7 @@ class ContextTest(unittest.TestCase):
 
 
 class AlignNamesTest(unittest.TestCase):
-    """A budgeted case's iterations differ between runs (bench/case_budget.h), and Google
+    """A budgeted case's iterations differ between runs (bench/run/case_budget.h), and Google
     Benchmark writes them into the name: the same key under two names is one case."""
 
     def test_the_new_run_takes_the_base_names_of_its_keys(self):

@@ -32,7 +32,7 @@ COUNTERS = {
     "BM_Loader/": ["items_per_second", "workers", "data_ms", "read_ms", "decode_ms",
                    "transform_ms", "sample_cpu_ms", "process_cpu_ms", "cpu_cores_used"],
     "BM_TrainStep/": ["compute_ms"],
-    # The paired cases (bench/sample_bench.cpp): the what-if candidates, presized:N, the
+    # The paired cases (bench/cases/sample_bench.cpp): the what-if candidates, presized:N, the
     # declared variants, the case study's pair and the A/A control, keyed by their record
     # key (a Sample with a variant), not by the prefix.
     "paired": ["items_per_second", "us_per_image", "paired_today_us", "paired_saving_ms",
@@ -73,7 +73,7 @@ def is_paired(row):
 
 
 def check_per_image(run, ctx, rows):
-    """bench/per_image.h: every round case that ran has a cost for each image of its round,
+    """bench/run/per_image.h: every round case that ran has a cost for each image of its round,
     and the round cases visited the same images (so their ratios compare like with like)."""
     problems = []
     per = run.get("per_image")

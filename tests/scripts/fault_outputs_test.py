@@ -97,7 +97,7 @@ class Outputs(unittest.TestCase):
     # ---- --trace ------------------------------------------------------------------------
 
     # A trace smaller than the stream's buffer (BM_Read writes few events) fails only at
-    # close, which TraceRecorder::write never checks (pipeline/trace.cpp): exit 0 and
+    # close, which TraceRecorder::write never checks (measure/trace.cpp): exit 0 and
     # "trace written to /dev/full". A larger one (BM_Loader) is caught today.
     def test_small_trace_to_dev_full_exits_4_and_keeps_the_results(self):
         out = self.path("dev_full_results.json")

@@ -5,7 +5,7 @@
     shards disjoint (tests/dist_shard_check.cpp);
   - one Chrome trace with a process per rank;
   - rank 0's JSON holds both ranks' counters, and its global figures are their sums / means
-    / extrema (bench/ranks.h); the context records the world size and the hosts; the report
+    / extrema (bench/run/ranks.h); the context records the world size and the hosts; the report
     prints the per-rank table and the straggler prediction;
   - a rank slowed on purpose (PIPEBENCH_TEST_SLOW_RANK, a test-only slow loader) is named
     the slowest rank, and AU drops on every rank, not only on the slow one;

@@ -192,7 +192,7 @@ class PipebenchFlags(unittest.TestCase):
         self.assertLessEqual(e2e["cpu_core_util_pct_max"], 100 + 1e-6)
         self.assertAlmostEqual(e2e["context_switches_per_s"],
                                e2e["voluntary_switches_per_s"] + e2e["involuntary_switches_per_s"], 6)
-        # The workers' CPU (process less consumer and sampler, pipeline/thread_cpu.h) is
+        # The workers' CPU (process less consumer and sampler, measure/thread_cpu.h) is
         # positive; the consumer is one thread, so its CPU per batch cannot exceed the
         # window's wall time per batch (2 images a batch here; the CPU window closes one
         # clock read after the wall window: 0.01 ms covers it).
@@ -272,7 +272,7 @@ class PipebenchFlags(unittest.TestCase):
                          "docs/counters.md's counter tables are stale: paste `pipebench --list-counters`")
 
     def test_no_counter_name_is_spelled_in_bench_or_report(self):
-        # bench writes counters only through the schema (bench/counter_put.h: put(state,
+        # bench writes counters only through the schema (bench/run/counter_put.h: put(state,
         # CounterId::kX, v)) and the report reads them only through it (run.value(name,
         # CounterId::kX)): no counter name as a literal at either end.
         root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -280,13 +280,15 @@ class PipebenchFlags(unittest.TestCase):
         reads = re.compile(r'\b(value|get|aggregate|field)\([^;)]*"[a-z][a-z0-9_:]*"\)')
         found = []
         for folder, pattern in (("bench", writes), ("report", reads)):
-            for name in sorted(os.listdir(os.path.join(root, folder))):
-                if not name.endswith((".cpp", ".h")) or name == "counter_put.h":
-                    continue
-                with open(os.path.join(root, folder, name)) as f:
-                    for n, line in enumerate(f, 1):
-                        if pattern.search(line):
-                            found.append(f"{folder}/{name}:{n}: {line.strip()}")
+            for d, _, names in sorted(os.walk(os.path.join(root, folder))):  # bench/run, bench/cases
+                for name in sorted(names):
+                    if not name.endswith((".cpp", ".h")) or name == "counter_put.h":
+                        continue
+                    path = os.path.join(d, name)
+                    with open(path) as f:
+                        for n, line in enumerate(f, 1):
+                            if pattern.search(line):
+                                found.append(f"{os.path.relpath(path, root)}:{n}: {line.strip()}")
         self.assertEqual(found, [], "a counter named outside the schema (model/counters.h)")
 
     def test_a_dataset_smaller_than_a_batch_is_reported_as_delivered(self):

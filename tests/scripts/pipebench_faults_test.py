@@ -148,7 +148,7 @@ class Faults(unittest.TestCase):
         for x in rows(doc):
             self.assertFalse(x.get("error_occurred"), x)
             # 10 images per batch, not 64: items/s counts samples the workers produced in
-            # the timed window (bench/loader_util.h LoaderWindow). That is one short batch
+            # the timed window (bench/run/loader_util.h LoaderWindow). That is one short batch
             # of 10 per consumed batch, fewer when the loop drew on batches prefetched
             # before it started, more by at most the prefetch depth (2 batches) that the
             # workers refill while the 3 steps run: at most 10 * (3 + 2) / 3 per iteration.

@@ -1,0 +1,63 @@
+// The presized copy of the run's round (issue 8, "presizing"): the round's images of --data
+// (an ImageFolder tree) with every shorter side reduced to N px (pipebench-data presize:
+// torchvision's Resize(int) rule, never upscaled, JPEG quality kPresizeQuality), made once
+// into the cache folder next to the pipebench binary (datasets/presize_cache.h) and reused
+// while the dataset's fingerprint matches, on the first call of a case that needs it
+// (outside timed regions). The round only, so that today and presized:<N> average the same
+// images (bench/run/image_round.h); the whole dataset when the round is.
+// Measured by BM_Sample/<pipeline>/presized:<N> (the per-sample cost the what-if table
+// prices) and, applied for real, BM_EndToEnd/<pipeline>/presized:<N>/<baseline>/workers:<w>
+// (the loader over the copy, warm page cache).
+// Errors: get() returns nullptr after a failure; error() says why (naming the file).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "datasets/image_folder.h"
+#include "transforms/spec.h"
+
+namespace pipebench::bench {
+
+class BenchContext;
+
+/// The copy's JPEG quality: photos-in's own (datasets/README.md), so the copy differs from
+/// the original in size, not in encoding.
+inline constexpr int kPresizeQuality = 90;
+
+/// --presize's shorter side for `spec`: nullopt for "off" (or "auto" when the spec's first
+/// operator fixes no crop), the crop x 256/224 for "auto" (torchvision's evaluation resize
+/// ratio, Resize(256) before CenterCrop(224), references/classification), else the number
+/// (flags.cpp checked it: digits, >= 8).
+std::optional<int> presize_shorter_side(const std::string& flag, const PipelineSpec& spec);
+
+class PresizedCopy {
+ public:
+  struct Ready {
+    std::unique_ptr<ImageFolder> dataset;  ///< the copy
+    std::vector<size_t> round;             ///< every image of the copy
+  };
+  PresizedCopy(int shorter_side, int quality) : shorter_side_(shorter_side), quality_(quality) {}
+
+  /// The copy of ctx's round, made or found on the first call; nullptr after a failure.
+  const Ready* get(BenchContext& ctx);
+  const std::string& error() const { return error_; }
+  const std::filesystem::path& dir() const { return dir_; }
+  int shorter_side() const { return shorter_side_; }
+  int quality() const { return quality_; }
+  /// "presized:N", as case names spell it.
+  std::string label() const { return "presized:" + std::to_string(shorter_side_); }
+
+ private:
+  int shorter_side_, quality_;
+  std::once_flag once_;
+  std::optional<Ready> ready_;
+  std::string error_;
+  std::filesystem::path dir_;
+};
+
+}  // namespace pipebench::bench
