@@ -17,7 +17,7 @@ namespace {
 using T = ContextType;
 
 // bench/run/run_context.cpp, bench/run/main.cpp and bench/run/run_output.cpp write these.
-constexpr std::array<ContextField, 37> kTyped = {{
+constexpr std::array<ContextField, 39> kTyped = {{
     {"batch_size", T::kNumber, "images"},
     {"crop_size", T::kNumber, "px"},
     {"seed", T::kNumber, ""},
@@ -53,7 +53,9 @@ constexpr std::array<ContextField, 37> kTyped = {{
     {"drop_last", T::kBool, ""},
     {"busy_machine", T::kBool, ""},
     {"gpu_available", T::kBool, ""},  // a CUDA device ran the run's device cases (context "gpu" names it, or says why not)
-    {"workers_auto_reached_au90", T::kBool, ""},
+    {"au_target_pct", T::kNumber, "%"},  // model::kAuTargetPct, the AU the --workers=auto search aimed at
+    {"workers_auto_reached_au_target", T::kBool, ""},
+    {"workers_auto_reached_au90", T::kBool, ""},  // its name in files written before it (the target was 90 %)
     {"pipebench_record", T::kNumber, ""},
 }};
 

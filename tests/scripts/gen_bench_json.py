@@ -44,8 +44,8 @@ RECORD_NUMBER_KEYS = (
     "link_latency_us", "budget_s", "budget_probe_sample_ms",
     "load_average_start", "load_average_end", "other_processes_cpu_cores", "job_cpu_cores",
     "job_processes_on_host", "cores_available", "load_window_s", "errored_cases",
-    "skipped_files_total", "workers_auto_budget_cores", "workers_auto_chosen")
-RECORD_BOOL_KEYS = ("drop_last", "busy_machine", "workers_auto_reached_au90")
+    "skipped_files_total", "workers_auto_budget_cores", "workers_auto_chosen", "au_target_pct")
+RECORD_BOOL_KEYS = ("drop_last", "busy_machine", "workers_auto_reached_au_target", "workers_auto_reached_au90")
 
 KEY_FIELDS = {"family": "", "pipeline": "", "variant": "", "variant_param": "",
               "baseline": "", "layout": "", "cache": "", "shards": 0, "workers": 0,

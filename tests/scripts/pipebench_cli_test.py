@@ -119,6 +119,11 @@ class PipebenchFlags(unittest.TestCase):
         ctx = run_json["context"]
         self.assertEqual(ctx["workers_auto_budget_cores"], 1)
         self.assertEqual(ctx["workers_auto_chosen"], 1)
+        # The AU target the search aimed at, recorded once (model/constants.h), and whether
+        # it reached it, under a key that names no figure.
+        self.assertEqual(ctx["au_target_pct"], 90)
+        self.assertIsInstance(ctx["workers_auto_reached_au_target"], bool)
+        self.assertNotIn("workers_auto_reached_au90", ctx)
         self.assertTrue(ctx["workers_auto_search"].startswith("tried 1 ("), ctx["workers_auto_search"])
         names = [b["name"] for b in run_json["benchmarks"]]
         self.assertTrue(names)
