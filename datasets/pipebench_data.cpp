@@ -5,7 +5,7 @@
 //                  --subsampling 4:2:0 --progressive --seed S]
 //   pipebench-data photos OUTDIR [--scratch DIR --threads N]
 //   pipebench-data inspect DIR [--check] [--headers-only] [--list]
-//   pipebench-data presize IN OUT [--shorter-side N --quality Q --threads T]
+//   pipebench-data presize IN OUT [--shorter-side N --quality Q --threads T --min-megapixels M]
 //   pipebench-data pack IN OUT (--shard-size N | --shard-mib M) [--prefix NAME --seed S
 //                  --no-shuffle]
 //
@@ -19,6 +19,7 @@
 // (listed on stdout; the output is complete without it).
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -110,6 +111,9 @@ int run_presize(const fs::path& in, const fs::path& out, const PresizeOptions& o
               m.images, r.out.string().c_str(), m.shorter_side, m.downscaled,
               m.images - m.downscaled, m.quality, static_cast<double>(m.output_bytes) / 1e6,
               static_cast<double>(m.source_bytes) / 1e6, m.bad);
+  if (m.min_pixels > 0)
+    std::printf("large only: %zu images of at most %.2f MP copied byte for byte, %zu above it "
+                "re-encoded\n", m.copied, static_cast<double>(m.min_pixels) / 1e6, m.images - m.copied);
   for (const auto& b : r.bad) {  // as inspect --check: the reason names the file already or not
     const bool named = b.reason.find(b.path.string()) != std::string::npos;
     std::printf("bad: %s%s%s\n", named ? "" : b.path.c_str(), named ? "" : ": ", b.reason.c_str());
@@ -209,6 +213,11 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(1, 100));
   presize->add_option("--threads", pre.threads, "Images converted in parallel (0 = all cores)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
+  double min_megapixels = 0;
+  presize->add_option("--min-megapixels", min_megapixels,
+                      "Presize only the images above M megapixels (width x height / 1e6); the "
+                      "others are copied byte for byte (0: every image)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
 
   fs::path pack_in, pack_out;
   PackOptions pk;
@@ -252,7 +261,10 @@ int main(int argc, char** argv) {
                            h->count() ? &height : nullptr);
     if (*photos) return run_photos(photos_out, scratch, threads);
     if (*inspect) return list ? run_list(inspect_dir) : run_inspect(inspect_dir, check, headers_only);
-    if (*presize) return run_presize(presize_in, presize_out, pre);
+    if (*presize) {
+      pre.min_pixels = static_cast<uint64_t>(std::llround(min_megapixels * 1e6));
+      return run_presize(presize_in, presize_out, pre);
+    }
     if (*pack) {
       if (!shard_size->count() && !shard_mib->count())
         throw std::invalid_argument("pack: give --shard-size N (images per shard) or --shard-mib M");

@@ -20,6 +20,7 @@
 #include "datasets/file_io.h"
 #include "datasets/image_folder.h"
 #include "datasets/synthetic.h"
+#include "transforms/image_format.h"
 #include "transforms/jpeg_decode.h"
 
 namespace pipebench {
@@ -50,6 +51,7 @@ std::vector<fs::path> output_names(const ImageFolder& ds, const std::vector<size
 struct Converted {
   bool ok = false;
   bool downscaled = false;
+  bool copied = false;  // at most min_pixels: written byte for byte
   std::string error;
   uint64_t in_bytes = 0, out_bytes = 0;
 };
@@ -60,11 +62,22 @@ Converted convert(const ImageFolder& ds, size_t i, const fs::path& dest, const P
   Converted c;
   std::vector<uint8_t> bytes;
   Image img;
+  bool small = false;
   try {
     ds.read(i, bytes);
-    decoder.decode(bytes, ds.sample(i).path.string(), img);
+    if (o.min_pixels > 0) {  // large only: a small image is copied as it is, undecoded
+      const ImageInfo info = read_image_info(bytes, ds.sample(i).path.string());
+      small = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height) <= o.min_pixels;
+    }
+    if (!small) decoder.decode(bytes, ds.sample(i).path.string(), img);
   } catch (const std::exception& e) {
     c.error = e.what();
+    return c;
+  }
+  if (small) {
+    write_file(dest, bytes.data(), bytes.size());  // throws DatasetError: a disk failure
+    c.ok = c.copied = true;
+    c.in_bytes = c.out_bytes = bytes.size();
     return c;
   }
   if (img.channels != 3) {  // TurboDecoder promises RGB; say so rather than misread
@@ -127,7 +140,8 @@ json to_json(const PresizeManifest& m, const std::vector<IgnoredEntry>& bad) {
             {"source_fingerprint", m.source_fingerprint}, {"shorter_side_px", m.shorter_side},
             {"jpeg_quality", m.quality}, {"jpeg_subsampling", "4:2:0"}, {"selection", m.selection},
             {"jpeg_progressive", false}, {"resampling", "OpenCV INTER_AREA"},
-            {"images", m.images}, {"downscaled", m.downscaled}, {"bad_files", m.bad},
+            {"images", m.images}, {"downscaled", m.downscaled}, {"min_pixels", m.min_pixels},
+            {"copied", m.copied}, {"bad_files", m.bad},
             {"source_bytes", m.source_bytes}, {"output_bytes", m.output_bytes},
             {"bad", json::array()}};
   for (const auto& b : bad) j["bad"].push_back({{"path", b.path.string()}, {"reason", b.reason}});
@@ -203,6 +217,7 @@ PresizeResult presize_dataset(const fs::path& in, const fs::path& out, const Pre
   m.shorter_side = o.shorter_side;
   m.quality = o.quality;
   m.selection = o.only.empty() ? "all" : o.selection;
+  m.min_pixels = o.min_pixels;
   for (size_t k = 0; k < results.size(); ++k) {
     const Converted& c = results[k];
     const size_t i = indices[k];
@@ -214,6 +229,7 @@ PresizeResult presize_dataset(const fs::path& in, const fs::path& out, const Pre
     }
     ++m.images;
     m.downscaled += c.downscaled ? 1 : 0;
+    m.copied += c.copied ? 1 : 0;
     m.source_bytes += c.in_bytes;
     m.output_bytes += c.out_bytes;
   }
@@ -250,6 +266,8 @@ std::optional<PresizeManifest> read_presize_manifest(const fs::path& out) {
     m.selection = j.value("selection", "all");
     m.images = j.at("images").get<size_t>();
     m.downscaled = j.at("downscaled").get<size_t>();
+    m.min_pixels = j.value("min_pixels", uint64_t{0});  // absent before large-only copies
+    m.copied = j.value("copied", size_t{0});
     m.bad = j.at("bad_files").get<size_t>();
     m.source_bytes = j.at("source_bytes").get<uint64_t>();
     m.output_bytes = j.at("output_bytes").get<uint64_t>();

@@ -8,6 +8,9 @@
 //              OUT/<the same path relative to IN, extension replaced by .jpg>; a name that
 //              would collide with an earlier one (a.png beside a.jpg) keeps its extension
 //              before the new one (a.png.jpg). Class folders, and so labels, are unchanged.
+//   large only with min_pixels > 0 (issue 34's tail fix, "presize only the large images"):
+//              an image of at most min_pixels (w x h) is copied byte for byte, its name
+//              chosen as below; only the larger ones are decoded, scaled and re-encoded.
 //   size       shorter side s = min(w, h) > N: scaled to N, the longer side by torchvision
 //              0.14's Resize(int) rule, int(N * long / short) (truncated); s <= N: the size
 //              is kept (never upscaled). Downscaling with OpenCV's INTER_AREA (pixel-area
@@ -52,6 +55,9 @@ struct PresizeOptions {
   std::vector<size_t> only;
   /// What `only` is, in words, recorded in the manifest ("all" when `only` is empty).
   std::string selection = "all";
+  /// Images of at most this many pixels (width x height) are copied unchanged; 0: every
+  /// image is presized (pipebench-data presize --min-megapixels).
+  uint64_t min_pixels = 0;
 };
 
 /// What a presize output declares about itself (kPresizeManifest, JSON).
@@ -63,6 +69,8 @@ struct PresizeManifest {
   std::string selection;           ///< PresizeOptions::selection
   size_t images = 0;               ///< written
   size_t downscaled = 0;           ///< of those, reduced (the others kept their size)
+  uint64_t min_pixels = 0;         ///< PresizeOptions::min_pixels (0: every image presized)
+  size_t copied = 0;               ///< of the images written, copied byte for byte (<= min_pixels)
   size_t bad = 0;                  ///< skipped
   uint64_t source_bytes = 0;       ///< of the images written, before
   uint64_t output_bytes = 0;       ///< of the images written, after

@@ -46,12 +46,15 @@ CachedPresize cached_presize(const fs::path& data, const std::string& fingerprin
   CachedPresize c;
   c.dir = presize_cache_root(data, fallback_root) /
           (folder_name(data) + "-presized-" + std::to_string(options.shorter_side) + "-q" +
-           std::to_string(options.quality) + (tag.empty() ? "" : "-" + tag));
+           std::to_string(options.quality) +
+           (options.min_pixels > 0 ? "-above" + std::to_string(options.min_pixels) + "px" : "") +
+           (tag.empty() ? "" : "-" + tag));
   const std::string selection = options.only.empty() ? "all" : options.selection;
   const auto valid = [&] {
     const auto m = read_presize_manifest(c.dir);
     if (!m || m->source_fingerprint != fingerprint || m->shorter_side != options.shorter_side ||
-        m->quality != options.quality || m->selection != selection)
+        m->quality != options.quality || m->selection != selection ||
+        m->min_pixels != options.min_pixels)
       return false;
     c.reused = true;
     c.manifest = *m;

@@ -131,8 +131,8 @@ CaseKey batch_op_price_case(const std::string& op, const std::string& pipeline, 
   return k;
 }
 
-CaseKey presized(CaseKey base, int px) {
-  base.variant = "presized";
+CaseKey presized(CaseKey base, int px, std::string_view kind) {
+  base.variant = std::string(kind);
   base.variant_param = std::to_string(px);
   base.presize_px = px;
   return base;

@@ -73,7 +73,7 @@ struct CaseKey {
   std::string op;             ///< Decode backend, Transform operator, Collate format, H2D memory, region
   std::string detail;         ///< the rest of a stage case's name (target:224, pageable/sync/batch:64)
   int occurrence = 0;         ///< Transform priced in `pipeline`: which occurrence of op (1, 2, ...)
-  int presize_px = 0;         ///< variant "presized": the copy's kept shorter side, px
+  int presize_px = 0;         ///< variant "presized" or "presized_large": the copy's shorter side, px
   std::string timed_by = "cpu_time";  ///< "real_time" | "manual_time" | "cpu_time"
 
   /// The case's Google Benchmark name (the grammar above).
@@ -104,8 +104,9 @@ CaseKey transform_case(const std::string& op, const std::string& detail = "");
 /// operator `op` (1, 2, ...) of the run's pipeline (bench/cases/transform_bench.cpp).
 CaseKey batch_op_price_case(const std::string& op, const std::string& pipeline, int occurrence);
 /// BM_Sample/<pipeline>/presized:<px> and BM_EndToEnd/<pipeline>/presized:<px>/...: the
-/// key of `base` (a sample or end-to-end case) made the presized candidate of side `px`.
-CaseKey presized(CaseKey base, int px);
+/// key of `base` (a sample or end-to-end case) made the presized candidate of side `px`;
+/// `kind` "presized_large" for the copy that presized only the large images.
+CaseKey presized(CaseKey base, int px, std::string_view kind = "presized");
 /// BM_Loader/<pipeline>[/<layout | shards-N>/<cache>]/workers:W (layout "" = the sweep).
 CaseKey loader_case(const std::string& pipeline, int workers, const std::string& layout = "",
                     const std::string& cache = "", int shards = 0);

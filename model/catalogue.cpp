@@ -12,11 +12,14 @@ constexpr std::array<Baseline, 4> kBaselines = {{
     {"cuda:cnn", true, "the case study's toy CNN on the GPU (cuDNN; pipeline/train_step_cnn.h)"},
 }};
 
-constexpr std::array<CandidateKind, 5> kCandidates = {{
+constexpr std::array<CandidateKind, 6> kCandidates = {{
     {"decode", CandidateRole::kFix, true, "decode",
      "the same spec with the ROI / DCT-scaled decode planner (decode: {mode: auto})"},
     {"presized", CandidateRole::kFix, true, "decode",
      "the same spec on a copy of the data with every shorter side reduced to N px (--presize)"},
+    {"presized_large", CandidateRole::kFix, true, "decode",
+     "the same spec on a copy of the data where only the large images (model/large_images.h) have their "
+     "shorter side reduced to N px, the others byte for byte (--presize-large): a tail fix"},
     {"collate", CandidateRole::kFix, false, "collate",
      "uint8 batches, the trailing normalize after the H2D copy (the accelerator's share estimated)"},
     {"without", CandidateRole::kPrice, false, "",

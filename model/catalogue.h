@@ -36,7 +36,8 @@ struct CandidateKind {
   std::string_view note;         ///< what it is, for the report and --help
 };
 
-/// decode, presized, collate, without, control (in the order the report lists them).
+/// decode, presized, presized_large, collate, without, control (in the order the report
+/// lists them).
 std::span<const CandidateKind> candidate_kinds();
 /// The entry of `kind`, or nullptr.
 const CandidateKind* find_candidate(std::string_view kind);

@@ -30,6 +30,8 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kImagesPerRound, "images_per_round", U::kImages, F::kImage, "images in the case's round (bench/run/image_round.h)", U::kImages},
     {C::kPresizeShorterSidePx, "presize_shorter_side_px", U::kPx, F::kImage, "`presized:N`: the shorter side the presized copy keeps", U::kPx},
     {C::kPresizeJpegQuality, "presize_jpeg_quality", U::kCount, F::kImage, "`presized:N`: the presized copy's JPEG quality, 1-100", U::kCount},
+    {C::kPresizeMinMegapixels, "presize_min_megapixels", U::kMegapixels, F::kImage, "`presized_large:N`: only the images above this size were presized (model/large_images.h)", U::kMegapixels},
+    {C::kPresizeChangedPct, "presize_changed_pct", U::kPercent, F::kImage, "`presized_large:N`: the round's images the copy re-encoded (the others are the originals, byte for byte)", U::kPercent},
     // The loader's stages, per sample.
     {C::kReadMs, "read_ms", U::kMs, F::kStage, "mean wall time per sample reading the file", U::kUs},
     {C::kDecodeMs, "decode_ms", U::kMs, F::kStage, "mean wall time per sample decoding", U::kUs},
@@ -298,6 +300,7 @@ std::string_view unit_text(Unit unit) {
     case Unit::kPx: return "px";
     case Unit::kGflop: return "GFLOP";
     case Unit::kDb: return "dB";
+    case Unit::kMegapixels: return "MP";
     case Unit::kOfFigure: return "the figure's";
   }
   return "?";

@@ -52,6 +52,7 @@ enum class Unit : std::uint8_t {
   kPx,
   kGflop,
   kDb,                   ///< decibels (PSNR: 10 log10 of a power ratio)
+  kMegapixels,           ///< MP (1e6 pixels, width x height)
   kOfFigure,             ///< a pattern's: the unit of the figure its part names (rank<k>_<figure>)
 };
 
@@ -79,7 +80,8 @@ enum class CounterId : std::uint16_t {
   // kRate
   kItemsPerSecond, kBytesPerSecond, kSourceMegapixelsPerSecond, kGBPerSecond,
   // kImage
-  kUsPerImage, kImagesPerRound, kPresizeShorterSidePx, kPresizeJpegQuality,
+  kUsPerImage, kImagesPerRound, kPresizeShorterSidePx, kPresizeJpegQuality, kPresizeMinMegapixels,
+  kPresizeChangedPct,
   // kStage (the first six in model/catalogue.h's kStageNames order)
   kReadMs, kDecodeMs, kTransformMs, kCollateMs, kBatchOpsMs, kH2dMs, kOpMs, kOpPct,
   // kLoader

@@ -89,7 +89,8 @@ void type_text_fields(CaseKey& k, std::string_view name) {
     k.occurrence = hash == std::string::npos ? 1 : to_int(std::string_view(rest).substr(hash + 1), name);
     k.detail.clear();
   }
-  if (k.variant == "presized" && k.presize_px == 0) k.presize_px = to_int(k.variant_param, name);
+  if ((k.variant == "presized" || k.variant == "presized_large") && k.presize_px == 0)
+    k.presize_px = to_int(k.variant_param, name);
 }
 
 }  // namespace

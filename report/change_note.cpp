@@ -11,6 +11,11 @@ std::string change_note(const WhatIfRow& row) {
   if (row.variant == "decode") what = "decodes only the crop's window, DCT-downscaled (1/2 to 1/8) where the crop shrinks it anyway";
   else if (row.variant == "collate") what = "collates uint8 and normalizes after the copy";
   else if (row.variant == "presized") what = "crops from a copy presized to shorter side " + std::to_string(row.kept_shorter_side_px) + " px";
+  else if (row.variant == "presized_large") {
+    what = "presizes only the images above ";
+    appendf(what, "%.2f MP (%.1f %% of the round) to shorter side %d px; the others are the originals, byte for byte (compared below: the changed images only)",
+            row.large_min_megapixels, row.large_changed_pct, row.kept_shorter_side_px);
+  }
   else if (row.variant == "variant") what = "runs the spec's declared variant " + row.variant_param;
   else if (row.kind == CandidateKind::kDevice) what = "moves work to the accelerator (its pixels not compared here)";
   else what = row.label;

@@ -9,9 +9,12 @@
 namespace pipebench::report {
 namespace {
 
-// The row's name in the text table: "presize to 256 px" for presized:256, else its label.
+// The row's name in the text table: "presize to 256 px" for presized:256, "presize large
+// to 375 px" for presized_large:375, else its label.
 std::string display_label(const WhatIfRow& row) {
-  if (row.kept_shorter_side_px > 0) return "presize to " + std::to_string(row.kept_shorter_side_px) + " px";
+  if (row.kept_shorter_side_px > 0)
+    return (row.large_min_megapixels > 0 ? "presize large to " : "presize to ") +
+           std::to_string(row.kept_shorter_side_px) + " px";
   if (row.kind == CandidateKind::kControl) return "A/A control";
   return row.label;
 }
@@ -203,6 +206,14 @@ void presize_notes_text(std::string& out, const WhatIf& w) {
     if (row.kept_shorter_side_px <= 0) continue;
     const std::string quality = row.jpeg_quality > 0 ? "JPEG quality " + std::to_string(row.jpeg_quality)
                                                      : "JPEG quality not recorded";
+    if (row.large_min_megapixels > 0) {
+      appendf(out, "(presize large to %d px: only the images above %.2f MP, %.1f %% of the round, "
+              "presized to shorter side %d px (never upscaled), %s; the others are the originals, "
+              "byte for byte; measured on such a copy of the round (%s).)\n", row.kept_shorter_side_px,
+              row.large_min_megapixels, row.large_changed_pct, row.kept_shorter_side_px,
+              quality.c_str(), row.case_name.c_str());
+      continue;
+    }
     appendf(out, "(presize to %d px: kept resolution: shorter side %d px (never upscaled), %s; "
             "measured on a presized copy of the data (%s). The model sees those images, not the "
             "originals.)\n", row.kept_shorter_side_px, row.kept_shorter_side_px, quality.c_str(),

@@ -101,7 +101,10 @@ void add_row_details_json(json& o, const WhatIfRow& row) {
   if (row.per_batch) o["priced_per_batch"] = {{"images_per_batch", row.batch_images}, {"batches", row.paired_blocks}};
   if (row.kept_shorter_side_px > 0)
     o["kept_resolution"] = {{"shorter_side_px", row.kept_shorter_side_px},
-                            {"jpeg_quality", row.jpeg_quality}};
+                            {"jpeg_quality", row.jpeg_quality},
+                            // presized_large: only the images above this size (MP), that share (%)
+                            {"only_above_megapixels", row.large_min_megapixels > 0 ? json(row.large_min_megapixels) : json()},
+                            {"changed_pct", row.large_min_megapixels > 0 ? json(row.large_changed_pct) : json()}};
   if (row.kind == CandidateKind::kFix || row.kind == CandidateKind::kDevice || row.kind == CandidateKind::kControl) {
     o["fidelity"] = fidelity_json(row.fidelity);  // null: not measured
     o["below_min_psnr"] = row.below_min_psnr;

@@ -37,6 +37,8 @@ WhatIfRow price(CandidateKind kind, const SampleCost& cost, int workers, double 
   r.cpu_ms_per_sample = cost.cpu_ms;
   r.kept_shorter_side_px = cost.kept_shorter_side_px;
   r.jpeg_quality = cost.jpeg_quality;
+  r.large_min_megapixels = cost.large_min_megapixels;
+  r.large_changed_pct = cost.large_changed_pct;
   r.workers = workers;
   r.data_ms = in.loader_overhead * predicted_data_ms(cost.cpu_ms, in.batch, workers, cores);
   // The accelerator's work per batch: the training step, and what the candidate moved onto
@@ -74,6 +76,8 @@ SampleCost cost_of(const WhatIfRow& r) {
   SampleCost c{r.label, r.case_name, r.cpu_ms_per_sample, r.variant, r.variant_param};
   c.kept_shorter_side_px = r.kept_shorter_side_px;
   c.jpeg_quality = r.jpeg_quality;
+  c.large_min_megapixels = r.large_min_megapixels;
+  c.large_changed_pct = r.large_changed_pct;
   c.per_batch = r.per_batch;
   c.batch_images = r.batch_images;
   c.device_ms_per_batch = r.device_ms;
@@ -151,6 +155,15 @@ std::string action(const WhatIfRow& r) {
                   r.variant_param == "auto" ? "ROI / DCT-scaled decode planned from the crop"
                                             : "another decode",
                   r.workers, r.workers == 1 ? "" : "s");
+  } else if (r.kept_shorter_side_px > 0 && r.large_min_megapixels > 0) {
+    const std::string quality =
+        r.jpeg_quality > 0 ? " --quality " + std::to_string(r.jpeg_quality) : "";
+    std::snprintf(buf, sizeof buf, "presize only the images above %.2f MP (%.1f %% of the round) to a "
+                  "shorter side of %d px (pipebench-data presize DATA OUT --shorter-side %d "
+                  "--min-megapixels %.2f%s; the others stay byte for byte) and run %d worker%s",
+                  r.large_min_megapixels, r.large_changed_pct, r.kept_shorter_side_px,
+                  r.kept_shorter_side_px, r.large_min_megapixels, quality.c_str(), r.workers,
+                  r.workers == 1 ? "" : "s");
   } else if (r.kept_shorter_side_px > 0) {
     const std::string quality =
         r.jpeg_quality > 0 ? " --quality " + std::to_string(r.jpeg_quality) : "";
@@ -251,9 +264,12 @@ Recommendation recommend(const WhatIfInputs& in, const WhatIf& w) {
                             fits_in_cores(need, in.cores) ? in.cores : 0.0, in));
   }
   // On equal cores: first what changes nothing the model sees (workers, then another
-  // decode), then presizing (it lowers the resolution kept), then the cheaper sample.
+  // decode), then presizing the large images only (it lowers the resolution of a few),
+  // then presizing every image, then the cheaper sample.
   const auto intrusiveness = [](const WhatIfRow& r) {
-    return r.kind == CandidateKind::kWorkers ? 0 : r.kept_shorter_side_px > 0 ? 2 : 1;
+    if (r.kind == CandidateKind::kWorkers) return 0;
+    if (r.kept_shorter_side_px <= 0) return 1;
+    return r.large_min_megapixels > 0 ? 2 : 3;
   };
   const auto better = [&](const WhatIfRow& a, const WhatIfRow& b) {
     if (a.cores_needed != b.cores_needed) return a.cores_needed < b.cores_needed;

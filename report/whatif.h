@@ -113,10 +113,13 @@ struct SampleCost {
   /// (absent with fewer than 2 blocks); paired_blocks 0 when not paired.
   std::optional<double> paired_saving_ms, paired_ci_ms;
   int paired_blocks = 0;
-  /// presized:<N> only: the kept resolution (shorter side, px) and the copy's JPEG quality;
-  /// 0 for every other candidate.
+  /// presized:<N> and presized_large:<N> only: the kept resolution (shorter side, px) and
+  /// the copy's JPEG quality; 0 for every other candidate.
   int kept_shorter_side_px = 0;
   int jpeg_quality = 0;
+  /// presized_large:<N> only: only the images above this size were presized (MP), and
+  /// that share of the round's images (%); 0 for a copy that presized every image.
+  double large_min_megapixels = 0, large_changed_pct = 0;
   /// A batch operator's price (BM_Transform/<op>/pipeline:<name>): per batch / batch_images;
   /// paired_blocks then counts the batches timed. Its variant is then "batch", variant_param
   /// the operator (the key's op: "mixup_cutmix").
@@ -226,6 +229,8 @@ struct WhatIfRow {
   double cpu_ms_per_sample = 0;
   int kept_shorter_side_px = 0;     ///< presized:<N>: the resolution kept (SampleCost)
   int jpeg_quality = 0;             ///< presized:<N>: the copy's JPEG quality
+  double large_min_megapixels = 0;  ///< presized_large:<N>: presized above this size, MP (SampleCost)
+  double large_changed_pct = 0;     ///< presized_large:<N>: the round's images it presized, %
   int workers = 0;                  ///< the count it is priced at
   double data_ms = 0, step_ms = 0;  ///< predicted, ms per batch
   double au_pct = 0;                ///< predicted

@@ -72,10 +72,12 @@ void read_candidates(const BenchRun& run, const std::string& pipeline, bool us_p
     SampleCost cost{c->key.variant_label(), name, *ms};
     cost.variant = c->key.variant;
     cost.variant_param = c->key.variant_param;
-    if (cost.variant == "presized") {
+    if (cost.variant == "presized" || cost.variant == "presized_large") {
       const auto side = run.value(name, CounterId::kPresizeShorterSidePx);
       cost.kept_shorter_side_px = side ? static_cast<int>(std::lround(*side)) : c->key.presize_px;
       if (const auto q = run.value(name, CounterId::kPresizeJpegQuality)) cost.jpeg_quality = static_cast<int>(std::lround(*q));
+      cost.large_min_megapixels = run.value(name, CounterId::kPresizeMinMegapixels).value_or(0);
+      cost.large_changed_pct = run.value(name, CounterId::kPresizeChangedPct).value_or(0);
     }
     if (const auto blocks = run.value(name, CounterId::kPairedBlocks); blocks && *blocks >= 1) {
       cost.paired_blocks = static_cast<int>(std::lround(*blocks));

@@ -158,6 +158,45 @@ TEST(Presize, WritesEveryImageAtTheRightSizeWithTheSameLabels) {
   EXPECT_FALSE(fs::exists(out.parent_path() / ("out.partial-" + std::to_string(::getpid()))));
 }
 
+// Large only (the tail fix, PresizeOptions::min_pixels): an image of at most min_pixels is
+// the source's bytes exactly (a PNG too, under the output name rule), the larger ones are
+// presized as above; the manifest counts both and records the threshold.
+TEST(Presize, LargeOnlyCopiesTheOthersByteForByte) {
+  const fs::path in = make_source("presize_large_in"), out = scratch_dir("presize_large_parent") / "out";
+  PresizeOptions o{256, 90, 2};
+  o.min_pixels = 500 * 375;  // land and portrait sit exactly on it: copied
+  std::ostringstream log;
+  const PresizeResult r = presize_dataset(in, out, o, log);
+  EXPECT_TRUE(r.bad.empty()) << log.str();
+  EXPECT_EQ(r.manifest.images, 7u);
+  EXPECT_EQ(r.manifest.copied, 5u);
+  EXPECT_EQ(r.manifest.downscaled, 2u);  // deep (640 x 480) and square (512 x 512)
+  EXPECT_EQ(r.manifest.min_pixels, 187500u);
+  const std::vector<std::pair<std::string, std::string>> copied = {
+      {"cat/land.jpg", "cat/land.jpg"},       {"cat/portrait.JPEG", "cat/portrait.jpg"},
+      {"dog/small.jpg", "dog/small.jpg"},     {"dog/x.jpg", "dog/x.jpg"},
+      {"dog/x.png", "dog/x.png.jpg"}};
+  for (const auto& [src, dst] : copied) {
+    ASSERT_TRUE(fs::exists(out / dst)) << dst;
+    EXPECT_EQ(file_bytes(out / dst), file_bytes(in / src)) << src << " is not a byte-for-byte copy";
+  }
+  EXPECT_EQ(dims(out / "cat/nested/deep.jpg"), std::make_pair(341, 256));
+  EXPECT_EQ(dims(out / "dog/square.jpg"), std::make_pair(256, 256));
+  EXPECT_NE(file_bytes(out / "dog/square.jpg"), file_bytes(in / "dog/square.jpg"));
+  const auto m = read_presize_manifest(out);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->min_pixels, 187500u);
+  EXPECT_EQ(m->copied, 5u);
+  // The cache keeps a large-only copy apart from the whole copy of the same side.
+  std::ostringstream quiet;
+  const ImageFolder src(in);
+  const CachedPresize all = cached_presize(in, src.fingerprint(), {256, 90, 2}, scratch_dir("presize_large_fb"), quiet);
+  const CachedPresize large = cached_presize(in, src.fingerprint(), o, scratch_dir("presize_large_fb"), quiet);
+  EXPECT_NE(all.dir, large.dir);
+  EXPECT_EQ(large.manifest.copied, 5u);
+  EXPECT_EQ(all.manifest.copied, 0u);
+}
+
 TEST(Presize, QualityBaselineAndSubsamplingReadBackFromTheFile) {
   const fs::path in = make_source("presize_q_in"), out = scratch_dir("presize_q") / "out";
   std::ostringstream log;

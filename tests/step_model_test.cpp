@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "model/bound.h"
+#include "model/large_images.h"
 #include "model/tail_forecast.h"
 
 namespace pipebench::model {
@@ -443,6 +444,41 @@ TEST(TailForecast, RunsTheFixesOnAHeavyTailOnly) {
   bad = in;
   bad.file_bytes.clear();
   EXPECT_THROW(forecast_tail_fixes(bad), std::invalid_argument);
+}
+
+// model/large_images.h: which images a large-only presize changes, worked by hand.
+TEST(LargeImages, AutoTakesFourTimesTheMedianAndTheMedianSide) {
+  // Nine 500 x 375 images (0.1875 MP, the median) and three originals: 800 x 600 (0.48 MP,
+  // 2.6 x: not large), 1600 x 1200 (1.92 MP) and 5640 x 3172 (17.9 MP): threshold 0.75 MP.
+  std::vector<std::pair<int, int>> dims(9, {500, 375});
+  dims.push_back({800, 600});
+  dims.push_back({1600, 1200});
+  dims.push_back({5640, 3172});
+  const auto plan = plan_large_images(dims);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->min_pixels, 750000u);
+  EXPECT_EQ(plan->large, 2u);
+  EXPECT_EQ(plan->images, 12u);
+  EXPECT_EQ(plan->shorter_side, 375);  // the median image's shorter side
+  EXPECT_NEAR(plan->large_pct(), 100.0 * 2 / 12, 1e-9);
+  // Never below the pipeline's own presize side (256 x 8/7 ... given as 400 here).
+  EXPECT_EQ(plan_large_images(dims, 0, 400)->shorter_side, 400);
+  // A threshold by hand, in megapixels: 0.4 MP takes the 800 x 600 one too.
+  const auto by_hand = plan_large_images(dims, 0.4);
+  ASSERT_TRUE(by_hand.has_value());
+  EXPECT_EQ(by_hand->min_pixels, 400000u);
+  EXPECT_EQ(by_hand->large, 3u);
+}
+
+TEST(LargeImages, UniformDataHasNone) {
+  // photos-in: every image the same size; and an image exactly at the threshold is not large.
+  EXPECT_FALSE(plan_large_images(std::vector<std::pair<int, int>>(256, {500, 375})).has_value());
+  std::vector<std::pair<int, int>> at(5, {100, 100});
+  at.push_back({200, 200});  // 40000 = 4 x 10000: at the threshold, not above
+  EXPECT_FALSE(plan_large_images(at).has_value());
+  EXPECT_FALSE(plan_large_images({}).has_value());
+  EXPECT_THROW(plan_large_images({{0, 10}}), std::invalid_argument);
+  EXPECT_THROW(plan_large_images({{10, 10}}, -1), std::invalid_argument);
 }
 
 }  // namespace

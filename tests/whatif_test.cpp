@@ -1068,6 +1068,43 @@ TEST(WhatIfPresize, TheSideFromTheLabelWhenTheCountersAreMissing) {
   EXPECT_EQ(p.jpeg_quality, 0);
 }
 
+// presized_large:<N> (the tail fix: only the large images presized, model/large_images.h):
+// priced like the whole copy, named for what it changes, and preferred over the whole copy
+// on equal cores (it changes fewer images); the command to make it names the threshold.
+TEST(WhatIfPresize, LargeOnlySaysWhichImagesItChangedAndIsPreferredOnEqualCores) {
+  std::vector<json> rows = sweep_rows(25);
+  json large = sample("/presized_large:375", 300);  // 0.3 ms: 1 worker, as the whole copy
+  large["presize_shorter_side_px"] = 375;
+  large["presize_jpeg_quality"] = 90;
+  large["presize_min_megapixels"] = 0.75;
+  large["presize_changed_pct"] = 2.5;
+  rows.push_back(large);
+  rows.push_back(presized(300));
+  const Report r = report_of(run_doc(rows));
+  const WhatIfRow& p = row_of(r.what_if, "presized_large:375");
+  EXPECT_EQ(p.kind, CandidateKind::kFix);
+  EXPECT_EQ(p.kept_shorter_side_px, 375);
+  EXPECT_DOUBLE_EQ(p.large_min_megapixels, 0.75);
+  EXPECT_DOUBLE_EQ(p.large_changed_pct, 2.5);
+  const Recommendation& rec = r.what_if.recommendation;
+  EXPECT_EQ(rec.label, "presized_large:375");  // both need 1 core: the smaller change wins
+  EXPECT_NE(rec.text.find("resize only the images above 0.75 MP (2.5 % of the round)"), std::string::npos) << rec.text;
+  EXPECT_NE(rec.text.find("--shorter-side 375 --min-megapixels 0.75 --quality 90"), std::string::npos) << rec.text;
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("presize large to 375 px"), std::string::npos) << text;
+  EXPECT_NE(text.find("only the images above 0.75 MP, 2.5 % of the round"), std::string::npos) << text;
+  EXPECT_NE(change_note(p).find("the others are the originals, byte for byte"), std::string::npos) << change_note(p);
+  const json j = to_json(r);
+  bool found = false;
+  for (const auto& row : j["what_if"]["rows"]) {
+    if (row["candidate"] != "presized_large:375") continue;
+    found = true;
+    EXPECT_DOUBLE_EQ(row["kept_resolution"]["only_above_megapixels"].get<double>(), 0.75);
+    EXPECT_DOUBLE_EQ(row["kept_resolution"]["changed_pct"].get<double>(), 2.5);
+  }
+  EXPECT_TRUE(found) << j.dump(2);
+}
+
 // --- your framework's loader (report/peer.h) ------------------------------------------------
 
 // A torch_peer.py result with `points` (num_workers, images/s), written where read_peer reads it.

@@ -35,6 +35,7 @@
 #include "model/paired.h"
 #include "measure/stage_timers.h"
 #include "transforms/aligned_vector.h"
+#include "transforms/image_format.h"
 #include "transforms/recipes.h"
 
 namespace pipebench::bench {
@@ -309,8 +310,10 @@ std::pair<PairedSide, PairedSide> in_block_order(const PairedSide& a, const Pair
 
 // `fidelity`: after the timed rounds, the fidelity pass (bench/cases/paired_fidelity.h) compares
 // A's and B's outputs that way; nullopt for an operator's price (without:<op>), no fix.
+// `fidelity_only`: the positions in the round the pass compares (the images a large-only
+// copy changed); empty: all of them.
 void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& today, const PairedSide& cand,
-                 std::optional<FidelityMode> fidelity) {
+                 std::optional<FidelityMode> fidelity, const std::vector<size_t>& fidelity_only = {}) {
   const auto& c = ctx.config();
   // Blocks of up to kPairBlock images, smaller on a small round (about 8 blocks where the
   // round allows, at least 4 images each: more blocks narrow the interval), in whole
@@ -365,10 +368,37 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& t
   }
   const size_t measured = std::accumulate(blocks.begin(), blocks.begin() + static_cast<std::ptrdiff_t>(used), size_t{0});
   put_paired_counters(state, t, measured, a.source->size());
-  if (fidelity && !failed)  // outside the timed rounds
-    put_fidelity_counters(state, measure_paired_fidelity({today.pipeline, today.source, &today.index},
-                                                         {cand.pipeline, cand.source, &cand.index}, c.seed, *fidelity,
+  if (fidelity && !failed) {  // outside the timed rounds
+    std::vector<size_t> index_a = today.index, index_b = cand.index;
+    if (!fidelity_only.empty()) {
+      index_a.clear();
+      index_b.clear();
+      for (size_t j : fidelity_only) {
+        index_a.push_back(today.index[j]);
+        index_b.push_back(cand.index[j]);
+      }
+    }
+    put_fidelity_counters(state, measure_paired_fidelity({today.pipeline, today.source, &index_a},
+                                                         {cand.pipeline, cand.source, &index_b}, c.seed, *fidelity,
                                                          kFidelitySamples, kPairedBudgetShare * c.budget_s));
+  }
+}
+
+// The positions of `side`'s round whose image is above `min_pixels` (its header: width x
+// height): the images a large-only copy re-encoded. An image whose header cannot be read
+// is left out (the timed rounds report it).
+std::vector<size_t> large_positions(const PairedSide& side, uint64_t min_pixels) {
+  std::vector<size_t> out;
+  std::vector<uint8_t> buf;
+  for (size_t j = 0; j < side.index.size(); ++j) {
+    try {
+      const auto bytes = side.source->bytes(side.index[j], buf);
+      const ImageInfo info = read_image_info(bytes, side.source->name(side.index[j]));
+      if (static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height) > min_pixels) out.push_back(j);
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
 }
 
 // The round less the files known bad.
@@ -393,7 +423,9 @@ void BM_Sample(benchmark::State& state, BenchContext& ctx,
   });
 }
 
-// BM_Sample/<pipeline>/presized:<N>: the run's pipeline on the presized copy of the round
+// BM_Sample/<pipeline>/presized:<N> and presized_large:<N> (only the large images
+// presized; presize_min_megapixels and presize_changed_pct say which and how many): the
+// run's pipeline on the presized copy of the round
 // (PresizedCopy above; datasets/presize_cache.h), made before the first timed round, paired
 // with the same pipeline on the originals (paired_case). presize_shorter_side_px and
 // presize_jpeg_quality say what was kept. The copy's files were all written by pipebench:
@@ -414,9 +446,16 @@ void BM_SamplePresized(benchmark::State& state, BenchContext& ctx,
     ctx.fail_case(state, e.what());
     return;
   }
-  paired_case(state, ctx, a, b, FidelityMode::kSameRegion);
+  // A large-only copy's other images are the originals byte for byte (presize_test checks
+  // it): the fidelity pass compares the images it changed.
+  const std::vector<size_t> changed = copy->large() ? large_positions(a, copy->large()->min_pixels) : std::vector<size_t>{};
+  paired_case(state, ctx, a, b, FidelityMode::kSameRegion, changed);
   put(state, CounterId::kPresizeShorterSidePx, copy->shorter_side());
   put(state, CounterId::kPresizeJpegQuality, copy->quality());
+  if (const auto& large = copy->large()) {
+    put(state, CounterId::kPresizeMinMegapixels, static_cast<double>(large->min_pixels) / 1e6);
+    put(state, CounterId::kPresizeChangedPct, large->large_pct());
+  }
 }
 
 }  // namespace
@@ -465,8 +504,9 @@ void register_sample_benchmarks(BenchContext& ctx) {
                   build_recipe("casestudy", ctx.config().size), build_recipe("casestudy_shifts", ctx.config().size), true)
         ->Unit(benchmark::kMicrosecond);
   // Presizing rewrites an ImageFolder tree; shards (--data of tar files) have none.
-  if (const auto& copy = ctx.presized_copy())
-    register_case(ctx, model::presized(key(mine->name()), copy->shorter_side()), BM_SamplePresized, mine, copy)
+  for (const auto& copy : ctx.presized_copies())
+    register_case(ctx, model::presized(key(mine->name()), copy->shorter_side(), copy->kind()),
+                  BM_SamplePresized, mine, copy)
         ->Unit(benchmark::kMicrosecond);
 }
 

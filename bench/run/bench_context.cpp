@@ -47,11 +47,17 @@ BenchContext::BenchContext(BenchConfig config)
   bad_ = std::make_unique<BadFiles>(*disk_, config_.on_error);
   if (folder() != nullptr)
     for (int n : config_.shard_sizes) packed_.push_back(std::make_shared<PackedCopy>(n));
-  if (folder() != nullptr)
-    if (const auto n = presize_shorter_side(config_.presize, config_.pipeline->spec()))
-      presized_ = std::make_shared<PresizedCopy>(*n, kPresizeQuality);
+  const auto presize_side = presize_shorter_side(config_.presize, config_.pipeline->spec());
+  if (folder() != nullptr && presize_side)
+    presized_.push_back(std::make_shared<PresizedCopy>(*presize_side, kPresizeQuality));
   if (!config_.trace.empty()) trace_ = std::make_unique<TraceRecorder>();
   round_ = round_indices(disk_->size(), static_cast<size_t>(config_.round));
+  if (folder() != nullptr) {
+    // --presize-large's side is at least the one --presize=auto would keep for this spec.
+    const auto auto_side = presize_shorter_side("auto", config_.pipeline->spec());
+    if (const auto plan = plan_presize_large(config_.presize_large, *folder(), round_, auto_side.value_or(0)))
+      presized_.push_back(std::make_shared<PresizedCopy>(*plan, kPresizeQuality));
+  }
   per_image_ = std::make_unique<PerImageCosts>(disk_->size());
 }
 

@@ -86,9 +86,11 @@ class BenchContext {
   /// The packed shard copies of --data, one per --shards size (over an ImageFolder), by
   /// ascending shard size; empty for none.
   const std::vector<std::shared_ptr<PackedCopy>>& packed_copies() const { return packed_; }
-  /// The presized copy of the round (--presize over an ImageFolder; bench/run/presized_copy.h),
-  /// or null (--presize=off, shards, or a spec whose first operator fixes no size).
-  const std::shared_ptr<PresizedCopy>& presized_copy() const { return presized_; }
+  /// The presized copies of the round (bench/run/presized_copy.h), each a candidate: the
+  /// whole copy (--presize; not with --presize=off or a spec whose first operator fixes no
+  /// size) and the large-only copy (--presize-large; only where the round has large
+  /// images); none for shards.
+  const std::vector<std::shared_ptr<PresizedCopy>>& presized_copies() const { return presized_; }
 
   /// The recorder behind --trace, or nullptr.
   TraceRecorder* trace() { return trace_.get(); }
@@ -153,7 +155,7 @@ class BenchContext {
   std::mutex stored_mu_;
   std::map<std::pair<CacheMode, bool>, std::unique_ptr<StoredSource>> stored_;
   std::vector<std::shared_ptr<PackedCopy>> packed_;
-  std::shared_ptr<PresizedCopy> presized_;
+  std::vector<std::shared_ptr<PresizedCopy>> presized_;
   std::atomic<bool> evicted_{true};
   std::mutex decoded_mu_;
   std::vector<Image> decoded_;

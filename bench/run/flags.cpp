@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -200,6 +201,23 @@ std::vector<FlagSpec> make_table() {
                             if (digits && std::stoi(v) >= 8) return "";
                             return "auto, off or a shorter side of at least 8 px, got " + v;
                           }, "auto|off|N"))});
+  t.push_back({"presize-large", "MODE", "auto",
+               "the tail fix BM_Sample/PIPELINE/presized_large:N (and end to end): a copy of the "
+               "round where only the images above a size are presized, to N = the round's median "
+               "shorter side (at least --presize=auto's), the others copied byte for byte: auto "
+               "(above 4 x the round's median pixels, only where an image is; "
+               "model/large_images.h), off, or M (megapixels)",
+               with_check(bind_config(&BenchConfig::presize_large),
+                          CLI::Validator([](std::string& v) -> std::string {
+                            if (v == "auto" || v == "off") return "";
+                            try {
+                              size_t end = 0;
+                              const double mp = std::stod(v, &end);
+                              if (end == v.size() && std::isfinite(mp) && mp > 0) return "";
+                            } catch (const std::exception&) {
+                            }
+                            return "auto, off or a size in megapixels above 0, got " + v;
+                          }, "auto|off|M"))});
   t.push_back({"tail-fixes", "MODE", "auto",
                "the tail fixes run end to end at the what-if table's worker count beside today's "
                "case, each measured against the step model's prediction from today's case's "

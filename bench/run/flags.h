@@ -64,6 +64,7 @@ struct BenchConfig {
   double min_psnr_db = model::kDefaultMinPsnrDb;  ///< --min-psnr, dB (issue 35; recorded in the run)
   std::vector<int> shard_sizes;                   ///< --shards: images per shard of each packed copy, ascending; empty = none
   std::string presize = "auto";                   ///< --presize: auto, off or N (bench/cases/sample_bench.cpp)
+  std::string presize_large = "auto";             ///< --presize-large: auto, off or M (megapixels; model/large_images.h)
   std::string tail_fixes = "auto";                ///< --tail-fixes: auto, on or off (bench/cases/tail_fixes.h)
   /// --sync: what each rank does after its step under mpirun (pipeline/dist/sync_step.h)
   dist::SyncMode sync = dist::SyncMode::kEmulated;

@@ -6,6 +6,7 @@
 #include "bench/run/bench_context.h"
 #include "bench/run/image_round.h"
 #include "datasets/presize_cache.h"
+#include "transforms/image_format.h"
 
 namespace pipebench::bench {
 namespace {
@@ -40,6 +41,24 @@ std::optional<int> presize_shorter_side(const std::string& flag, const PipelineS
   return std::stoi(flag);
 }
 
+std::optional<model::LargeImages> plan_presize_large(const std::string& flag, const ImageFolder& folder,
+                                                     const std::vector<size_t>& round, int min_side) {
+  if (flag == "off") return std::nullopt;
+  std::vector<std::pair<int, int>> dims;
+  dims.reserve(round.size());
+  std::vector<uint8_t> bytes;
+  for (size_t i : round) {
+    try {
+      folder.read(i, bytes);
+      const ImageInfo info = read_image_info(bytes, folder.sample(i).path.string());
+      dims.emplace_back(info.width, info.height);
+    } catch (const std::exception&) {
+      // a bad file: the run's cases list it (bad_files.h); the plan goes on without it
+    }
+  }
+  return model::plan_large_images(dims, flag == "auto" ? 0.0 : std::stod(flag), min_side);
+}
+
 const PresizedCopy::Ready* PresizedCopy::get(BenchContext& ctx) {
   std::call_once(once_, [&] {
     try {
@@ -49,6 +68,7 @@ const PresizedCopy::Ready* PresizedCopy::get(BenchContext& ctx) {
       PresizeOptions o;
       o.shorter_side = shorter_side_;
       o.quality = quality_;
+      if (large_) o.min_pixels = large_->min_pixels;
       std::string tag;
       if (round.size() < original->size()) {
         o.only = round;

@@ -8,6 +8,10 @@
 // Measured by BM_Sample/<pipeline>/presized:<N> (the per-sample cost the what-if table
 // prices) and, applied for real, BM_EndToEnd/<pipeline>/presized:<N>/<baseline>/workers:<w>
 // (the loader over the copy, warm page cache).
+// The large-only copy (issue 34's tail fix, --presize-large; model/large_images.h): the
+// same, except that only the round's images above min_pixels are presized (to the plan's
+// side) and the others are the originals byte for byte: BM_Sample/<pipeline>/
+// presized_large:<N> and BM_EndToEnd/<pipeline>/presized_large:<N>/<baseline>/workers:<w>.
 // Errors: get() returns nullptr after a failure; error() says why (naming the file).
 #pragma once
 
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "datasets/image_folder.h"
+#include "model/large_images.h"
 #include "transforms/spec.h"
 
 namespace pipebench::bench {
@@ -35,6 +40,14 @@ inline constexpr int kPresizeQuality = 90;
 /// (flags.cpp checked it: digits, >= 8).
 std::optional<int> presize_shorter_side(const std::string& flag, const PipelineSpec& spec);
 
+/// --presize-large's plan for the round of `folder` (model/large_images.h): nullopt for
+/// "off", or when no image of the round is large; "auto" or a threshold in megapixels
+/// (flags.cpp checked it). `min_side`: --presize's side for the spec (0 when none). Reads
+/// each round image's header (transforms/image_format.h); an image whose header cannot be
+/// read is left out of the plan (the run lists it as a bad file).
+std::optional<model::LargeImages> plan_presize_large(const std::string& flag, const ImageFolder& folder,
+                                                     const std::vector<size_t>& round, int min_side);
+
 class PresizedCopy {
  public:
   struct Ready {
@@ -42,6 +55,9 @@ class PresizedCopy {
     std::vector<size_t> round;             ///< every image of the copy
   };
   PresizedCopy(int shorter_side, int quality) : shorter_side_(shorter_side), quality_(quality) {}
+  /// The large-only copy of `plan` (its side, its threshold).
+  PresizedCopy(const model::LargeImages& plan, int quality)
+      : shorter_side_(plan.shorter_side), quality_(quality), large_(plan) {}
 
   /// The copy of ctx's round, made or found on the first call; nullptr after a failure.
   const Ready* get(BenchContext& ctx);
@@ -49,11 +65,17 @@ class PresizedCopy {
   const std::filesystem::path& dir() const { return dir_; }
   int shorter_side() const { return shorter_side_; }
   int quality() const { return quality_; }
-  /// "presized:N", as case names spell it.
-  std::string label() const { return "presized:" + std::to_string(shorter_side_); }
+  /// The candidate kind (model/catalogue.h): "presized", or "presized_large" for the
+  /// large-only copy.
+  std::string kind() const { return large_ ? "presized_large" : "presized"; }
+  /// "presized:N" or "presized_large:N", as case names spell it.
+  std::string label() const { return kind() + ":" + std::to_string(shorter_side_); }
+  /// The large-only copy's plan; nullopt for the whole copy.
+  const std::optional<model::LargeImages>& large() const { return large_; }
 
  private:
   int shorter_side_, quality_;
+  std::optional<model::LargeImages> large_;
   std::once_flag once_;
   std::optional<Ready> ready_;
   std::string error_;
