@@ -40,9 +40,17 @@ std::optional<LargeImages> plan_large_images(const std::vector<std::pair<int, in
   plan.min_pixels = threshold_megapixels > 0
                         ? static_cast<uint64_t>(std::llround(threshold_megapixels * 1e6))
                         : static_cast<uint64_t>(std::llround(kLargeImageFactor * static_cast<double>(lower_median(pixels))));
-  plan.large = static_cast<std::size_t>(
-      std::count_if(pixels.begin(), pixels.end(), [&](uint64_t p) { return p > plan.min_pixels; }));
+  double all = 0, large = 0;
+  for (uint64_t p : pixels) {
+    all += static_cast<double>(p);
+    if (p > plan.min_pixels) {
+      large += static_cast<double>(p);
+      ++plan.large;
+    }
+  }
   if (plan.large == 0) return std::nullopt;
+  plan.pixel_share_pct = 100.0 * large / all;
+  if (threshold_megapixels == 0 && plan.pixel_share_pct < kLargeMinPixelSharePct) return std::nullopt;
   plan.shorter_side = std::max(lower_median(sides), min_shorter_side);
   return plan;
 }

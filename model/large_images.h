@@ -11,7 +11,13 @@
 //               at least `min_shorter_side` (the pipeline's own presize side, 8/7 of its
 //               crop: below it a crop would be upsampled more than a typical image's).
 //   none        nullopt when no image is large (uniform data: photos-in, whose largest
-//               image is 1.0 x its median) or there is no image.
+//               image is 1.0 x its median) or there is no image; under auto also when the
+//               large images hold less than kLargeMinPixelSharePct of the round's pixels
+//               (a decode's work grows with its pixels: presizing them could not save
+//               much of the round's cost, and the candidate would cost its cases for
+//               nothing; photos-full, a folder of originals only, has one image above 4 x
+//               its own median, 10 % of its pixels).
+//               A threshold given by hand is always planned when an image is above it.
 // Units: pixels (width x height, and the side in px). The factor is ours, not a published
 // one: 4 x the median is well above the spread of images one camera or one scraper writes
 // (photos-in: every image at 1.0 x its median, `pipebench-data inspect`) and below most of
@@ -31,12 +37,16 @@ namespace pipebench::model {
 
 /// An image above this many times the round's median pixel count is large (auto).
 inline constexpr double kLargeImageFactor = 4.0;
+/// auto plans a large-only copy only when the large images hold at least this share of
+/// the round's pixels, %.
+inline constexpr double kLargeMinPixelSharePct = 25.0;
 
 struct LargeImages {
   uint64_t min_pixels = 0;  ///< an image above it is large (pixels)
   int shorter_side = 0;     ///< the large images' shorter side after presizing, px
   std::size_t large = 0;    ///< images above min_pixels
   std::size_t images = 0;   ///< images considered
+  double pixel_share_pct = 0;  ///< the large images' share of all the images' pixels, %
   /// 100 x large / images, %.
   double large_pct() const { return images ? 100.0 * static_cast<double>(large) / static_cast<double>(images) : 0.0; }
 };

@@ -461,6 +461,8 @@ TEST(LargeImages, AutoTakesFourTimesTheMedianAndTheMedianSide) {
   EXPECT_EQ(plan->images, 12u);
   EXPECT_EQ(plan->shorter_side, 375);  // the median image's shorter side
   EXPECT_NEAR(plan->large_pct(), 100.0 * 2 / 12, 1e-9);
+  // Their pixels: (1.92 + 17.89) / (9 x 0.1875 + 0.48 + 1.92 + 17.89) MP = 19.81 / 21.98.
+  EXPECT_NEAR(plan->pixel_share_pct, 100.0 * 19810080.0 / 21977580.0, 1e-6);
   // Never below the pipeline's own presize side (256 x 8/7 ... given as 400 here).
   EXPECT_EQ(plan_large_images(dims, 0, 400)->shorter_side, 400);
   // A threshold by hand, in megapixels: 0.4 MP takes the 800 x 600 one too.
@@ -477,6 +479,13 @@ TEST(LargeImages, UniformDataHasNone) {
   at.push_back({200, 200});  // 40000 = 4 x 10000: at the threshold, not above
   EXPECT_FALSE(plan_large_images(at).has_value());
   EXPECT_FALSE(plan_large_images({}).has_value());
+  // One large image among many that holds under 25 % of the pixels: auto plans nothing, a
+  // threshold by hand still does (photos-full-like: originals only).
+  std::vector<std::pair<int, int>> originals(40, {2560, 1600});
+  originals.push_back({5640, 3172});  // 17.9 MP > 4 x 4.1 MP; 17.9 / (40 x 4.1 + 17.9) = 10 %
+  EXPECT_FALSE(plan_large_images(originals).has_value());
+  ASSERT_TRUE(plan_large_images(originals, 10).has_value());
+  EXPECT_EQ(plan_large_images(originals, 10)->large, 1u);
   EXPECT_THROW(plan_large_images({{0, 10}}), std::invalid_argument);
   EXPECT_THROW(plan_large_images({{10, 10}}, -1), std::invalid_argument);
 }

@@ -205,8 +205,8 @@ std::vector<FlagSpec> make_table() {
                "the tail fix BM_Sample/PIPELINE/presized_large:N (and end to end): a copy of the "
                "round where only the images above a size are presized, to N = the round's median "
                "shorter side (at least --presize=auto's), the others copied byte for byte: auto "
-               "(above 4 x the round's median pixels, only where an image is; "
-               "model/large_images.h), off, or M (megapixels)",
+               "(above 4 x the round's median pixels, where such images hold a quarter of the "
+               "round's pixels; model/large_images.h), off, or M (megapixels)",
                with_check(bind_config(&BenchConfig::presize_large),
                           CLI::Validator([](std::string& v) -> std::string {
                             if (v == "auto" || v == "off") return "";
