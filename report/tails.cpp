@@ -71,6 +71,51 @@ std::vector<TailFixCheck> fix_checks(const BenchRun& run, const std::map<int, st
   return out;
 }
 
+// The what-if fixes run end to end beside today's points (the catalogue's end-to-end
+// kinds), each against today's case at its workers.
+std::vector<TailEffect> pixel_fix_effects(const BenchRun& run, const std::vector<TailPoint>& points) {
+  std::vector<TailEffect> out;
+  if (points.empty()) return out;
+  const auto first = run.cases.find(points.front().case_name);
+  if (first == run.cases.end()) return out;
+  const model::CaseKey& today = first->second.key;
+  const auto cases = run.where([&](const model::CaseKey& k) {
+    const model::CandidateKind* kind = model::find_candidate(k.variant);
+    return k.family == model::Family::kEndToEnd && k.pipeline == today.pipeline && k.baseline == today.baseline &&
+           k.callbacks.empty() && kind != nullptr && kind->end_to_end;
+  });
+  const auto kinds = model::candidate_kinds();
+  const auto rank = [&](const std::string& variant) {
+    for (size_t i = 0; i < kinds.size(); ++i)
+      if (kinds[i].kind == variant) return i;
+    return kinds.size();
+  };
+  for (const CaseMeans* c : cases) {
+    const auto step = c->get(CounterId::kStepMs);
+    const auto p = std::find_if(points.begin(), points.end(), [&](const TailPoint& t) { return t.workers == c->key.workers; });
+    if (!step || !(*step > 0) || p == points.end()) continue;
+    out.push_back({c->key.variant_label(), c->key.workers, c->key.name(), *step, c->get(CounterId::kStepP99Ms),
+                   p->step_ms, p->step_p99_ms});
+  }
+  std::stable_sort(out.begin(), out.end(), [&](const TailEffect& a, const TailEffect& b) {
+    return a.workers != b.workers ? a.workers < b.workers : rank(a.label.substr(0, a.label.find(':'))) < rank(b.label.substr(0, b.label.find(':')));
+  });
+  return out;
+}
+
+// "What the pixel fixes did to the tail": measured, beside today's, with the change in %.
+void append_pixel_fix_effects(std::string& out, const std::vector<TailEffect>& effects) {
+  for (const auto& e : effects) {
+    appendf(out, "  %s at %d worker%s, run end to end: mean step %.2f ms against today's %.2f (%+.1f %%)",
+            e.label.c_str(), e.workers, e.workers == 1 ? "" : "s", e.step_ms, e.today_step_ms,
+            100 * (e.step_ms / e.today_step_ms - 1));
+    if (e.step_p99_ms && e.today_p99_ms && *e.today_p99_ms > 0)
+      appendf(out, ", p99 %.2f ms against %.2f (%+.1f %%)", *e.step_p99_ms, *e.today_p99_ms,
+              100 * (*e.step_p99_ms / *e.today_p99_ms - 1));
+    appendf(out, " (measured, one run each: a difference within the steps' own spread is noise).\n");
+  }
+}
+
 bool fixes_ran_at(const Tails& t, int workers) {
   return std::any_of(t.fixes.begin(), t.fixes.end(), [&](const TailFixCheck& f) { return f.workers == workers; });
 }
@@ -175,6 +220,7 @@ Tails sweep_tails(const BenchRun& run, const std::map<int, std::string>& end_to_
     t.points.push_back(std::move(p));
   }
   t.fixes = fix_checks(run, end_to_end, t.points);
+  t.pixel_fixes = pixel_fix_effects(run, t.points);
   return t;
 }
 
@@ -227,6 +273,7 @@ void append_tails_text(std::string& out, const Tails& t) {
   for (const auto& p : t.points)
     if (!fixes_ran_at(t, p.workers)) append_tail_fixes(out, p);
   append_fix_checks(out, t.fixes);
+  append_pixel_fix_effects(out, t.pixel_fixes);
 }
 
 nlohmann::json tails_json(const Tails& t) {
@@ -254,6 +301,11 @@ nlohmann::json tails_json(const Tails& t) {
                           {"checkable", f.half_width_pct() && *f.half_width_pct() <= kCheckTolerancePct},
                           {"today_step_ms", opt(f.today_step_ms)},
                           {"prefetch_depth", f.prefetch_depth}, {"host_mib", opt(f.host_mib)}, {"note", f.note}});
+  j["pixel_fixes"] = nlohmann::json::array();
+  for (const auto& e : t.pixel_fixes)
+    j["pixel_fixes"].push_back({{"label", e.label}, {"workers", e.workers}, {"case", e.case_name},
+                                {"step_ms", e.step_ms}, {"step_p99_ms", opt(e.step_p99_ms)},
+                                {"today_step_ms", e.today_step_ms}, {"today_step_p99_ms", opt(e.today_p99_ms)}});
   return j;
 }
 

@@ -9,6 +9,9 @@
 // by model/catalogue.h's loader_fixes): each one's measured step with its 95 % half width
 // (step_ms, step_ms_ci) against the prediction today's case made of it before it ran
 // (fix_pred_step_ms, fix_prediction_error_pct), with what it costs (fix_host_mib) or changes.
+// The what-if fixes that change pixels and run end to end (decode:auto, presized:N,
+// presized_large:N; model/catalogue.h) change the tail too: each one's measured mean and
+// p99 step against today's case at the same workers (TailEffect).
 // Units: ms per batch for steps, ms per sample for costs, % for stall and share.
 // Sources: the run's counters (report/run.h) only; a point without samples_timed (a run
 // from before the distribution, or too few samples timed) has no tail row.
@@ -69,10 +72,23 @@ struct TailFixCheck {
   }
 };
 
+/// A what-if fix run end to end (decode:auto, presized:N, presized_large:N): what it did
+/// to the tail, measured, against today's case at the same workers.
+struct TailEffect {
+  std::string label;                     ///< "decode:auto", "presized_large:375"
+  int workers = 0;
+  std::string case_name;
+  double step_ms = 0;                    ///< measured mean step, ms
+  std::optional<double> step_p99_ms;     ///< measured p99 step, ms
+  double today_step_ms = 0;              ///< today's case at the same workers
+  std::optional<double> today_p99_ms;
+};
+
 struct Tails {
   std::vector<TailPoint> points;  ///< by workers, ascending
   std::vector<TailFixCheck> fixes;  ///< by workers, then the catalogue's order
-  bool empty() const { return points.empty() && fixes.empty(); }
+  std::vector<TailEffect> pixel_fixes;  ///< by workers, then the catalogue's order
+  bool empty() const { return points.empty() && fixes.empty() && pixel_fixes.empty(); }
 };
 
 /// The tail rows of the sweep's BM_EndToEnd cases (workers -> case name), and the tail
@@ -99,7 +115,8 @@ void append_tails_text(std::string& out, const Tails& t);
 ///  "fixes": [{label, variant, workers, case, step_ms, step_ms_ci, predicted_step_ms,
 ///   prediction_error_pct, within_interval, checkable (the measured step's 95 % half width
 ///   at most kCheckTolerancePct of it: the run can test the prediction), today_step_ms,
-///   prefetch_depth, host_mib, note}]}
+///   prefetch_depth, host_mib, note}],
+///  "pixel_fixes": [{label, workers, case, step_ms, step_p99_ms, today_step_ms, today_step_p99_ms}]}
 nlohmann::json tails_json(const Tails& t);
 
 }  // namespace pipebench::report

@@ -56,9 +56,9 @@ std::vector<CaseKey> catalogue_keys() {
     for (int w : {1, 2}) keys.push_back(e2e(std::string(b.name), w));
   }
   for (const auto& c : model::candidate_kinds()) {
-    if (c.kind == "presized") {  // its kept side a typed field (record version 2)
-      keys.push_back(model::presized(model::sample_case("imagenet_train"), 256));
-      if (c.end_to_end) keys.push_back(model::presized(e2e("emulated", 2), 256));
+    if (c.kind == "presized" || c.kind == "presized_large") {  // its side a typed field (record version 2)
+      keys.push_back(model::presized(model::sample_case("imagenet_train"), 256, c.kind));
+      if (c.end_to_end) keys.push_back(model::presized(e2e("emulated", 2), 256, c.kind));
       continue;
     }
     const std::string param = c.kind == "without" ? "horizontal_flip" : "auto";

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/case_key.h"
 #include "model/legacy.h"
 
 namespace pipebench::report {
@@ -131,6 +132,34 @@ TEST(Tails, FixesRunEndToEndPrintMeasuredAgainstPredicted) {
   EXPECT_FALSE(j["fixes"][1]["within_interval"].get<bool>());
   EXPECT_DOUBLE_EQ(j["fixes"][0]["host_mib"].get<double>(), 2.0);
   EXPECT_NE(j["fixes"][1]["note"].get<std::string>().find("not their pixels"), std::string::npos);
+}
+
+// The what-if fixes run end to end change the tail too (decode:auto's effect on it, issue
+// 34 item 4): each one's measured mean and p99 against today's at the same workers.
+TEST(Tails, PixelFixesRunEndToEndShowTheirMeanAndP99AgainstTodays) {
+  BenchRun r = run_with(tail_case());  // today: 21.0 ms mean, 240.0 ms p99
+  const auto add = [&](const model::CaseKey& key, std::map<std::string, double> values) {
+    r.cases[key.name()] = CaseMeans{key, std::move(values), 1};
+    r.keys[key.name()] = key;
+  };
+  add(model::presized(model::end_to_end_case("p", "emulated", 2), 375, "presized_large"),
+      {{"step_ms", 14.0}, {"step_p99_ms", 60.0}});
+  add(model::end_to_end_case("p", "emulated", 2, "decode", "auto"), {{"step_ms", 18.9}, {"step_p99_ms", 216.0}});
+  add(model::end_to_end_case("p", "emulated", 4, "decode", "auto"), {{"step_ms", 9.0}});  // no today at 4
+  const Tails t = sweep_tails(r, {{2, model::legacy_key(kE2).name()}});
+  ASSERT_EQ(t.pixel_fixes.size(), 2u);
+  EXPECT_EQ(t.pixel_fixes[0].label, "decode:auto");  // the catalogue's order
+  EXPECT_EQ(t.pixel_fixes[1].label, "presized_large:375");
+  std::string text;
+  append_tails_text(text, t);
+  EXPECT_NE(text.find("decode:auto at 2 workers, run end to end: mean step 18.90 ms against today's 21.00 "
+                      "(-10.0 %), p99 216.00 ms against 240.00 (-10.0 %)"), std::string::npos) << text;
+  EXPECT_NE(text.find("presized_large:375 at 2 workers, run end to end: mean step 14.00 ms against today's "
+                      "21.00 (-33.3 %), p99 60.00 ms against 240.00 (-75.0 %)"), std::string::npos) << text;
+  const nlohmann::json j = tails_json(t);
+  ASSERT_EQ(j["pixel_fixes"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["pixel_fixes"][1]["step_p99_ms"].get<double>(), 60.0);
+  EXPECT_DOUBLE_EQ(j["pixel_fixes"][1]["today_step_p99_ms"].get<double>(), 240.0);
 }
 
 // A fix case of a default run's few steps: its interval (+-25 % of the step) is wider than
