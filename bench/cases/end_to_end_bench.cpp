@@ -516,8 +516,10 @@ void register_end_to_end_benchmarks(BenchContext& ctx) {
     if (kind == nullptr || !kind->end_to_end) continue;
     for (int w : fix_workers) add(key(w, cand.kind, cand.param), cand.pipeline);
   }
+  // The large-only copy is a tail fix: at the table's count only, as the loader's are.
   for (const auto& copy : ctx.presized_copies())
-    for (int w : fix_workers) add(model::presized(key(w), copy->shorter_side(), copy->kind()), c.pipeline, {}, copy);
+    for (int w : fix_workers)
+      if (!copy->large() || w == at) add(model::presized(key(w), copy->shorter_side(), copy->kind()), c.pipeline, {}, copy);
   // The tail fixes (issue 34 item 4, bench/cases/tail_fixes.h): at the table's count only, after
   // today's case there, whose timed costs price them before they run.
   for (const TailFixCase& fix : plan_tail_fixes(ctx, key(at))) add(fix.key, c.pipeline, {}, nullptr, fix);
