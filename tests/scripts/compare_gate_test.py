@@ -2,11 +2,14 @@
 """compare_gate_test.py - scripts/compare.sh against generated Google Benchmark JSON.
 
 Why it exists: compare.sh is the CI gate for performance regressions, so its exit status
-(0 pass, 1 regression, 2 bad input) is the contract; every test below runs the real
-script on files written by gen_bench_json.py with known slowdowns and noise, and checks
-the status and the per-case lines. The expected p-values come from scipy directly.
-Every test runs twice: on runs with the record (record version 1, a "key" on every row)
-and, as CompareGateTestRecord0, on runs written before it (the legacy adapter).
+(0 pass, 1 regression, 2 bad input) is the contract; every test below runs the gate on
+files written by gen_bench_json.py with known slowdowns and noise, and checks the status
+and the per-case lines. The expected p-values come from scipy directly.
+Every test of CompareGateTest runs twice: on runs with the record (record version 1, a
+"key" on every row) and, as CompareGateTestRecord0, on runs written before it (the legacy
+adapter). Those call compare_gate.py (what compare.sh execs) in a forked child of this
+process (forked_script.py: the same main, exit status and output, without importing scipy
+again for each of their 150 calls); CompareShTest runs compare.sh itself.
 
   /usr/bin/python3 compare_gate_test.py SCRIPTS_DIR
 """
@@ -21,12 +24,25 @@ import tempfile
 import unittest
 
 from ctest_unittest import run_tests
+from forked_script import Script
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_bench_json import Case, make_run, record0  # noqa: E402
 
 SCRIPTS = os.environ.get("PIPEBENCH_SCRIPTS") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
+
+
+_GATE = {}
+
+
+def gate(args):
+    """(exit status, stdout, stderr) of `compare.sh BASE NEW ...` without its --ab: its
+    compare_gate.py run in a forked child (forked_script.py)."""
+    if SCRIPTS not in _GATE:
+        _GATE[SCRIPTS] = Script(os.path.join(SCRIPTS, "compare_gate.py"),
+                                warm_up=lambda _: sys.modules["pbgate.compare"].import_gbench())
+    return _GATE[SCRIPTS](args)
 
 
 def three_cases(slow_factor_b=1.0, noise=0.01):
@@ -54,9 +70,7 @@ class CompareGateTest(unittest.TestCase):
         return path
 
     def compare(self, base, new, *extra):
-        p = subprocess.run([os.path.join(SCRIPTS, "compare.sh"), base, new, *extra],
-                           capture_output=True, text=True, timeout=120)
-        return p.returncode, p.stdout, p.stderr
+        return gate([base, new, *extra])
 
     # --- passing comparisons -------------------------------------------------------
 
@@ -393,11 +407,10 @@ class CompareGateTest(unittest.TestCase):
     # --- bad input -----------------------------------------------------------------
 
     def assert_bad_input(self, args, needle):
-        p = subprocess.run([os.path.join(SCRIPTS, "compare.sh"), *args],
-                           capture_output=True, text=True, timeout=120)
-        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-        self.assertIn(needle, p.stderr)
-        self.assertNotIn("Traceback", p.stderr)
+        rc, out, err = gate(args)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn(needle, err)
+        self.assertNotIn("Traceback", err)
 
     def test_bad_input_exits_2(self):
         good = self.write("good.json", make_run(three_cases()))
@@ -439,6 +452,43 @@ class CompareGateTest(unittest.TestCase):
 
 
 CompareGateTestRecord0 = record0(CompareGateTest)
+
+
+class CompareShTest(unittest.TestCase):
+    """compare.sh itself, as CI and users call it: its three exit statuses."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def compare_sh(self, *args):
+        p = subprocess.run([os.path.join(SCRIPTS, "compare.sh"), *args], capture_output=True,
+                           text=True, timeout=120)
+        return p.returncode, p.stdout, p.stderr
+
+    def test_pass_regression_and_bad_input(self):
+        a = os.path.join(self.dir, "a.json")
+        b = os.path.join(self.dir, "b.json")
+        slow = os.path.join(self.dir, "slow.json")
+        for path, doc in ((a, make_run(three_cases(), reps=9, seed=1)),
+                          (b, make_run(three_cases(), reps=9, seed=2)),
+                          (slow, make_run(three_cases(slow_factor_b=1.2), reps=9, seed=2))):
+            with open(path, "w") as f:
+                json.dump(doc, f)
+        rc, out, err = self.compare_sh(a, b)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("compare: PASS: 0 of 3 case(s)", out)
+        self.assertIn("Time Old", out)  # compare.py's table
+        rc, out, err = self.compare_sh(a, slow)
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("REGRESSION BM_Decode/turbo_full/real_time: real_time", out)
+        rc, out, err = self.compare_sh(a, os.path.join(self.dir, "missing.json"))
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("missing.json: no such file", err)
+        self.assertNotIn("Traceback", err)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ ab_gate.py's and instr_gate.py's JSON shape) add the paired deltas with their in
 Valgrind rows must stay out of the unpaired series, and the page must draw them too. The
 browser tests skip, saying so, where chromium is absent (`scripts/setup.sh --history`
 installs it). The history tests run twice: on runs with the record (record version 1) and,
-as HistoryTestRecord0, on runs written before it.
+as HistoryTestRecord0, on runs written before it. They call history.py in a forked child of
+this process (forked_script.py: the same main, exit status and output, without importing
+scipy and matplotlib again for each call); PairedBrowserTest runs it as a command.
 
   /usr/bin/python3 history_test.py SCRIPTS_DIR
 """
@@ -32,6 +34,7 @@ import tempfile
 import unittest
 
 from ctest_unittest import run_tests
+from forked_script import Script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -42,6 +45,30 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SLOW_RUN = 3          # runs 3.. have the loader 1.3x slower: one change point each
 SLOWDOWN = 1.3
 N_RUNS = 6
+
+
+_HISTORY = {}
+
+
+def warm_up(_module):
+    """What history.py imports inside main and its PNG drawing: gbench (scipy.stats) and
+    matplotlib, imported here once, and one text drawn (the font cache loaded)."""
+    import io
+    sys.modules["pbgate.compare"].import_gbench()
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig = plt.figure(figsize=(1, 1))
+    fig.text(0.5, 0.5, "x")
+    fig.savefig(io.BytesIO(), format="png")
+    plt.close(fig)
+
+
+def history(args, timeout=300):
+    """(exit status, stdout, stderr) of history.py run with `args`, in a forked child."""
+    if SCRIPTS not in _HISTORY:
+        _HISTORY[SCRIPTS] = Script(os.path.join(SCRIPTS, "history.py"), warm_up=warm_up)
+    return _HISTORY[SCRIPTS](args, timeout=timeout)
 
 
 def series_cases(k):
@@ -192,9 +219,7 @@ class HistoryTest(unittest.TestCase):
         self.tmp.cleanup()
 
     def history(self, *args):
-        p = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, "history.py"), *args],
-                           capture_output=True, text=True, timeout=300)
-        return p.returncode, p.stdout, p.stderr
+        return history(args)
 
     # --- the change points are the gate's ------------------------------------------
 
@@ -466,10 +491,8 @@ class BrowserTest(unittest.TestCase):
             doc["benchmarks"].extend(extra)
             save(path, doc)
         cls.out = os.path.join(d, "out")
-        p = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, "history.py"), runs,
-                            "--out", cls.out, "--no-png"], capture_output=True, text=True,
-                           timeout=300)
-        assert p.returncode == 0, p.stdout + p.stderr
+        rc, out, err = history([runs, "--out", cls.out, "--no-png"])
+        assert rc == 0, out + err
         cls.page = os.path.join(cls.out, "history.html")
         cls.data = embedded_data(cls.page)
 

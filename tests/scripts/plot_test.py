@@ -6,7 +6,10 @@ the JSON contract defines (bench/README.md). extract() is checked against values
 here from the generated rows; the command line is checked for a real PNG, for runs that
 lack the end-to-end cases, and for the exit status 2 with one stderr line on bad input.
 Every test runs twice: on runs with the record (a "key" on every row, record version 1) and,
-as the classes named ...Record0, on runs written before it (the legacy adapter).
+as the classes named ...Record0, on runs written before it (the legacy adapter). The command
+line tests call plot.py in a forked child of this process (forked_script.py: the same main,
+exit status and output, without importing matplotlib again for each call), test_full_run
+as a command.
 
   /usr/bin/python3 plot_test.py SCRIPTS_DIR
 """
@@ -14,18 +17,40 @@ as the classes named ...Record0, on runs written before it (the legacy adapter).
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import unittest
 
 from ctest_unittest import run_tests
+from forked_script import Script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gen_bench_json import Case, case_key, make_run, pipeline_cases, record0  # noqa: E402
 
 SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
+
+
+_PLOT = {}
+
+
+def warm_up(_module):
+    """matplotlib, which plot.py imports inside render: imported here once, and one text
+    drawn (the font cache loaded)."""
+    import io
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig = plt.figure(figsize=(1, 1))
+    fig.text(0.5, 0.5, "x")
+    fig.savefig(io.BytesIO(), format="png")
+    plt.close(fig)
+
+
+def plot_script():
+    if SCRIPTS not in _PLOT:
+        _PLOT[SCRIPTS] = Script(os.path.join(SCRIPTS, "plot.py"), warm_up=warm_up)
+    return _PLOT[SCRIPTS]
 
 
 def rows_of(doc, name, run_type="iteration"):
@@ -499,10 +524,8 @@ class PlotCliTest(unittest.TestCase):
             f.write(doc if isinstance(doc, str) else json.dumps(doc))
         return path
 
-    def plot(self, *args):
-        p = subprocess.run(["/usr/bin/python3", os.path.join(SCRIPTS, "plot.py"), *args],
-                           capture_output=True, text=True, timeout=120)
-        return p.returncode, p.stdout, p.stderr
+    def plot(self, *args, real=False):
+        return plot_script()(args, real=real)
 
     def assert_png(self, path):
         with open(path, "rb") as f:
@@ -516,7 +539,7 @@ class PlotCliTest(unittest.TestCase):
         cases, ctx = pipeline_cases(workers=(1, 2, 4, 8))
         run = self.write("run.json", make_run(cases, reps=3, context=ctx))
         out = os.path.join(self.dir, "run.png")
-        rc, stdout, err = self.plot(run, out)
+        rc, stdout, err = self.plot(run, out, real=True)  # as a command
         self.assertEqual(rc, 0, err)
         self.assertIn("wrote", stdout)
         self.assert_png(out)
