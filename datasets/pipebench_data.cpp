@@ -216,8 +216,8 @@ int main(int argc, char** argv) {
   double min_megapixels = 0;
   presize->add_option("--min-megapixels", min_megapixels,
                       "Presize only the images above M megapixels (width x height / 1e6); the "
-                      "others are copied byte for byte (0: every image)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+                      "others are copied byte for byte (0: every image; else 1e-6 to 1e6)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1e6));
 
   fs::path pack_in, pack_out;
   PackOptions pk;
@@ -262,6 +262,10 @@ int main(int argc, char** argv) {
     if (*photos) return run_photos(photos_out, scratch, threads);
     if (*inspect) return list ? run_list(inspect_dir) : run_inspect(inspect_dir, check, headers_only);
     if (*presize) {
+      if (min_megapixels > 0 && min_megapixels < 1e-6) {
+        std::fprintf(stderr, "pipebench-data: --min-megapixels: %g is below one pixel (1e-6)\n", min_megapixels);
+        return 2;
+      }
       pre.min_pixels = static_cast<uint64_t>(std::llround(min_megapixels * 1e6));
       return run_presize(presize_in, presize_out, pre);
     }

@@ -65,11 +65,11 @@ Converted convert(const ImageFolder& ds, size_t i, const fs::path& dest, const P
   bool small = false;
   try {
     ds.read(i, bytes);
-    if (o.min_pixels > 0) {  // large only: a small image is copied as it is, undecoded
-      const ImageInfo info = read_image_info(bytes, ds.sample(i).path.string());
-      small = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height) <= o.min_pixels;
-    }
-    if (!small) decoder.decode(bytes, ds.sample(i).path.string(), img);
+    // Decoded in every mode, so that a bad file is skipped and listed, never copied.
+    decoder.decode(bytes, ds.sample(i).path.string(), img);
+    if (o.min_pixels > 0)  // large only: kept byte for byte unless large and shrinkable
+      small = static_cast<uint64_t>(img.width) * static_cast<uint64_t>(img.height) <= o.min_pixels ||
+              std::min(img.width, img.height) <= o.shorter_side;
   } catch (const std::exception& e) {
     c.error = e.what();
     return c;

@@ -9,8 +9,10 @@
 //              would collide with an earlier one (a.png beside a.jpg) keeps its extension
 //              before the new one (a.png.jpg). Class folders, and so labels, are unchanged.
 //   large only with min_pixels > 0 (issue 34's tail fix, "presize only the large images"):
-//              an image of at most min_pixels (w x h) is copied byte for byte, its name
-//              chosen as below; only the larger ones are decoded, scaled and re-encoded.
+//              an image of at most min_pixels (w x h), or one whose shorter side is at most
+//              N already (presizing would not shrink it), is copied byte for byte (after a
+//              decode that checks it), under the name the files rule above gives; only the
+//              others are scaled and re-encoded.
 //   size       shorter side s = min(w, h) > N: scaled to N, the longer side by torchvision
 //              0.14's Resize(int) rule, int(N * long / short) (truncated); s <= N: the size
 //              is kept (never upscaled). Downscaling with OpenCV's INTER_AREA (pixel-area
@@ -55,8 +57,9 @@ struct PresizeOptions {
   std::vector<size_t> only;
   /// What `only` is, in words, recorded in the manifest ("all" when `only` is empty).
   std::string selection = "all";
-  /// Images of at most this many pixels (width x height) are copied unchanged; 0: every
-  /// image is presized (pipebench-data presize --min-megapixels).
+  /// Images of at most this many pixels (width x height), or whose shorter side is at
+  /// most shorter_side, are copied unchanged; 0: every image is presized (pipebench-data
+  /// presize --min-megapixels).
   uint64_t min_pixels = 0;
 };
 

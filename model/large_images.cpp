@@ -18,11 +18,17 @@ T lower_median(std::vector<T> v) {
 
 }  // namespace
 
+bool is_large(uint64_t pixels, int shorter_side, const LargeImages& plan) {
+  return pixels > plan.min_pixels && shorter_side > plan.shorter_side;
+}
+
 std::optional<LargeImages> plan_large_images(const std::vector<std::pair<int, int>>& dims,
                                              double threshold_megapixels, int min_shorter_side) {
-  if (!std::isfinite(threshold_megapixels) || threshold_megapixels < 0)
-    throw std::invalid_argument("large images: the threshold must be >= 0 megapixels, got " +
-                                std::to_string(threshold_megapixels));
+  if (!std::isfinite(threshold_megapixels) || threshold_megapixels < 0 ||
+      (threshold_megapixels > 0 && (threshold_megapixels < kMinThresholdMegapixels ||
+                                    threshold_megapixels > kMaxThresholdMegapixels)))
+    throw std::invalid_argument("large images: the threshold must be 0 (auto) or within [1e-6, 1e6] "
+                                "megapixels, got " + std::to_string(threshold_megapixels));
   if (dims.empty()) return std::nullopt;
   std::vector<uint64_t> pixels;
   std::vector<int> sides;
@@ -40,18 +46,18 @@ std::optional<LargeImages> plan_large_images(const std::vector<std::pair<int, in
   plan.min_pixels = threshold_megapixels > 0
                         ? static_cast<uint64_t>(std::llround(threshold_megapixels * 1e6))
                         : static_cast<uint64_t>(std::llround(kLargeImageFactor * static_cast<double>(lower_median(pixels))));
+  plan.shorter_side = std::max(lower_median(sides), min_shorter_side);
   double all = 0, large = 0;
-  for (uint64_t p : pixels) {
-    all += static_cast<double>(p);
-    if (p > plan.min_pixels) {
-      large += static_cast<double>(p);
+  for (std::size_t i = 0; i < pixels.size(); ++i) {
+    all += static_cast<double>(pixels[i]);
+    if (is_large(pixels[i], sides[i], plan)) {
+      large += static_cast<double>(pixels[i]);
       ++plan.large;
     }
   }
   if (plan.large == 0) return std::nullopt;
   plan.pixel_share_pct = 100.0 * large / all;
   if (threshold_megapixels == 0 && plan.pixel_share_pct < kLargeMinPixelSharePct) return std::nullopt;
-  plan.shorter_side = std::max(lower_median(sides), min_shorter_side);
   return plan;
 }
 

@@ -13,7 +13,7 @@ std::string change_note(const WhatIfRow& row) {
   else if (row.variant == "presized") what = "crops from a copy presized to shorter side " + std::to_string(row.kept_shorter_side_px) + " px";
   else if (row.variant == "presized_large") {
     what = "presizes only the images above ";
-    appendf(what, "%.2f MP (%.1f %% of the round) to shorter side %d px; the others are the originals, byte for byte (compared below: the changed images only)",
+    appendf(what, "%.6g MP (%.1f %% of the round) to shorter side %d px; the others are the originals, byte for byte (compared below: the changed images only)",
             row.large_min_megapixels, row.large_changed_pct, row.kept_shorter_side_px);
   }
   else if (row.variant == "variant") what = "runs the spec's declared variant " + row.variant_param;

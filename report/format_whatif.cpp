@@ -13,7 +13,7 @@ namespace {
 // to 375 px" for presized_large:375, else its label.
 std::string display_label(const WhatIfRow& row) {
   if (row.kept_shorter_side_px > 0)
-    return (row.large_min_megapixels > 0 ? "presize large to " : "presize to ") +
+    return (row.variant == "presized_large" ? "presize large to " : "presize to ") +
            std::to_string(row.kept_shorter_side_px) + " px";
   if (row.kind == CandidateKind::kControl) return "A/A control";
   return row.label;
@@ -206,8 +206,8 @@ void presize_notes_text(std::string& out, const WhatIf& w) {
     if (row.kept_shorter_side_px <= 0) continue;
     const std::string quality = row.jpeg_quality > 0 ? "JPEG quality " + std::to_string(row.jpeg_quality)
                                                      : "JPEG quality not recorded";
-    if (row.large_min_megapixels > 0) {
-      appendf(out, "(presize large to %d px: only the images above %.2f MP, %.1f %% of the round, "
+    if (row.variant == "presized_large") {
+      appendf(out, "(presize large to %d px: only the images above %.6g MP, %.1f %% of the round, "
               "presized to shorter side %d px (never upscaled), %s; the others are the originals, "
               "byte for byte; measured on such a copy of the round (%s).)\n", row.kept_shorter_side_px,
               row.large_min_megapixels, row.large_changed_pct, row.kept_shorter_side_px,

@@ -103,8 +103,8 @@ void add_row_details_json(json& o, const WhatIfRow& row) {
     o["kept_resolution"] = {{"shorter_side_px", row.kept_shorter_side_px},
                             {"jpeg_quality", row.jpeg_quality},
                             // presized_large: only the images above this size (MP), that share (%)
-                            {"only_above_megapixels", row.large_min_megapixels > 0 ? json(row.large_min_megapixels) : json()},
-                            {"changed_pct", row.large_min_megapixels > 0 ? json(row.large_changed_pct) : json()}};
+                            {"only_above_megapixels", row.variant == "presized_large" ? json(row.large_min_megapixels) : json()},
+                            {"changed_pct", row.variant == "presized_large" ? json(row.large_changed_pct) : json()}};
   if (row.kind == CandidateKind::kFix || row.kind == CandidateKind::kDevice || row.kind == CandidateKind::kControl) {
     o["fidelity"] = fidelity_json(row.fidelity);  // null: not measured
     o["below_min_psnr"] = row.below_min_psnr;

@@ -93,7 +93,7 @@ std::vector<TailEffect> pixel_fix_effects(const BenchRun& run, const std::vector
   for (const CaseMeans* c : cases) {
     const auto step = c->get(CounterId::kStepMs);
     const auto p = std::find_if(points.begin(), points.end(), [&](const TailPoint& t) { return t.workers == c->key.workers; });
-    if (!step || !(*step > 0) || p == points.end()) continue;
+    if (!step || !(*step > 0) || p == points.end() || !(p->step_ms > 0)) continue;
     out.push_back({c->key.variant_label(), c->key.workers, c->key.name(), *step, c->get(CounterId::kStepP99Ms),
                    p->step_ms, p->step_p99_ms});
   }
@@ -106,11 +106,11 @@ std::vector<TailEffect> pixel_fix_effects(const BenchRun& run, const std::vector
 // "What the pixel fixes did to the tail": measured, beside today's, with the change in %.
 void append_pixel_fix_effects(std::string& out, const std::vector<TailEffect>& effects) {
   for (const auto& e : effects) {
-    appendf(out, "  %s at %d worker%s, run end to end: mean step %.2f ms against today's %.2f (%+.1f %%)",
+    appendf(out, "  %s at %d worker%s, run end to end: mean step %.2f ms against today's %.2f ms (%+.1f %%)",
             e.label.c_str(), e.workers, e.workers == 1 ? "" : "s", e.step_ms, e.today_step_ms,
             100 * (e.step_ms / e.today_step_ms - 1));
     if (e.step_p99_ms && e.today_p99_ms && *e.today_p99_ms > 0)
-      appendf(out, ", p99 %.2f ms against %.2f (%+.1f %%)", *e.step_p99_ms, *e.today_p99_ms,
+      appendf(out, ", p99 %.2f ms against %.2f ms (%+.1f %%)", *e.step_p99_ms, *e.today_p99_ms,
               100 * (*e.step_p99_ms / *e.today_p99_ms - 1));
     appendf(out, " (measured, one run each: a difference within the steps' own spread is noise).\n");
   }

@@ -155,12 +155,12 @@ std::string action(const WhatIfRow& r) {
                   r.variant_param == "auto" ? "ROI / DCT-scaled decode planned from the crop"
                                             : "another decode",
                   r.workers, r.workers == 1 ? "" : "s");
-  } else if (r.kept_shorter_side_px > 0 && r.large_min_megapixels > 0) {
+  } else if (r.kept_shorter_side_px > 0 && r.variant == "presized_large") {
     const std::string quality =
         r.jpeg_quality > 0 ? " --quality " + std::to_string(r.jpeg_quality) : "";
-    std::snprintf(buf, sizeof buf, "presize only the images above %.2f MP (%.1f %% of the round) to a "
+    std::snprintf(buf, sizeof buf, "presize only the images above %.6g MP (%.1f %% of the round) to a "
                   "shorter side of %d px (pipebench-data presize DATA OUT --shorter-side %d "
-                  "--min-megapixels %.2f%s; the others stay byte for byte) and run %d worker%s",
+                  "--min-megapixels %.6g%s; the others stay byte for byte) and run %d worker%s",
                   r.large_min_megapixels, r.large_changed_pct, r.kept_shorter_side_px,
                   r.kept_shorter_side_px, r.large_min_megapixels, quality.c_str(), r.workers,
                   r.workers == 1 ? "" : "s");
@@ -269,7 +269,7 @@ Recommendation recommend(const WhatIfInputs& in, const WhatIf& w) {
   const auto intrusiveness = [](const WhatIfRow& r) {
     if (r.kind == CandidateKind::kWorkers) return 0;
     if (r.kept_shorter_side_px <= 0) return 1;
-    return r.large_min_megapixels > 0 ? 2 : 3;
+    return r.variant == "presized_large" ? 2 : 3;
   };
   const auto better = [&](const WhatIfRow& a, const WhatIfRow& b) {
     if (a.cores_needed != b.cores_needed) return a.cores_needed < b.cores_needed;

@@ -488,6 +488,17 @@ TEST(LargeImages, UniformDataHasNone) {
   EXPECT_EQ(plan_large_images(originals, 10)->large, 1u);
   EXPECT_THROW(plan_large_images({{0, 10}}), std::invalid_argument);
   EXPECT_THROW(plan_large_images({{10, 10}}, -1), std::invalid_argument);
+  EXPECT_THROW(plan_large_images({{10, 10}}, 1e-7), std::invalid_argument);  // below one pixel
+  // A panorama above the threshold whose shorter side is already the plan's cannot shrink:
+  // not large (the copy keeps its bytes).
+  std::vector<std::pair<int, int>> pano(9, {500, 375});
+  pano.push_back({8000, 300});   // 2.4 MP > 0.75 MP, shorter side 300 <= 375
+  pano.push_back({4000, 3000});  // large
+  const auto p = plan_large_images(pano);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->large, 1u);
+  EXPECT_FALSE(is_large(8000ull * 300, 300, *p));
+  EXPECT_TRUE(is_large(4000ull * 3000, 3000, *p));
 }
 
 }  // namespace

@@ -152,10 +152,10 @@ TEST(Tails, PixelFixesRunEndToEndShowTheirMeanAndP99AgainstTodays) {
   EXPECT_EQ(t.pixel_fixes[1].label, "presized_large:375");
   std::string text;
   append_tails_text(text, t);
-  EXPECT_NE(text.find("decode:auto at 2 workers, run end to end: mean step 18.90 ms against today's 21.00 "
-                      "(-10.0 %), p99 216.00 ms against 240.00 (-10.0 %)"), std::string::npos) << text;
+  EXPECT_NE(text.find("decode:auto at 2 workers, run end to end: mean step 18.90 ms against today's 21.00 ms "
+                      "(-10.0 %), p99 216.00 ms against 240.00 ms (-10.0 %)"), std::string::npos) << text;
   EXPECT_NE(text.find("presized_large:375 at 2 workers, run end to end: mean step 14.00 ms against today's "
-                      "21.00 (-33.3 %), p99 60.00 ms against 240.00 (-75.0 %)"), std::string::npos) << text;
+                      "21.00 ms (-33.3 %), p99 60.00 ms against 240.00 ms (-75.0 %)"), std::string::npos) << text;
   const nlohmann::json j = tails_json(t);
   ASSERT_EQ(j["pixel_fixes"].size(), 2u);
   EXPECT_DOUBLE_EQ(j["pixel_fixes"][1]["step_p99_ms"].get<double>(), 60.0);

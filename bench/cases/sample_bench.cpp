@@ -147,25 +147,25 @@ struct PairedSide {
   std::vector<size_t> index;
 };
 
-// An image's class folder and file stem ("n01440764/img_0001"): what a presized copy keeps
-// of each original (its root and possibly its extension differ).
-std::string folder_stem(const std::string& path) {
-  const std::filesystem::path p(path);
-  return (p.parent_path().filename() / p.stem()).string();
-}
+// An image's class folder and file name ("n01440764/img_0001.png").
+std::string folder_file(const std::filesystem::path& p) { return (p.parent_path().filename() / p.filename()).string(); }
 
-// Pairs each image of `original_side` with the copy's file of the same folder and stem.
-// An original the copy lacks (pipebench-data presize could not read it: a bad file) leaves
-// both sides; none left is an error naming the copy.
+// Pairs each image of `original_side` with the copy's file of it, by presize's naming rule
+// (datasets/presize.h): the original's name with its extension replaced by .jpg, or, when
+// that name was taken (x.png beside x.jpg), its whole name + .jpg; looked up in that
+// order, the collision form first. An original the copy lacks (pipebench-data presize
+// could not read it: a bad file) leaves both sides; none left is an error naming the copy.
 void match_copy(PairedSide& original_side, PairedSide& copy_side, const std::string& copy_dir) {
-  std::unordered_map<std::string, size_t> by_stem;
+  std::unordered_map<std::string, size_t> by_name;
   const SampleSource& copy = *copy_side.source;
-  for (size_t j = 0; j < copy.size(); ++j) by_stem.emplace(folder_stem(copy.name(j)), j);
+  for (size_t j = 0; j < copy.size(); ++j) by_name.emplace(folder_file(copy.name(j)), j);
   std::vector<size_t> kept;
   copy_side.index.clear();
   for (size_t i : original_side.index) {
-    const auto it = by_stem.find(folder_stem(original_side.source->name(i)));
-    if (it == by_stem.end()) continue;
+    std::filesystem::path p(original_side.source->name(i));
+    auto it = by_name.find(folder_file(std::filesystem::path(p) += ".jpg"));  // x.png -> x.png.jpg
+    if (it == by_name.end()) it = by_name.find(folder_file(p.replace_extension(".jpg")));
+    if (it == by_name.end()) continue;
     kept.push_back(i);
     copy_side.index.push_back(it->second);
   }
@@ -384,17 +384,19 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& t
   }
 }
 
-// The positions of `side`'s round whose image is above `min_pixels` (its header: width x
-// height): the images a large-only copy re-encoded. An image whose header cannot be read
-// is left out (the timed rounds report it).
-std::vector<size_t> large_positions(const PairedSide& side, uint64_t min_pixels) {
+// The positions of `side`'s round whose image is large under `plan` (its header: width x
+// height; model::is_large): the images a large-only copy re-encoded. An image whose header
+// cannot be read is left out (the timed rounds report it).
+std::vector<size_t> large_positions(const PairedSide& side, const model::LargeImages& plan) {
   std::vector<size_t> out;
   std::vector<uint8_t> buf;
   for (size_t j = 0; j < side.index.size(); ++j) {
     try {
       const auto bytes = side.source->bytes(side.index[j], buf);
       const ImageInfo info = read_image_info(bytes, side.source->name(side.index[j]));
-      if (static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height) > min_pixels) out.push_back(j);
+      if (model::is_large(static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height),
+                          std::min(info.width, info.height), plan))
+        out.push_back(j);
     } catch (const std::exception&) {
     }
   }
@@ -448,8 +450,11 @@ void BM_SamplePresized(benchmark::State& state, BenchContext& ctx,
   }
   // A large-only copy's other images are the originals byte for byte (presize_test checks
   // it): the fidelity pass compares the images it changed.
-  const std::vector<size_t> changed = copy->large() ? large_positions(a, copy->large()->min_pixels) : std::vector<size_t>{};
-  paired_case(state, ctx, a, b, FidelityMode::kSameRegion, changed);
+  // None of them left (every large original a bad file): no pass, rather than one over the
+  // unchanged images that would read "identical".
+  const std::vector<size_t> changed = copy->large() ? large_positions(a, *copy->large()) : std::vector<size_t>{};
+  const bool compare = !copy->large() || !changed.empty();
+  paired_case(state, ctx, a, b, compare ? std::optional(FidelityMode::kSameRegion) : std::nullopt, changed);
   put(state, CounterId::kPresizeShorterSidePx, copy->shorter_side());
   put(state, CounterId::kPresizeJpegQuality, copy->quality());
   if (const auto& large = copy->large()) {

@@ -13,6 +13,7 @@
 #include "bench/run/machine.h"
 #include "device/cuda.h"
 #include "model/constants.h"
+#include "model/large_images.h"
 #include "pipeline/train_step.h"
 #include "pipeline/train_step_cnn.h"
 #include "transforms/recipes.h"
@@ -213,10 +214,12 @@ std::vector<FlagSpec> make_table() {
                             try {
                               size_t end = 0;
                               const double mp = std::stod(v, &end);
-                              if (end == v.size() && std::isfinite(mp) && mp > 0) return "";
+                              if (end == v.size() && mp >= model::kMinThresholdMegapixels &&
+                                  mp <= model::kMaxThresholdMegapixels)
+                                return "";
                             } catch (const std::exception&) {
                             }
-                            return "auto, off or a size in megapixels above 0, got " + v;
+                            return "auto, off or a size in megapixels within [1e-6, 1e6], got " + v;
                           }, "auto|off|M"))});
   t.push_back({"tail-fixes", "MODE", "auto",
                "the tail fixes run end to end at the what-if table's worker count beside today's "

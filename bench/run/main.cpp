@@ -202,7 +202,9 @@ std::unique_ptr<pb::BenchContext> set_up(int argc, char** argv, const Invocation
       // Reached the AU target (model::kAuTargetPct, recorded as au_target_pct): the key
       // names no figure (record 1-2 files wrote workers_auto_reached_au90).
       benchmark::AddCustomContext("workers_auto_reached_au_target", a.search.reached ? "true" : "false");
-      benchmark::AddCustomContext("au_target_pct", std::to_string(pipebench::model::kAuTargetPct));
+      char target[32];
+      std::snprintf(target, sizeof target, "%g", pipebench::model::kAuTargetPct);
+      benchmark::AddCustomContext("au_target_pct", target);
       benchmark::AddCustomContext("workers_auto_search", a.search.summary(a.compute_ms));
     }
     plan_budget(*ctx, world);

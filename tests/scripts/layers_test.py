@@ -94,6 +94,11 @@ class LayersTest(unittest.TestCase):
         self.assertEqual(floor_of("bench/cases/sample_bench.cpp"), "bench/cases")
         self.assertNotIn("bench/cases", ALLOWED["bench/run"])
 
+    def test_no_source_directly_in_bench(self):
+        # bench/ holds its two rooms only: a file beside them would have no floor.
+        loose = [f for f in os.listdir(os.path.join(ROOT, "bench")) if f.endswith(SOURCES)]
+        self.assertEqual(loose, [], "bench/*.cpp|h belongs in bench/run/ or bench/cases/")
+
     def test_every_source_folder_is_on_a_floor(self):
         # A new top-level folder with C++ in it must be given a floor here.
         known = set(ALLOWED) | {"bench", "tests", "examples", "python", "build", "data", "docs", "scripts", "cmake"}
