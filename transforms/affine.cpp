@@ -274,9 +274,13 @@ bool shifted_row(const Image& src, double rx, double ry, const uint8_t* fill, ui
   const int lo = static_cast<int>(std::clamp<int64_t>(-shift, 0, w));
   const int hi = static_cast<int>(std::clamp<int64_t>(w - shift, lo, w));
   fill_pixels<C>(o, lo, fill);
-  std::memcpy(o + static_cast<size_t>(lo) * C,
-              src.row(static_cast<int>(row)) + static_cast<size_t>(lo + shift) * C,
-              static_cast<size_t>(hi - lo) * C);
+  // Only when some input pixel is read: a shift of more than the width left of the row
+  // (lo == hi == w) made lo + shift negative, and the source pointer, formed for a copy of
+  // 0 bytes, wrapped around (clang's UBSan: pointer overflow; Affine.NearestShearsAndShifts).
+  if (hi > lo)
+    std::memcpy(o + static_cast<size_t>(lo) * C,
+                src.row(static_cast<int>(row)) + static_cast<size_t>(lo + shift) * C,
+                static_cast<size_t>(hi - lo) * C);
   fill_pixels<C>(o + static_cast<size_t>(hi) * C, w - hi, fill);
   return true;
 }
