@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test suite under sanitizers (CI: .ci/run calls it after test.sh).
 #
-#   ./scripts/sanitize.sh asan   build/asan: every ctest test under ASan + UBSan (+ LSan)
+#   ./scripts/sanitize.sh asan   build/asan (clang-14): every ctest test under ASan + UBSan
+#                                (+ LSan)
 #   ./scripts/sanitize.sh tsan   build/tsan: the loader, sampler, trace, bound and resource
 #                                tests under TSan, 3 times each (--repeat until-fail:3)
 #   ./scripts/sanitize.sh        both
@@ -41,7 +42,19 @@ no_aslr() {
 }
 
 configure_build() {  # preset (configured every time: a few seconds, and a changed preset applies)
-  cmake --preset "$1" >/dev/null
+  local dir="build/$1" want have fresh=()
+  # A folder configured with another compiler than the preset's (build/asan was GCC's until
+  # the preset moved to clang-14) is configured afresh: CMake would drop its cache by itself,
+  # but then configure without the preset's variables (no sanitizer) until the next time.
+  if [ -f "$dir/CMakeCache.txt" ]; then
+    want=$(cmake --preset "$1" -N | sed -n 's/^ *CMAKE_CXX_COMPILER="\(.*\)"$/\1/p')
+    have=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$dir/CMakeCache.txt")
+    if [ -n "$want" ] && [ "$(basename "$have")" != "$(basename "$want")" ]; then
+      echo "== sanitize: $dir was configured with $have, the $1 preset uses $want: configured afresh"
+      fresh=(--fresh)
+    fi
+  fi
+  cmake --preset "$1" "${fresh[@]}" >/dev/null
   cmake --build --preset "$1"
 }
 

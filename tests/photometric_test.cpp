@@ -472,9 +472,10 @@ TEST(Photometric, SharpnessBlendsWithTheSmoothedImage) {
 // interior smoothing read the left neighbour as up[j - 3] with an unsigned j, so at the
 // first interior pixel of every row the index wrapped to 2^64 - 3 and the pointer
 // addition overflowed. It gave the right pixels by accident, so this test passed on it:
-// clang's UBSan (the fuzz build, which replays that input) reports the overflow, GCC 12's
-// (the asan preset) does not. This test keeps the behaviour of the fix: the fuzz input's
-// 40 x 16 and the narrowest interiors (one and two pixels wide) against the reference.
+// clang's UBSan (the fuzz build, which replays that input, and the asan preset's since it
+// moved to clang-14) reports the overflow, GCC 12's does not. This test keeps the behaviour
+// of the fix: the fuzz input's 40 x 16 and the narrowest interiors (one and two pixels
+// wide) against the reference.
 TEST(Photometric, SharpnessFirstInteriorPixelOfEveryRow) {
   Image scratch;
   for (auto [h, w] : {std::pair{16, 40}, std::pair{3, 3}, std::pair{5, 4}, std::pair{4, 3}}) {
