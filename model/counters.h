@@ -94,7 +94,8 @@ enum class CounterId : std::uint16_t {
   kBoundMs, kAuPct, kStallPct, kPredictionErrorPct, kDataDriftPct, kDataWorkDriftPct, kAloneSampleCpuMs,
   kLoopCpuDriftPct, kSyncMs, kSyncCpuMs, kSyncModelMs, kRegionMs, kRegionP99Ms,
   kPredStepP50Ms, kPredStepP95Ms, kPredStepP99Ms, kPredAuPct, kPredStallPct, kTailStallSharePct,
-  kPredStepDeepPrefetchMs, kPredStepOutOfOrderMs, kFixPredStepMs, kFixPredictionErrorPct, kFixHostMib,
+  kPredStepDeepPrefetchMs, kPredStepOutOfOrderMs, kFixPredStepMs, kFixPredictionErrorPct, kFixHostMib, kFixCostRatio, kFixCostMatched,
+  kCostFitFiles, kCostFitR2, kCostFitMsPerMp, kCostsFittedPct,
   // kCallbacks
   kCallbackMs, kCallbackEvery, kCallbacksMs, kCallbacksPct, kCallbacksAsync,
   // kPaired

@@ -11,12 +11,14 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "model/bound.h"
+#include "model/copy_fix_price.h"
 #include "model/large_images.h"
 #include "model/tail_forecast.h"
 
@@ -499,6 +501,97 @@ TEST(LargeImages, UniformDataHasNone) {
   EXPECT_EQ(p->large, 1u);
   EXPECT_FALSE(is_large(8000ull * 300, 300, *p));
   EXPECT_TRUE(is_large(4000ull * 3000, 3000, *p));
+}
+
+
+// A presized copy priced from each image's paired costs (model/copy_fix_price.h), by hand.
+TEST(CopyFixPrice, ConstantCostsByHandAndTheRatioFromTheMatchedImagesOnly) {
+  // 16 round images at 1 ms of one thread's CPU today, 0.5 ms on the copy; today's loader
+  // timed 10 of them (2 ms a visit: r = 2, the median of ten 2s) and 30 other files (9 ms,
+  // not in the round: not in r). Loader: batch 4, one worker, depth 2; scale 1.5, loop factor 1.
+  std::vector<PairedImageCost> paired;
+  std::map<std::size_t, double> today;
+  for (std::size_t i = 0; i < 16; ++i) {
+    paired.push_back({i, 1.0, 0.5});
+    if (i < 10) today[i] = 2.0;
+  }
+  for (std::size_t i = 100; i < 130; ++i) today[i] = 9.0;
+  LoaderShape l;
+  l.batch = 4;
+  l.workers = 1;
+  l.prefetch_depth = 2;
+  LoopShape loop;
+  loop.compute_ms = 0;
+  auto p = price_copy_fix(today, paired, 1.5, 1.0, l, loop);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_DOUBLE_EQ(p->cost_ratio, 2.0);
+  EXPECT_EQ(p->matched, 10);
+  EXPECT_EQ(p->images, 16);
+  // Data-bound: 4 samples x 0.5 ms x r 2 x scale 1.5 = 6 ms a batch.
+  EXPECT_NEAR(p->step.step_ms, 6.0, 1e-9);
+  // Compute-bound at 10 ms; the loop factor 1.2 only scales the costs (7.2 ms < 10).
+  loop.compute_ms = 10;
+  p = price_copy_fix(today, paired, 1.5, 1.2, l, loop);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_NEAR(p->step.step_ms, 10.0, 1e-9);
+  loop.compute_ms = 0;
+  p = price_copy_fix(today, paired, 1.5, 1.2, l, loop);
+  EXPECT_NEAR(p->step.step_ms, 7.2, 1e-9);
+}
+
+TEST(CopyFixPrice, EachImageKeepsItsOwnCostAndTooFewMatchesGiveNoPrice) {
+  // One image in 16 stays costly on the copy (a large original the copy could not shrink):
+  // the price is the simulation of those very costs, not of their mean.
+  std::vector<PairedImageCost> paired;
+  std::map<std::size_t, double> today;
+  for (std::size_t i = 0; i < 16; ++i) {
+    paired.push_back({i, 1.0, i == 3 ? 40.0 : 1.0});
+    today[i] = 1.0;
+  }
+  LoaderShape l;
+  l.batch = 4;
+  l.workers = 2;
+  l.prefetch_depth = 2;
+  LoopShape loop;
+  loop.compute_ms = 3;
+  const auto p = price_copy_fix(today, paired, 1.0, 1.0, l, loop);
+  ASSERT_TRUE(p.has_value());
+  StepModelInput in;
+  in.loader = l;
+  in.loop = loop;
+  const double r = 1.0;  // every matched image's visit over its a_ms
+  for (const auto& c : paired) in.sample_ms.push_back(c.b_ms * r);
+  EXPECT_DOUBLE_EQ(p->step.step_ms, predict_step(in).step_ms);
+  // The mean cost (55 / 16 ms) at 4 a batch over 2 workers is 6.9 ms: the tail's
+  // simulation differs from that closed form.
+  EXPECT_GT(std::abs(p->step.step_ms - mean_bound_ms(55.0 / 16, l, 3)), 0.1);
+  // Seven images matched: no price; a bad cost or scale: named.
+  std::map<std::size_t, double> few;
+  for (std::size_t i = 0; i < 7; ++i) few[i] = 1.0;
+  EXPECT_FALSE(price_copy_fix(few, paired, 1.0, 1.0, l, loop).has_value());
+  EXPECT_THROW(price_copy_fix(today, paired, 0.0, 1.0, l, loop), std::invalid_argument);
+  auto bad = paired;
+  bad[0].b_ms = std::nan("");
+  EXPECT_THROW(price_copy_fix(today, bad, 1.0, 1.0, l, loop), std::invalid_argument);
+}
+
+TEST(CopyFixPrice, TheRatioIsTheMedianSoOneLargeOriginalDoesNotSetIt) {
+  // Nine typical images with visits 1.5 x their CPU, one large original at 1.0 x and 100
+  // times the cost: a ratio of sums would read about 1.03; the median is 1.5.
+  std::vector<PairedImageCost> paired;
+  std::map<std::size_t, double> today;
+  for (std::size_t i = 0; i < 10; ++i) {
+    const double a = i == 0 ? 100.0 : 1.0;
+    paired.push_back({i, a, 1.0});
+    today[i] = i == 0 ? 100.0 : 1.5;
+  }
+  LoaderShape l;
+  l.batch = 2;
+  LoopShape loop;
+  const auto p = price_copy_fix(today, paired, 1.0, 1.0, l, loop);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_DOUBLE_EQ(p->cost_ratio, 1.5);
+  EXPECT_NEAR(p->step.step_ms, 2 * 1.0 * 1.5, 1e-9);  // batch 2, one worker, data-bound
 }
 
 }  // namespace

@@ -143,7 +143,7 @@ TEST(Tails, PixelFixesRunEndToEndShowTheirMeanAndP99AgainstTodays) {
     r.keys[key.name()] = key;
   };
   add(model::presized(model::end_to_end_case("p", "emulated", 2), 375, "presized_large"),
-      {{"step_ms", 14.0}, {"step_p99_ms", 60.0}});
+      {{"step_ms", 14.0}, {"step_p99_ms", 60.0}, {"fix_pred_step_ms", 13.3}, {"fix_prediction_error_pct", -5.0}});
   add(model::end_to_end_case("p", "emulated", 2, "decode", "auto"), {{"step_ms", 18.9}, {"step_p99_ms", 216.0}});
   add(model::end_to_end_case("p", "emulated", 4, "decode", "auto"), {{"step_ms", 9.0}});  // no today at 4
   const Tails t = sweep_tails(r, {{2, model::legacy_key(kE2).name()}});
@@ -155,11 +155,20 @@ TEST(Tails, PixelFixesRunEndToEndShowTheirMeanAndP99AgainstTodays) {
   EXPECT_NE(text.find("decode:auto at 2 workers, run end to end: mean step 18.90 ms against today's 21.00 ms "
                       "(-10.0 %), p99 216.00 ms against 240.00 ms (-10.0 %)"), std::string::npos) << text;
   EXPECT_NE(text.find("presized_large:375 at 2 workers, run end to end: mean step 14.00 ms against today's "
-                      "21.00 ms (-33.3 %), p99 60.00 ms against 240.00 ms (-75.0 %)"), std::string::npos) << text;
+                      "21.00 ms (-33.3 %), p99 60.00 ms against 240.00 ms (-75.0 %) (measured, one run each: a "
+                      "difference within the steps' own spread is noise); the step model priced it at 13.30 ms "
+                      "before it ran, from each image's cost in its paired case (-5.0 % off the measured).\n"),
+            std::string::npos) << text;
+  // decode:auto has no such price: its line ends with the measurement.
+  EXPECT_NE(text.find("(-10.0 %) (measured, one run each: a difference within the steps' own spread is noise).\n"),
+            std::string::npos) << text;
   const nlohmann::json j = tails_json(t);
   ASSERT_EQ(j["pixel_fixes"].size(), 2u);
   EXPECT_DOUBLE_EQ(j["pixel_fixes"][1]["step_p99_ms"].get<double>(), 60.0);
   EXPECT_DOUBLE_EQ(j["pixel_fixes"][1]["today_step_p99_ms"].get<double>(), 240.0);
+  EXPECT_DOUBLE_EQ(j["pixel_fixes"][1]["predicted_step_ms"].get<double>(), 13.3);
+  EXPECT_DOUBLE_EQ(j["pixel_fixes"][1]["prediction_error_pct"].get<double>(), -5.0);
+  EXPECT_TRUE(j["pixel_fixes"][0]["predicted_step_ms"].is_null());
 }
 
 // A fix case of a default run's few steps: its interval (+-25 % of the step) is wider than

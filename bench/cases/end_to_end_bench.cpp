@@ -47,10 +47,12 @@
 #include "bench/run/benchmarks.h"
 #include "bench/run/counter_put.h"
 #include "device/cuda.h"
+#include "model/copy_fix_price.h"
 #include "model/catalogue.h"
 #include "bench/run/loader_util.h"
 #include "bench/run/machine.h"
 #include "bench/run/ranks.h"
+#include "bench/cases/dataset_costs.h"
 #include "bench/cases/sample_costs.h"
 #include "bench/cases/tail_fixes.h"
 #include "pipeline/dist/dist.h"
@@ -197,7 +199,11 @@ class EndToEndCase {
     // The prediction: the step model from the per-sample costs the loader-alone windows
     // timed (bench/cases/sample_costs.h), else from the parts (model/bound.h), with the callbacks.
     const TimedCosts costs = timed_costs(costs_, *source_, source_root_);
-    const CostPrediction predicted = predict(costs);
+    // The dataset's costs (bench/cases/dataset_costs.h): the fit of the untimed files'
+    // costs on their headers, on --data's files (not a presized copy's, not shards).
+    const ImageFolder* folder = presized_ ? nullptr : ctx_.folder();
+    const DatasetCosts dataset = folder && costs.enough() ? dataset_costs(*folder, costs.file_ms, c_.seed) : DatasetCosts{};
+    const CostPrediction predicted = predict(costs, dataset);
     bound_ = compute_bound(data_.data_ms, compute_ms_, step_ms, predicted.step.step_ms);
     put(state_, CounterId::kWorkers, workers_);
     put(state_, CounterId::kBatchSize, c_.batch);
@@ -214,8 +220,10 @@ class EndToEndCase {
     put(state_, CounterId::kDataDriftPct, drift_pct_);
     if (work_drift_pct_) put(state_, CounterId::kDataWorkDriftPct, *work_drift_pct_);
     put_cost_counters(state_, costs, predicted, /*price_fixes=*/fix_ == nullptr);
+    put_fit_counters(dataset);
     if (const model::CaseKey* key = ctx_.key_of(case_name_); costs.enough() && key && key->plain())
-      ctx_.note_fix_prices(case_name_, {predicted.deep_prefetch_step_ms, predicted.out_of_order_step_ms});
+      ctx_.note_fix_prices(case_name_, {predicted.deep_prefetch_step_ms, predicted.out_of_order_step_ms, costs.file_ms,
+                                        predicted.scale, predicted.loop_cost_factor});
     // How sure step_ms is: the steps' mean in blocks of prefetch + 1 (batch means: with a
     // prefetch queue consecutive steps are correlated), a 95 % t interval over the blocks
     // (model/paired.h); only with at least 2 blocks.
@@ -250,6 +258,7 @@ class EndToEndCase {
     }
     if (extras_) report_callbacks();
     if (fix_) report_fix();
+    if (presized_) report_copy_price();
   }
 
   // Every rank's figures to rank 0 (collective), which writes the global and per-rank ones.
@@ -350,7 +359,7 @@ class EndToEndCase {
 
   // The step model's prediction of the loop: from the timed costs (their level set by the
   // measured data_ms, model/bound.h predict_from_costs) when enough were timed.
-  CostPrediction predict(const TimedCosts& costs) const {
+  CostPrediction predict(const TimedCosts& costs, const DatasetCosts& dataset) const {
     CostPrediction p;
     if (!costs.enough()) {
       p.step = predict_from_parts(data_.data_ms, compute_ms_, prefetch_, model_callbacks());
@@ -364,8 +373,20 @@ class EndToEndCase {
     model::LoopShape loop;
     loop.compute_ms = compute_ms_;
     loop.callbacks = model_callbacks();
-    return predict_from_costs(costs.visit_ms, shape, data_.data_ms, loop, costs.tail_samples(),
-                              loop_cost_factor().value_or(1.0));
+    // The timed visits, or the dataset's costs where the windows timed too few of its files;
+    // the tail share over the costliest 1 % of them (at least one).
+    const std::vector<double>& sample_ms = dataset.sample_ms.empty() ? costs.visit_ms : dataset.sample_ms;
+    const int tail = std::max(1, static_cast<int>(std::lround(0.01 * static_cast<double>(sample_ms.size()))));
+    return predict_from_costs(sample_ms, shape, data_.data_ms, loop, tail, loop_cost_factor().value_or(1.0));
+  }
+
+  // The cost fit's figures (bench/cases/dataset_costs.h), where it was made.
+  void put_fit_counters(const DatasetCosts& d) {
+    if (!d.fits.pooled) return;
+    put(state_, CounterId::kCostFitFiles, d.fit_files);
+    put(state_, CounterId::kCostFitR2, d.fits.pooled->r2);
+    put(state_, CounterId::kCostFitMsPerMp, d.fits.pooled->ms_per_megapixel);
+    put(state_, CounterId::kCostsFittedPct, d.fitted_pct);
   }
 
   // The workers' CPU per sample in the loop over the loader-alone windows' (model/bound.h
@@ -405,6 +426,33 @@ class EndToEndCase {
     if (!(predicted > 0)) return;
     put(state_, CounterId::kFixPredStepMs, predicted);
     put(state_, CounterId::kFixPredictionErrorPct, model::prediction_error_pct(predicted, bound_.step_ms));
+  }
+
+  // A presized copy's case: the step model's price of its step from today's case at the
+  // same workers and the copy's paired case (model/copy_fix_price.h), both run before it,
+  // against the measured step; nothing when either did not run or too few images match.
+  void report_copy_price() {
+    const model::CaseKey* key = ctx_.key_of(case_name_);
+    if (!key) return;
+    model::CaseKey today = *key;
+    today.variant.clear();
+    today.variant_param.clear();
+    const auto prices = ctx_.fix_prices(today.name());
+    if (!prices) return;
+    model::LoaderShape shape;
+    shape.batch = c_.batch;
+    shape.workers = workers_;
+    shape.prefetch_depth = prefetch_;
+    model::LoopShape loop;
+    loop.compute_ms = compute_ms_;
+    loop.callbacks = model_callbacks();
+    const auto price = model::price_copy_fix(prices->file_ms, presized_->paired_costs(), prices->scale,
+                                             prices->loop_cost_factor, shape, loop);
+    if (!price) return;
+    put(state_, CounterId::kFixPredStepMs, price->step.step_ms);
+    put(state_, CounterId::kFixPredictionErrorPct, model::prediction_error_pct(price->step.step_ms, bound_.step_ms));
+    put(state_, CounterId::kFixCostRatio, price->cost_ratio);
+    put(state_, CounterId::kFixCostMatched, price->matched);
   }
 
   // ms per step on the loop's thread: the work of a sync callback, the enqueue (and any

@@ -180,6 +180,11 @@ struct PairedTimes {
   std::vector<int> position;
   int64_t a_cpu_ns = 0, b_cpu_ns = 0, b_images = 0;
   int rounds = 0;
+  // Per image, by its place in the sides' block order: each side's thread CPU summed over
+  // its runs, ns, and the runs of each side (two per block visited: A1 A2, B1 B2); for the
+  // copies' step price (model/copy_fix_price.h). Sized by the runner.
+  std::vector<int64_t> a_image_ns, b_image_ns;
+  std::vector<int> image_runs;
 };
 
 // The two sides of a paired case at work: each side's workspace and 64-byte aligned output,
@@ -201,8 +206,13 @@ class PairedRunner {
       if (store_a_.size() == store_b_.size()) std::swap(out_a_, out_b_);  // the outputs too
       swapped_ = swapped;
     }
-    const auto run_a = [&] { return run(a_, wa_, out_a_, bytes_a, first, n); };
-    const auto run_b = [&] { return run(b_, wb_, out_b_, bytes_b, first, n); };
+    if (t.image_runs.size() < first + n) {
+      t.a_image_ns.resize(first + n);
+      t.b_image_ns.resize(first + n);
+      t.image_runs.resize(first + n);
+    }
+    const auto run_a = [&] { return run(a_, wa_, out_a_, bytes_a, first, n, t.a_image_ns); };
+    const auto run_b = [&] { return run(b_, wb_, out_b_, bytes_b, first, n, t.b_image_ns); };
     int64_t a1 = 0, a2 = 0, b1 = 0, b2 = 0;
     if (a_first) {
       a1 = run_a();
@@ -222,18 +232,26 @@ class PairedRunner {
     t.a_cpu_ns += a1 + a2;
     t.b_cpu_ns += b1 + b2;
     t.b_images += 2 * static_cast<int64_t>(n);
+    for (size_t k = 0; k < n; ++k) t.image_runs[first + k] += 2;
   }
 
  private:
+  // The block's thread CPU, ns; each image's added to image_ns (one clock read per image:
+  // a few hundred ns against a sample's 0.1-10 ms, the same on both sides).
   int64_t run(const PairedSide& side, PipelineWorkspace& ws, float* out,
-              const std::vector<std::span<const uint8_t>>& bytes, size_t first, size_t n) const {
+              const std::vector<std::span<const uint8_t>>& bytes, size_t first, size_t n,
+              std::vector<int64_t>& image_ns) const {
     const int64_t t0 = thread_cpu_ns();
+    int64_t before = t0;
     for (size_t k = 0; k < n; ++k) {
       Rng rng = Rng::for_sample(seed_, 0, a_.index[first + k]);  // the originals' indices key the draws
       side.pipeline->run(bytes[k], side.source->name(side.index[first + k]), rng, ws, out);
       benchmark::DoNotOptimize(out);
+      const int64_t after = thread_cpu_ns();
+      image_ns[first + k] += after - before;
+      before = after;
     }
-    return thread_cpu_ns() - t0;
+    return before - t0;
   }
 
   const PairedSide& a_;
@@ -286,6 +304,19 @@ void put_paired_counters(benchmark::State& state, const PairedTimes& t, size_t r
   put(state, CounterId::kPairedRatio, e.ratio);
 }
 
+// Each image the rounds visited, by the original's dataset index (side a in block order):
+// today's and the candidate's thread CPU per run, ms.
+std::vector<model::PairedImageCost> image_costs(const PairedTimes& t, const PairedSide& a) {
+  std::vector<model::PairedImageCost> images;
+  for (size_t j = 0; j < t.image_runs.size(); ++j) {
+    if (t.image_runs[j] == 0) continue;
+    const double runs = 1e6 * t.image_runs[j];  // each side's runs of it (two per block); ns -> ms
+    images.push_back({a.index[j], static_cast<double>(t.a_image_ns[j]) / runs,
+                      static_cast<double>(t.b_image_ns[j]) / runs});
+  }
+  return images;
+}
+
 // Whether the first round stops after `done` of its `blocks` blocks (a whole group): its
 // budget share is spent and the whole round would take over twice that share (large
 // originals: photos-full's round of 44 took 10 s against 1.6 s). A round only a little over
@@ -312,8 +343,11 @@ std::pair<PairedSide, PairedSide> in_block_order(const PairedSide& a, const Pair
 // A's and B's outputs that way; nullopt for an operator's price (without:<op>), no fix.
 // `fidelity_only`: the positions in the round the pass compares (the images a large-only
 // copy changed); empty: all of them.
-void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& today, const PairedSide& cand,
-                 std::optional<FidelityMode> fidelity, const std::vector<size_t>& fidelity_only = {}) {
+// Returns each image's costs as timed (model::PairedImageCost: the original's dataset index,
+// today's and the candidate's thread CPU ms per sample), for the images the rounds visited.
+std::vector<model::PairedImageCost> paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& today,
+                                                const PairedSide& cand, std::optional<FidelityMode> fidelity,
+                                                const std::vector<size_t>& fidelity_only = {}) {
   const auto& c = ctx.config();
   // Blocks of up to kPairBlock images, smaller on a small round (about 8 blocks where the
   // round allows, at least 4 images each: more blocks narrow the interval), in whole
@@ -382,6 +416,7 @@ void paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& t
                                                          {cand.pipeline, cand.source, &index_b}, c.seed, *fidelity,
                                                          kFidelitySamples, kPairedBudgetShare * c.budget_s));
   }
+  return image_costs(t, a);
 }
 
 // The positions of `side`'s round whose image is large under `plan` (its header: width x
@@ -454,7 +489,10 @@ void BM_SamplePresized(benchmark::State& state, BenchContext& ctx,
   // unchanged images that would read "identical".
   const std::vector<size_t> changed = copy->large() ? large_positions(a, *copy->large()) : std::vector<size_t>{};
   const bool compare = !copy->large() || !changed.empty();
-  paired_case(state, ctx, a, b, compare ? std::optional(FidelityMode::kSameRegion) : std::nullopt, changed);
+  // Each image's costs, for the copy's end-to-end case to be priced from before it runs
+  // (model/copy_fix_price.h).
+  copy->note_paired_costs(
+      paired_case(state, ctx, a, b, compare ? std::optional(FidelityMode::kSameRegion) : std::nullopt, changed));
   put(state, CounterId::kPresizeShorterSidePx, copy->shorter_side());
   put(state, CounterId::kPresizeJpegQuality, copy->quality());
   if (const auto& large = copy->large()) {

@@ -41,9 +41,8 @@ struct TimedCosts {
   static constexpr size_t kMinSamples = 16;  ///< fewer: no distribution (the closed form)
   std::vector<double> visit_ms;              ///< every sample timed, ms, as finished
   std::vector<std::pair<std::string, double>> costliest;  ///< file -> mean ms per visit
+  std::map<size_t, double> file_ms;          ///< dataset index -> mean ms per visit (every file timed)
   bool enough() const { return visit_ms.size() >= kMinSamples; }
-  /// The costliest 1 % of the samples timed, at least one: the tail the share is of.
-  int tail_samples() const;
 };
 
 // timed_costs(costs, dataset, root): the costs recorded by the loader, by dataset index of
@@ -52,9 +51,6 @@ struct TimedCosts {
 // put_cost_counters(state, costs, prediction, price_fixes): the counters above (nothing when
 // !costs.enough(); without the two fixes' prices when !price_fixes: a tail fix's own case).
 // Header-only (inline): bench/cases/end_to_end_bench.cpp is its one user.
-inline int TimedCosts::tail_samples() const {
-  return std::max(1, static_cast<int>(std::lround(0.01 * static_cast<double>(visit_ms.size()))));
-}
 
 // A file's name as the record keeps it: under `root` (--data, or a presized copy's folder)
 // when it lies there, else as the dataset names it (a shard member: "shard.tar:member").
@@ -78,8 +74,11 @@ inline TimedCosts timed_costs(const std::vector<Loader::SampleCost>& costs, cons
     ++visits;
   }
   std::vector<std::pair<double, int64_t>> by_cost;
-  for (const auto& [index, v] : per_index)
-    if (index >= 0 && static_cast<size_t>(index) < dataset.size()) by_cost.emplace_back(v.first / v.second, index);
+  for (const auto& [index, v] : per_index) {
+    if (index < 0 || static_cast<size_t>(index) >= dataset.size()) continue;
+    by_cost.emplace_back(v.first / v.second, index);
+    t.file_ms.emplace(static_cast<size_t>(index), v.first / v.second);
+  }
   const size_t named = std::min(TimedCosts::kNamed, by_cost.size());
   std::partial_sort(by_cost.begin(), by_cost.begin() + static_cast<std::ptrdiff_t>(named), by_cost.end(),
                     [](const auto& a, const auto& b) { return a.first > b.first; });

@@ -137,6 +137,11 @@ class BenchContext {
   /// price beside its measured step (bench/cases/tail_fixes.h). Cases run one at a time.
   struct FixPrices {
     double deep_prefetch_ms = 0, out_of_order_ms = 0;
+    /// What a presized copy's case is priced from (model/copy_fix_price.h): today's mean
+    /// cost per visit of each file timed (dataset index -> ms), the level its costs were
+    /// set to (CostPrediction::scale) and the loop's factor on them.
+    std::map<size_t, double> file_ms;
+    double scale = 1, loop_cost_factor = 1;
   };
   void note_fix_prices(const std::string& today_case, FixPrices prices) { fix_prices_[today_case] = prices; }
   /// nullopt when today's case did not run (filtered out, failed) or timed too few costs.

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "datasets/image_folder.h"
+#include "model/copy_fix_price.h"
 #include "model/large_images.h"
 #include "transforms/spec.h"
 
@@ -72,12 +73,18 @@ class PresizedCopy {
   std::string label() const { return kind() + ":" + std::to_string(shorter_side_); }
   /// The large-only copy's plan; nullopt for the whole copy.
   const std::optional<model::LargeImages>& large() const { return large_; }
+  /// Each round image's costs as the copy's paired case timed them (BM_Sample/<pipeline>/
+  /// <label>; model/copy_fix_price.h), for its end-to-end case's price; empty until that
+  /// case has run. Cases run one at a time (no lock).
+  void note_paired_costs(std::vector<model::PairedImageCost> costs) { paired_costs_ = std::move(costs); }
+  const std::vector<model::PairedImageCost>& paired_costs() const { return paired_costs_; }
 
  private:
   int shorter_side_, quality_;
   std::optional<model::LargeImages> large_;
   std::once_flag once_;
   std::optional<Ready> ready_;
+  std::vector<model::PairedImageCost> paired_costs_;
   std::string error_;
   std::filesystem::path dir_;
 };

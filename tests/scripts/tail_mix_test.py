@@ -10,7 +10,9 @@ far shorter than a batch's loading, then pipebench-report --json on the run:
   - the tail fixes run end to end (--tail-fixes=on: prefetch:4 and delivery:out_of_order at
     the same worker): each row carries its measured step and today's case's prediction of
     it (fix_pred_step_ms: today's pred_step_deep_prefetch_ms / pred_step_out_of_order_ms)
-    with its error, and the report prints them side by side in its Tails section.
+    with its error, and the report prints them side by side in its Tails section;
+  - the large-only copy (--presize-large) runs end to end too, priced before it runs from
+    each image's cost in its paired case (fix_pred_step_ms, fix_cost_ratio, fix_cost_matched).
 Timing figures are not asserted (a loaded machine moves them), only what holds on any."""
 import argparse
 import json
@@ -45,9 +47,9 @@ class TailMix(unittest.TestCase):
                 shutil.copy(os.path.join(big, folder, name), os.path.join(cls.data, folder, "big_" + name))
         cls.out = os.path.join(cls.tmp, "run.json")
         r = run(ARGS.pipebench, "--data=" + cls.data, "--batch=8", "--workers=1", "--steps=24",
-                "--compute-ms=0.2", "--tail-fixes=on",
-                "--benchmark_filter=BM_EndToEnd/imagenet_train/(prefetch:4/|delivery:out_of_order/)?"
-                "emulated/workers:1/iter",
+                "--compute-ms=0.2", "--tail-fixes=on", "--presize-large=auto",
+                "--benchmark_filter=BM_EndToEnd/imagenet_train/(prefetch:4/|delivery:out_of_order/|"
+                "presized_large:[0-9]+/)?emulated/workers:1/iter|BM_Sample/imagenet_train/presized_large:[0-9]+$",
                 "--benchmark_out=" + cls.out, "--benchmark_out_format=json")
         assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
         with open(cls.out) as f:
@@ -56,6 +58,8 @@ class TailMix(unittest.TestCase):
         cls.fixes = {label: next((b for b in rows if b["name"].startswith(
             "BM_EndToEnd/imagenet_train/%s/emulated/" % label)), None)
             for label in ("prefetch:4", "delivery:out_of_order")}
+        cls.large = next((b for b in rows if b["name"].startswith("BM_EndToEnd/imagenet_train/presized_large:")),
+                         None)
         r = run(ARGS.report, cls.out, "--json")
         assert r.returncode == 0, r.stderr
         cls.report = json.loads(r.stdout)
@@ -129,6 +133,26 @@ class TailMix(unittest.TestCase):
         # Today's sweep is still one point: the fixes are not sweep rows.
         self.assertEqual(len(self.report["sweep"]), 1)
 
+    def test_the_large_only_copy_is_priced_image_by_image_before_it_runs(self):
+        # The two originals are the large images (above 4 x the median pixels, 91 % of the
+        # pixels): the copy presizes them, and its end-to-end case carries the step model's
+        # price made from today's case and the copy's paired case (model/copy_fix_price.h).
+        row = self.large
+        self.assertIsNotNone(row, "no presized_large end-to-end case")
+        self.assertGreater(row["step_ms"], 0)
+        self.assertGreater(row["fix_pred_step_ms"], 0)
+        self.assertGreaterEqual(row["fix_cost_matched"], 8)  # model::kMinMatchedImages
+        self.assertGreater(row["fix_cost_ratio"], 0)
+        self.assertAlmostEqual(row["fix_prediction_error_pct"],
+                               100 * (row["fix_pred_step_ms"] - row["step_ms"]) / row["step_ms"], places=6)
+        # The copy's price sees the originals presized: below today's own prediction, whose
+        # step the originals hold (data-bound at a 0.2 ms step).
+        self.assertLess(row["fix_pred_step_ms"], self.row["bound_ms"])
+        (effect,) = [e for e in self.report["tails"]["pixel_fixes"] if e["label"].startswith("presized_large:")]
+        self.assertEqual(effect["predicted_step_ms"], row["fix_pred_step_ms"])
+        self.assertEqual(effect["prediction_error_pct"], row["fix_prediction_error_pct"])
+        self.assertIn("the step model priced it at", self.text)
+
     def test_auto_runs_the_fixes_on_the_mix_and_not_on_uniform_images(self):
         # --tail-fixes=auto (the default) decides before the run, from the files' sizes.
         uniform = os.path.join(self.tmp, "uniform")
@@ -142,6 +166,43 @@ class TailMix(unittest.TestCase):
         fixes = [l for l in listed["mix"] if "/prefetch:4/" in l or "/delivery:out_of_order/" in l]
         self.assertEqual(len(fixes), 2, listed["mix"])
         self.assertFalse([l for l in listed["uniform"] if "/prefetch:" in l or "/delivery:" in l], listed["uniform"])
+
+    def test_files_the_loader_did_not_time_are_priced_from_their_headers(self):
+        # 400 small images and the two large originals, 2 steps of 8: the loader-alone
+        # windows time a few batches, far under 90 % of the files, so the step model replays
+        # the dataset's costs (bench/cases/dataset_costs.h): the timed files' own and the
+        # others' from the cost fit on their pixels, made in this run.
+        # Two sizes among the small ones, so that the timed files alone span a line.
+        data = os.path.join(self.tmp, "wide")
+        medium = os.path.join(self.tmp, "medium")
+        r = run(ARGS.pipebench_data, "synthetic", data, "--count", "200", "--classes", "2",
+                "--width", "96", "--height", "80", "--seed", "3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run(ARGS.pipebench_data, "synthetic", medium, "--count", "200", "--classes", "2",
+                "--width", "240", "--height", "180", "--seed", "4")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for source, prefix in ((medium, "m_"), (self.data, "big_")):
+            for folder in sorted(os.listdir(source)):
+                for name in sorted(os.listdir(os.path.join(source, folder))):
+                    if prefix == "m_" or name.startswith("big_"):
+                        target = name if name.startswith(prefix) else prefix + name
+                        shutil.copy(os.path.join(source, folder, name), os.path.join(data, folder, target))
+        out = os.path.join(self.tmp, "wide.json")
+        r = run(ARGS.pipebench, "--data=" + data, "--batch=8", "--workers=1", "--steps=2", "--compute-ms=0.2",
+                "--benchmark_filter=BM_EndToEnd/imagenet_train/emulated/workers:1/iter",
+                "--benchmark_out=" + out, "--benchmark_out_format=json")
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        with open(out) as f:
+            (row,) = [b for b in json.load(f)["benchmarks"] if b["name"].startswith("BM_EndToEnd/")]
+        self.assertGreaterEqual(row["samples_timed"], 16)
+        self.assertGreaterEqual(row["cost_fit_files"], 8)
+        self.assertGreater(row["cost_fit_ms_per_mp"], 0)  # a larger image costs more
+        self.assertLessEqual(row["cost_fit_r2"], 1)
+        self.assertGreater(row["costs_fitted_pct"], 10)  # most files were never timed
+        self.assertLess(row["costs_fitted_pct"], 100)
+        self.assertGreater(row["bound_ms"], 0)
+        # On the first run's mix every file was timed: the visits were the distribution.
+        self.assertEqual(self.row["costs_fitted_pct"], 0)
 
 
 def main():
