@@ -223,7 +223,7 @@ class EndToEndCase {
     put_fit_counters(dataset);
     if (const model::CaseKey* key = ctx_.key_of(case_name_); costs.enough() && key && key->plain())
       ctx_.note_fix_prices(case_name_, {predicted.deep_prefetch_step_ms, predicted.out_of_order_step_ms, costs.file_ms,
-                                        predicted.scale, predicted.loop_cost_factor});
+                                        predicted.scale});
     // How sure step_ms is: the steps' mean in blocks of prefetch + 1 (batch means: with a
     // prefetch queue consecutive steps are correlated), a 95 % t interval over the blocks
     // (model/paired.h); only with at least 2 blocks.
@@ -446,8 +446,11 @@ class EndToEndCase {
     model::LoopShape loop;
     loop.compute_ms = compute_ms_;
     loop.callbacks = model_callbacks();
-    const auto price = model::price_copy_fix(prices->file_ms, presized_->paired_costs(), prices->scale,
-                                             prices->loop_cost_factor, shape, loop);
+    // At the copy's loader-alone level (loop factor 1): today's factor on a heavy-tailed
+    // set follows which large originals its loop window met (+12 % and +20 % in two short
+    // default runs on the mix), not what the copy's loop will do (model/copy_fix_price.h).
+    const auto price = model::price_copy_fix(prices->file_ms, presized_->paired_costs(), prices->scale, 1.0,
+                                             shape, loop);
     if (!price) return;
     put(state_, CounterId::kFixPredStepMs, price->step.step_ms);
     put(state_, CounterId::kFixPredictionErrorPct, model::prediction_error_pct(price->step.step_ms, bound_.step_ms));

@@ -138,10 +138,10 @@ class BenchContext {
   struct FixPrices {
     double deep_prefetch_ms = 0, out_of_order_ms = 0;
     /// What a presized copy's case is priced from (model/copy_fix_price.h): today's mean
-    /// cost per visit of each file timed (dataset index -> ms), the level its costs were
-    /// set to (CostPrediction::scale) and the loop's factor on them.
+    /// cost per visit of each file timed (dataset index -> ms) and the level its costs were
+    /// set to (CostPrediction::scale).
     std::map<size_t, double> file_ms;
-    double scale = 1, loop_cost_factor = 1;
+    double scale = 1;
   };
   void note_fix_prices(const std::string& today_case, FixPrices prices) { fix_prices_[today_case] = prices; }
   /// nullopt when today's case did not run (filtered out, failed) or timed too few costs.
