@@ -72,16 +72,24 @@ CostPrediction predict_from_costs(const std::vector<double>& sample_ms, const mo
                                   double measured_data_ms, const model::LoopShape& loop, int costliest,
                                   double loop_cost_factor) {
   require_time("measured_data_ms", measured_data_ms);
+  const double alone = model::predict_data_ms(sample_ms, loader);
+  return predict_at_scale(sample_ms, loader, alone > 0 ? measured_data_ms / alone : 1.0, loop, costliest,
+                          loop_cost_factor);
+}
+
+CostPrediction predict_at_scale(const std::vector<double>& sample_ms, const model::LoaderShape& loader,
+                                double scale, const model::LoopShape& loop, int costliest, double loop_cost_factor) {
   if (!(loop_cost_factor > 0) || !std::isfinite(loop_cost_factor))
     throw std::invalid_argument("loop_cost_factor must be a finite number > 0, got " +
                                 std::to_string(loop_cost_factor));
+  if (!(scale > 0) || !std::isfinite(scale))
+    throw std::invalid_argument("scale must be a finite number > 0, got " + std::to_string(scale));
   model::StepModelInput in;
   in.sample_ms = sample_ms;
   in.loader = loader;
   in.loop = loop;
   CostPrediction p;
-  const double alone = model::predict_data_ms(sample_ms, loader);
-  if (alone > 0) p.scale = measured_data_ms / alone;
+  p.scale = scale;
   p.loop_cost_factor = loop_cost_factor;
   for (double& ms : in.sample_ms) ms *= p.scale * loop_cost_factor;
   p.step = model::predict_step(in);

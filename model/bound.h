@@ -84,6 +84,12 @@ struct CostPrediction {
 CostPrediction predict_from_costs(const std::vector<double>& sample_ms, const model::LoaderShape& loader,
                                   double measured_data_ms, const model::LoopShape& loop, int costliest,
                                   double loop_cost_factor = 1);
+/// The same at a level given (scale: the factor on every cost, > 0), not set from a
+/// measurement: costs that are not the ones the level was measured on (bench: the dataset's
+/// costs replayed, from the timed visits' level; bench/cases/dataset_costs.h).
+CostPrediction predict_at_scale(const std::vector<double>& sample_ms, const model::LoaderShape& loader,
+                                double scale, const model::LoopShape& loop, int costliest,
+                                double loop_cost_factor = 1);
 
 /// One point of a worker sweep (a BM_EndToEnd case).
 struct SweepPoint {

@@ -33,6 +33,7 @@ std::optional<CostLine> fit_line(const std::vector<std::pair<double, double>>& p
     syy += (y - my) * (y - my);
   }
   if (!(sxx > 1e-18 * std::max(1.0, mx * mx))) return std::nullopt;  // one size: no slope
+  if (!(sxy > 0)) return std::nullopt;  // a cost that does not grow with the pixels: no line to extrapolate
   CostLine l;
   l.ms_per_megapixel = sxy / sxx;
   l.intercept_ms = my - l.ms_per_megapixel * mx;

@@ -6,11 +6,14 @@
 //   fit        ordinary least squares of the cost per visit (ms, the mean over a file's
 //              visits) on the file's pixels (megapixels, width x height / 1e6), per header
 //              class: the format, and for JPEG whether it is progressive and its chroma
-//              subsampling ("jpeg/baseline/420", "jpeg/progressive/444", "png", ...), since
+//              subsampling ("jpeg/baseline/4:2:0", "jpeg/progressive/4:4:4", "png", ...), since
 //              a decode's cost per pixel differs between them (libjpeg-turbo: a progressive
 //              scan decodes in several passes; 4:4:4 carries twice 4:2:0's chroma). A class
 //              with at least kMinFitFiles timed files spanning more than one size gets its
-//              own line; the others share one line over every timed file.
+//              own line; the others share one line over every timed file. A line whose
+//              cost does not rise with the pixels (slope <= 0: a pooled line over small PNGs
+//              and large JPEGs can fall) is no line: it would price every large file at the
+//              cheapest one's cost, the tail this exists for.
 //   predict    intercept + slope x megapixels, at least the smallest timed cost of the
 //              fit's files (a line extrapolated below the data would price a tiny image at
 //              nothing, or less).
@@ -33,7 +36,7 @@ inline constexpr int kMinFitFiles = 8;
 /// What the fit reads of a file's header.
 struct FileHeader {
   double megapixels = 0;  ///< width x height / 1e6
-  std::string klass;      ///< the header class above, e.g. "jpeg/baseline/420"
+  std::string klass;      ///< the header class above, e.g. "jpeg/baseline/4:2:0"
 };
 
 struct CostLine {
@@ -52,8 +55,8 @@ struct CostFits {
   std::optional<double> predict(const FileHeader& h) const;
 };
 
-/// One line over (megapixels, ms) points; nullopt with fewer than 2 points or every point
-/// at one size (no slope to fit).
+/// One line over (megapixels, ms) points; nullopt with fewer than 2 points, every point at
+/// one size, or a slope <= 0.
 std::optional<CostLine> fit_line(const std::vector<std::pair<double, double>>& points);
 
 /// The fits from the timed files: (header, mean ms per visit) each.

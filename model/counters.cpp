@@ -64,6 +64,10 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kSampleMsP99, "sample_p99_ms", U::kMs, F::kLoader, "that cost's 99th percentile", U::kUs},
     {C::kSampleMsMax, "sample_max_ms", U::kMs, F::kLoader, "that cost's largest", U::kMs},
     {C::kCostliestMs, "costliest:{}_ms", U::kMs, F::kLoader, "one of the costliest files (its path under --data), its mean cost per visit", U::kMs},
+    {C::kCostFitFiles, "cost_fit_files", U::kCount, F::kLoader, "files the loader timed whose header was read: the points of the cost fit on their pixels (model/cost_fit.h, bench/cases/dataset_costs.h)", U::kCount},
+    {C::kCostFitR2, "cost_fit_r2", U::kRatio, F::kLoader, "the pooled cost line's R^2 (1 - residual / total sum of squares) over those files", U::kRatio},
+    {C::kCostFitMsPerMp, "cost_fit_ms_per_mp", U::kMsPerMegapixel, F::kLoader, "the pooled line's slope: ms per sample per megapixel of the file", U::kMsPerMegapixel},
+    {C::kCostsFittedPct, "costs_fitted_pct", U::kPercent, F::kLoader, "share of the costs the step model replayed that the fit priced (files the loader did not time, with a residual drawn from the timed files'); 0 when the timed visits were the distribution (at least 90 % of the files this rank loads timed)", U::kPercent},
     // The training loop.
     {C::kBatchSize, "batch_size", U::kImages, F::kLoop, "--batch: images per batch as configured", U::kImages},
     {C::kImagesPerBatch, "images_per_batch", U::kImages, F::kLoop, "images a batch held as delivered (short batches count as they are)", U::kImages},
@@ -99,10 +103,6 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kFixHostMib, "fix_host_mib", U::kMiB, F::kLoop, "prefetch:N: the host memory the deeper prefetch adds, (N - --prefetch) x batch_bytes", U::kMiB},
     {C::kFixCostRatio, "fix_cost_ratio", U::kRatio, F::kLoop, "a presized copy's case: today's loader cost per visit over one thread's CPU per sample (the paired case's), over the images both timed: the factor on the copy's per-image costs in its price", U::kRatio},
     {C::kFixCostMatched, "fix_cost_matched", U::kImages, F::kLoop, "the images that ratio was taken over (at least model::kMinMatchedImages)", U::kImages},
-    {C::kCostFitFiles, "cost_fit_files", U::kCount, F::kLoader, "files the loader timed whose header was read: the points of the cost fit on their pixels (model/cost_fit.h, bench/cases/dataset_costs.h)", U::kCount},
-    {C::kCostFitR2, "cost_fit_r2", U::kRatio, F::kLoader, "the pooled cost line's R^2 (1 - residual / total sum of squares) over those files", U::kRatio},
-    {C::kCostFitMsPerMp, "cost_fit_ms_per_mp", U::kMs, F::kLoader, "the pooled line's slope: ms per sample per megapixel of the file", U::kMs},
-    {C::kCostsFittedPct, "costs_fitted_pct", U::kPercent, F::kLoader, "share of the dataset's files the step model priced by the fit (files the loader did not time); 0 when the timed visits were the distribution (at least 90 % of the files timed)", U::kPercent},
     // Training extras.
     {C::kCallbackMs, "callback:{}_ms", U::kMs, F::kCallbacks, "one callback's time on the loop's thread per step (a sync one's work, an async one's hand-off)", U::kUs},
     {C::kCallbackEvery, "callback:{}_every", U::kCount, F::kCallbacks, "that callback's every=N: it runs every N steps (the step model's input)", U::kCount},
@@ -307,6 +307,7 @@ std::string_view unit_text(Unit unit) {
     case Unit::kGflop: return "GFLOP";
     case Unit::kDb: return "dB";
     case Unit::kMegapixels: return "MP";
+    case Unit::kMsPerMegapixel: return "ms/MP";
     case Unit::kOfFigure: return "the figure's";
   }
   return "?";

@@ -53,6 +53,7 @@ enum class Unit : std::uint8_t {
   kGflop,
   kDb,                   ///< decibels (PSNR: 10 log10 of a power ratio)
   kMegapixels,           ///< MP (1e6 pixels, width x height)
+  kMsPerMegapixel,       ///< ms per megapixel (a cost line's slope)
   kOfFigure,             ///< a pattern's: the unit of the figure its part names (rank<k>_<figure>)
 };
 
@@ -89,13 +90,13 @@ enum class CounterId : std::uint16_t {
   kProcessCpuMs, kConsumerCpuMs, kWorkersCpuMs, kCpuCoresUsed, kConsumerWaitMs, kWorkerWaitMs,
   kReadThrottleMibS, kPrefetchDepthBatches,
   kSamplesTimed, kSampleMsMean, kSampleMsP50, kSampleMsP95, kSampleMsP99, kSampleMsMax, kCostliestMs,
+  kCostFitFiles, kCostFitR2, kCostFitMsPerMp, kCostsFittedPct,
   // kLoop
   kBatchSize, kImagesPerBatch, kComputeMs, kComputeGflop, kStepMs, kStepMsCi, kStepMsBlocks, kStepP99Ms,
   kBoundMs, kAuPct, kStallPct, kPredictionErrorPct, kDataDriftPct, kDataWorkDriftPct, kAloneSampleCpuMs,
   kLoopCpuDriftPct, kSyncMs, kSyncCpuMs, kSyncModelMs, kRegionMs, kRegionP99Ms,
   kPredStepP50Ms, kPredStepP95Ms, kPredStepP99Ms, kPredAuPct, kPredStallPct, kTailStallSharePct,
   kPredStepDeepPrefetchMs, kPredStepOutOfOrderMs, kFixPredStepMs, kFixPredictionErrorPct, kFixHostMib, kFixCostRatio, kFixCostMatched,
-  kCostFitFiles, kCostFitR2, kCostFitMsPerMp, kCostsFittedPct,
   // kCallbacks
   kCallbackMs, kCallbackEvery, kCallbacksMs, kCallbacksPct, kCallbacksAsync,
   // kPaired

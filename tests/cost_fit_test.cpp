@@ -40,6 +40,10 @@ TEST(CostFit, NoLineFromOnePointOrOneSize) {
   EXPECT_FALSE(fit_line({}).has_value());
   EXPECT_FALSE(fit_line({{1, 2}}).has_value());
   EXPECT_FALSE(fit_line({{0.19, 2}, {0.19, 3}, {0.19, 2.5}}).has_value());  // photos-in: one size
+  // A cost that falls as the pixels grow (small PNGs beside large JPEGs, pooled) is no line:
+  // it would price every large file at the cheapest cost.
+  EXPECT_FALSE(fit_line({{0.1, 9}, {1, 5}, {5, 2}}).has_value());
+  EXPECT_FALSE(fit_line({{0.1, 3}, {1, 3}, {5, 3}}).has_value());  // flat: no slope either
   CostFits none = fit_costs({{{0.19, "jpeg/baseline/4:2:0"}, 2.0}});
   EXPECT_FALSE(none.pooled.has_value());
   EXPECT_FALSE(none.predict({1.0, "jpeg/baseline/4:2:0"}).has_value());

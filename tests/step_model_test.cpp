@@ -546,7 +546,7 @@ TEST(CopyFixPrice, EachImageKeepsItsOwnCostAndTooFewMatchesGiveNoPrice) {
   std::map<std::size_t, double> today;
   for (std::size_t i = 0; i < 16; ++i) {
     paired.push_back({i, 1.0, i == 3 ? 40.0 : 1.0});
-    today[i] = 1.0;
+    today[i] = 1.5;  // r = 1.5
   }
   LoaderShape l;
   l.batch = 4;
@@ -554,17 +554,17 @@ TEST(CopyFixPrice, EachImageKeepsItsOwnCostAndTooFewMatchesGiveNoPrice) {
   l.prefetch_depth = 2;
   LoopShape loop;
   loop.compute_ms = 3;
-  const auto p = price_copy_fix(today, paired, 1.0, 1.0, l, loop);
+  const auto p = price_copy_fix(today, paired, 1.2, 1.0, l, loop);
   ASSERT_TRUE(p.has_value());
+  EXPECT_DOUBLE_EQ(p->cost_ratio, 1.5);
   StepModelInput in;
   in.loader = l;
   in.loop = loop;
-  const double r = 1.0;  // every matched image's visit over its a_ms
-  for (const auto& c : paired) in.sample_ms.push_back(c.b_ms * r);
+  for (const auto& c : paired) in.sample_ms.push_back(c.b_ms * 1.5 * 1.2);  // b x r x scale
   EXPECT_DOUBLE_EQ(p->step.step_ms, predict_step(in).step_ms);
-  // The mean cost (55 / 16 ms) at 4 a batch over 2 workers is 6.9 ms: the tail's
-  // simulation differs from that closed form.
-  EXPECT_GT(std::abs(p->step.step_ms - mean_bound_ms(55.0 / 16, l, 3)), 0.1);
+  // The mean cost (55 / 16 x 1.8 ms) at 4 a batch over 2 workers is 12.4 ms: the tail's
+  // simulation (one 72 ms sample holding its batch and, in order, the next) is above it.
+  EXPECT_GT(p->step.step_ms, mean_bound_ms(55.0 / 16 * 1.8, l, 3) + 0.5);
   // Seven images matched: no price; a bad cost or scale: named.
   std::map<std::size_t, double> few;
   for (std::size_t i = 0; i < 7; ++i) few[i] = 1.0;
@@ -592,6 +592,14 @@ TEST(CopyFixPrice, TheRatioIsTheMedianSoOneLargeOriginalDoesNotSetIt) {
   ASSERT_TRUE(p.has_value());
   EXPECT_DOUBLE_EQ(p->cost_ratio, 1.5);
   EXPECT_NEAR(p->step.step_ms, 2 * 1.0 * 1.5, 1e-9);  // batch 2, one worker, data-bound
+  // An even count with two different middles: ratios 1, 2, ..., 8 -> (4 + 5) / 2.
+  paired.clear();
+  today.clear();
+  for (std::size_t i = 0; i < 8; ++i) {
+    paired.push_back({i, 1.0, 1.0});
+    today[i] = static_cast<double>(8 - i);  // in no particular order
+  }
+  EXPECT_DOUBLE_EQ(price_copy_fix(today, paired, 1.0, 1.0, l, loop)->cost_ratio, 4.5);
 }
 
 }  // namespace

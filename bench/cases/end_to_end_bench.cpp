@@ -202,7 +202,11 @@ class EndToEndCase {
     // The dataset's costs (bench/cases/dataset_costs.h): the fit of the untimed files'
     // costs on their headers, on --data's files (not a presized copy's, not shards).
     const ImageFolder* folder = presized_ ? nullptr : ctx_.folder();
-    const DatasetCosts dataset = folder && costs.enough() ? dataset_costs(*folder, costs.file_ms, c_.seed) : DatasetCosts{};
+    const DatasetCosts dataset =
+        folder && costs.enough()
+            ? dataset_costs(folder->size(), (folder->size() + dist::world_size() - 1) / dist::world_size(), costs.file_ms,
+                            [&](size_t i) { return ctx_.file_header(i); }, c_.seed)
+            : DatasetCosts{};
     const CostPrediction predicted = predict(costs, dataset);
     bound_ = compute_bound(data_.data_ms, compute_ms_, step_ms, predicted.step.step_ms);
     put(state_, CounterId::kWorkers, workers_);
@@ -223,7 +227,7 @@ class EndToEndCase {
     put_fit_counters(dataset);
     if (const model::CaseKey* key = ctx_.key_of(case_name_); costs.enough() && key && key->plain())
       ctx_.note_fix_prices(case_name_, {predicted.deep_prefetch_step_ms, predicted.out_of_order_step_ms, costs.file_ms,
-                                        predicted.scale});
+                                        dataset.sample_ms.empty() ? predicted.scale : visit_scale(costs, shape_of())});
     // How sure step_ms is: the steps' mean in blocks of prefetch + 1 (batch means: with a
     // prefetch queue consecutive steps are correlated), a 95 % t interval over the blocks
     // (model/paired.h); only with at least 2 blocks.
@@ -365,19 +369,38 @@ class EndToEndCase {
       p.step = predict_from_parts(data_.data_ms, compute_ms_, prefetch_, model_callbacks());
       return p;
     }
+    const model::LoaderShape shape = shape_of();
+    model::LoopShape loop;
+    loop.compute_ms = compute_ms_;
+    loop.callbacks = model_callbacks();
+    // The timed visits at the level they were measured at; or, where the windows timed too
+    // few of the files, the dataset's costs at that same level (the visits' scale), so that
+    // the files the windows missed can move the mean. The tail share over the costliest 1 %
+    // (at least one).
+    const auto tail = [](const std::vector<double>& v) {
+      return std::max(1, static_cast<int>(std::lround(0.01 * static_cast<double>(v.size()))));
+    };
+    const double factor = loop_cost_factor().value_or(1.0);
+    if (dataset.sample_ms.empty())
+      return predict_from_costs(costs.visit_ms, shape, data_.data_ms, loop, tail(costs.visit_ms), factor);
+    return predict_at_scale(dataset.sample_ms, shape, visit_scale(costs, shape), loop, tail(dataset.sample_ms), factor);
+  }
+
+  // This case's loader as the step model takes it.
+  model::LoaderShape shape_of() const {
     model::LoaderShape shape;
     shape.batch = c_.batch;
     shape.workers = workers_;
     shape.prefetch_depth = prefetch_;
     if (fix_ && !fix_->change.in_order) shape.delivery = model::Delivery::kOutOfOrder;
-    model::LoopShape loop;
-    loop.compute_ms = compute_ms_;
-    loop.callbacks = model_callbacks();
-    // The timed visits, or the dataset's costs where the windows timed too few of its files;
-    // the tail share over the costliest 1 % of them (at least one).
-    const std::vector<double>& sample_ms = dataset.sample_ms.empty() ? costs.visit_ms : dataset.sample_ms;
-    const int tail = std::max(1, static_cast<int>(std::lround(0.01 * static_cast<double>(sample_ms.size()))));
-    return predict_from_costs(sample_ms, shape, data_.data_ms, loop, tail, loop_cost_factor().value_or(1.0));
+    return shape;
+  }
+
+  // The timed visits' level: the measured data_ms over their simulated loader alone
+  // (model/bound.h predict_from_costs's scale); 1 when that is not positive.
+  double visit_scale(const TimedCosts& costs, const model::LoaderShape& shape) const {
+    const double alone = model::predict_data_ms(costs.visit_ms, shape);
+    return alone > 0 && data_.data_ms > 0 ? data_.data_ms / alone : 1.0;
   }
 
   // The cost fit's figures (bench/cases/dataset_costs.h), where it was made.
@@ -439,10 +462,6 @@ class EndToEndCase {
     today.variant_param.clear();
     const auto prices = ctx_.fix_prices(today.name());
     if (!prices) return;
-    model::LoaderShape shape;
-    shape.batch = c_.batch;
-    shape.workers = workers_;
-    shape.prefetch_depth = prefetch_;
     model::LoopShape loop;
     loop.compute_ms = compute_ms_;
     loop.callbacks = model_callbacks();
@@ -450,7 +469,7 @@ class EndToEndCase {
     // set follows which large originals its loop window met (+12 % and +20 % in two short
     // default runs on the mix), not what the copy's loop will do (model/copy_fix_price.h).
     const auto price = model::price_copy_fix(prices->file_ms, presized_->paired_costs(), prices->scale, 1.0,
-                                             shape, loop);
+                                             shape_of(), loop);
     if (!price) return;
     put(state_, CounterId::kFixPredStepMs, price->step.step_ms);
     put(state_, CounterId::kFixPredictionErrorPct, model::prediction_error_pct(price->step.step_ms, bound_.step_ms));

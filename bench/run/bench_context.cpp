@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench/run/file_header.h"
 #include "bench/run/image_round.h"
 #include "bench/run/machine.h"
 #include "datasets/open_dataset.h"
@@ -59,6 +60,15 @@ BenchContext::BenchContext(BenchConfig config)
       presized_.push_back(std::make_shared<PresizedCopy>(*plan, kPresizeQuality));
   }
   per_image_ = std::make_unique<PerImageCosts>(disk_->size());
+}
+
+std::optional<model::FileHeader> BenchContext::file_header(size_t i) {
+  const ImageFolder* f = folder();
+  if (f == nullptr || i >= f->size()) return std::nullopt;
+  std::lock_guard<std::mutex> lock(headers_mu_);
+  const auto it = headers_.find(i);
+  if (it != headers_.end()) return it->second;
+  return headers_.emplace(i, read_file_header(*f, i)).first->second;
 }
 
 std::vector<std::string> BenchContext::relative_files() const {

@@ -24,6 +24,7 @@
 #include "bench/run/system_series.h"
 #include "datasets/image_folder.h"
 #include "datasets/storage.h"
+#include "model/cost_fit.h"
 #include "model/case_key.h"
 #include "measure/trace.h"
 #include "transforms/image.h"
@@ -121,6 +122,9 @@ class BenchContext {
   PerImageCosts& per_image() { return *per_image_; }
   /// The dataset's files relative to --data, in index order (per_image's "files").
   std::vector<std::string> relative_files() const;
+  /// --data's file i's header for the cost fit (bench/run/file_header.h), read once a run;
+  /// nullopt when --data is not an ImageFolder or the header cannot be read.
+  std::optional<model::FileHeader> file_header(size_t i);
 
   BadFiles& bad_files() { return *bad_; }
   /// Shorthands for bad_files().fail_case / on_bad_file (bench/run/bad_files.h).
@@ -143,11 +147,11 @@ class BenchContext {
     std::map<size_t, double> file_ms;
     double scale = 1;
   };
-  void note_fix_prices(const std::string& today_case, FixPrices prices) { fix_prices_[today_case] = prices; }
-  /// nullopt when today's case did not run (filtered out, failed) or timed too few costs.
-  std::optional<FixPrices> fix_prices(const std::string& today_case) const {
+  void note_fix_prices(const std::string& today_case, FixPrices prices) { fix_prices_[today_case] = std::move(prices); }
+  /// nullptr when today's case did not run (filtered out, failed) or timed too few costs.
+  const FixPrices* fix_prices(const std::string& today_case) const {
     const auto it = fix_prices_.find(today_case);
-    return it == fix_prices_.end() ? std::nullopt : std::optional<FixPrices>(it->second);
+    return it == fix_prices_.end() ? nullptr : &it->second;
   }
 
  private:
@@ -173,6 +177,8 @@ class BenchContext {
   SystemSeries series_;
   std::unique_ptr<PerImageCosts> per_image_;
   std::map<std::string, FixPrices> fix_prices_;
+  std::mutex headers_mu_;
+  std::map<size_t, std::optional<model::FileHeader>> headers_;
 };
 
 /// Adds the run context (library versions, GPU, dataset, storage, flags) to Google
