@@ -71,10 +71,14 @@ model::StepPrediction predict_from_parts(double data_ms, double compute_ms, int 
 CostPrediction predict_from_costs(const std::vector<double>& sample_ms, const model::LoaderShape& loader,
                                   double measured_data_ms, const model::LoopShape& loop, int costliest,
                                   double loop_cost_factor) {
+  return predict_at_scale(sample_ms, loader, cost_scale(sample_ms, loader, measured_data_ms), loop, costliest,
+                          loop_cost_factor);
+}
+
+double cost_scale(const std::vector<double>& sample_ms, const model::LoaderShape& loader, double measured_data_ms) {
   require_time("measured_data_ms", measured_data_ms);
   const double alone = model::predict_data_ms(sample_ms, loader);
-  return predict_at_scale(sample_ms, loader, alone > 0 ? measured_data_ms / alone : 1.0, loop, costliest,
-                          loop_cost_factor);
+  return alone > 0 && measured_data_ms > 0 ? measured_data_ms / alone : 1.0;
 }
 
 CostPrediction predict_at_scale(const std::vector<double>& sample_ms, const model::LoaderShape& loader,

@@ -84,6 +84,11 @@ struct CostPrediction {
 CostPrediction predict_from_costs(const std::vector<double>& sample_ms, const model::LoaderShape& loader,
                                   double measured_data_ms, const model::LoopShape& loop, int costliest,
                                   double loop_cost_factor = 1);
+/// The level predict_from_costs sets: measured_data_ms (ms per batch) over the costs'
+/// simulated loader alone; 1 when either is not positive. Errors: std::invalid_argument
+/// for measured_data_ms not a finite ms >= 0, and model::predict_data_ms's.
+double cost_scale(const std::vector<double>& sample_ms, const model::LoaderShape& loader, double measured_data_ms);
+
 /// The same at a level given (scale: the factor on every cost, > 0), not set from a
 /// measurement: costs that are not the ones the level was measured on (bench: the dataset's
 /// costs replayed, from the timed visits' level; bench/cases/dataset_costs.h).

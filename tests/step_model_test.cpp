@@ -516,12 +516,9 @@ TEST(CopyFixPrice, ConstantCostsByHandAndTheRatioFromTheMatchedImagesOnly) {
     if (i < 10) today[i] = 2.0;
   }
   for (std::size_t i = 100; i < 130; ++i) today[i] = 9.0;
-  LoaderShape l;
-  l.batch = 4;
-  l.workers = 1;
-  l.prefetch_depth = 2;
-  LoopShape loop;
-  loop.compute_ms = 0;
+  const StepModelInput shapes = input({}, 4, 1, 2, 0);  // the file's helper: loader and loop
+  const LoaderShape& l = shapes.loader;
+  LoopShape loop = shapes.loop;
   auto p = price_copy_fix(today, paired, 1.5, 1.0, l, loop);
   ASSERT_TRUE(p.has_value());
   EXPECT_DOUBLE_EQ(p->cost_ratio, 2.0);
@@ -548,12 +545,9 @@ TEST(CopyFixPrice, EachImageKeepsItsOwnCostAndTooFewMatchesGiveNoPrice) {
     paired.push_back({i, 1.0, i == 3 ? 40.0 : 1.0});
     today[i] = 1.5;  // r = 1.5
   }
-  LoaderShape l;
-  l.batch = 4;
-  l.workers = 2;
-  l.prefetch_depth = 2;
-  LoopShape loop;
-  loop.compute_ms = 3;
+  const StepModelInput shapes = input({}, 4, 2, 2, 3);
+  const LoaderShape& l = shapes.loader;
+  const LoopShape& loop = shapes.loop;
   const auto p = price_copy_fix(today, paired, 1.2, 1.0, l, loop);
   ASSERT_TRUE(p.has_value());
   EXPECT_DOUBLE_EQ(p->cost_ratio, 1.5);

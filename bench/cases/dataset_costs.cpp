@@ -6,8 +6,8 @@
 #include <string>
 #include <utility>
 
-
 namespace pipebench::bench {
+
 DatasetCosts dataset_costs(size_t files, size_t share_files, const std::map<size_t, double>& file_ms,
                            const HeaderOf& header, uint64_t seed) {
   DatasetCosts d;

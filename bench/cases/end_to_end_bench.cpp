@@ -227,7 +227,7 @@ class EndToEndCase {
     put_fit_counters(dataset);
     if (const model::CaseKey* key = ctx_.key_of(case_name_); costs.enough() && key && key->plain())
       ctx_.note_fix_prices(case_name_, {predicted.deep_prefetch_step_ms, predicted.out_of_order_step_ms, costs.file_ms,
-                                        dataset.sample_ms.empty() ? predicted.scale : visit_scale(costs, shape_of())});
+                                        predicted.scale});  // the timed visits' level either way
     // How sure step_ms is: the steps' mean in blocks of prefetch + 1 (batch means: with a
     // prefetch queue consecutive steps are correlated), a 95 % t interval over the blocks
     // (model/paired.h); only with at least 2 blocks.
@@ -383,7 +383,8 @@ class EndToEndCase {
     const double factor = loop_cost_factor().value_or(1.0);
     if (dataset.sample_ms.empty())
       return predict_from_costs(costs.visit_ms, shape, data_.data_ms, loop, tail(costs.visit_ms), factor);
-    return predict_at_scale(dataset.sample_ms, shape, visit_scale(costs, shape), loop, tail(dataset.sample_ms), factor);
+    return predict_at_scale(dataset.sample_ms, shape, cost_scale(costs.visit_ms, shape, data_.data_ms), loop,
+                            tail(dataset.sample_ms), factor);
   }
 
   // This case's loader as the step model takes it.
@@ -394,13 +395,6 @@ class EndToEndCase {
     shape.prefetch_depth = prefetch_;
     if (fix_ && !fix_->change.in_order) shape.delivery = model::Delivery::kOutOfOrder;
     return shape;
-  }
-
-  // The timed visits' level: the measured data_ms over their simulated loader alone
-  // (model/bound.h predict_from_costs's scale); 1 when that is not positive.
-  double visit_scale(const TimedCosts& costs, const model::LoaderShape& shape) const {
-    const double alone = model::predict_data_ms(costs.visit_ms, shape);
-    return alone > 0 && data_.data_ms > 0 ? data_.data_ms / alone : 1.0;
   }
 
   // The cost fit's figures (bench/cases/dataset_costs.h), where it was made.

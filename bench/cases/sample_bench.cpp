@@ -180,9 +180,11 @@ struct PairedTimes {
   std::vector<int> position;
   int64_t a_cpu_ns = 0, b_cpu_ns = 0, b_images = 0;
   int rounds = 0;
-  // Per image, by its place in the sides' block order: each side's thread CPU summed over
-  // its runs, ns, and the runs of each side (two per block visited: A1 A2, B1 B2); for the
-  // copies' step price (model/copy_fix_price.h). Sized by the runner.
+  // Per image (only when per_image: the presized copies' cases), by its place in the
+  // sides' block order: each side's thread CPU summed over its runs, ns, and the runs of
+  // each side (two per block visited: A1 A2, B1 B2); for the copies' step price
+  // (model/copy_fix_price.h). Sized by the runner.
+  bool per_image = false;
   std::vector<int64_t> a_image_ns, b_image_ns;
   std::vector<int> image_runs;
 };
@@ -206,13 +208,13 @@ class PairedRunner {
       if (store_a_.size() == store_b_.size()) std::swap(out_a_, out_b_);  // the outputs too
       swapped_ = swapped;
     }
-    if (t.image_runs.size() < first + n) {
+    if (t.per_image && t.image_runs.size() < first + n) {
       t.a_image_ns.resize(first + n);
       t.b_image_ns.resize(first + n);
       t.image_runs.resize(first + n);
     }
-    const auto run_a = [&] { return run(a_, wa_, out_a_, bytes_a, first, n, t.a_image_ns); };
-    const auto run_b = [&] { return run(b_, wb_, out_b_, bytes_b, first, n, t.b_image_ns); };
+    const auto run_a = [&] { return run(a_, wa_, out_a_, bytes_a, first, n, t.per_image ? &t.a_image_ns : nullptr); };
+    const auto run_b = [&] { return run(b_, wb_, out_b_, bytes_b, first, n, t.per_image ? &t.b_image_ns : nullptr); };
     int64_t a1 = 0, a2 = 0, b1 = 0, b2 = 0;
     if (a_first) {
       a1 = run_a();
@@ -232,26 +234,29 @@ class PairedRunner {
     t.a_cpu_ns += a1 + a2;
     t.b_cpu_ns += b1 + b2;
     t.b_images += 2 * static_cast<int64_t>(n);
-    for (size_t k = 0; k < n; ++k) t.image_runs[first + k] += 2;
+    if (t.per_image)
+      for (size_t k = 0; k < n; ++k) t.image_runs[first + k] += 2;
   }
 
  private:
-  // The block's thread CPU, ns; each image's added to image_ns (one clock read per image:
-  // a few hundred ns against a sample's 0.1-10 ms, the same on both sides).
+  // The block's thread CPU, ns; with image_ns, each image's added to it (one clock read
+  // per image: a few hundred ns against a sample's 0.1-10 ms, the same on both sides).
   int64_t run(const PairedSide& side, PipelineWorkspace& ws, float* out,
               const std::vector<std::span<const uint8_t>>& bytes, size_t first, size_t n,
-              std::vector<int64_t>& image_ns) const {
+              std::vector<int64_t>* image_ns) const {
     const int64_t t0 = thread_cpu_ns();
     int64_t before = t0;
     for (size_t k = 0; k < n; ++k) {
       Rng rng = Rng::for_sample(seed_, 0, a_.index[first + k]);  // the originals' indices key the draws
       side.pipeline->run(bytes[k], side.source->name(side.index[first + k]), rng, ws, out);
       benchmark::DoNotOptimize(out);
-      const int64_t after = thread_cpu_ns();
-      image_ns[first + k] += after - before;
-      before = after;
+      if (image_ns) {
+        const int64_t after = thread_cpu_ns();
+        (*image_ns)[first + k] += after - before;
+        before = after;
+      }
     }
-    return before - t0;
+    return image_ns ? before - t0 : thread_cpu_ns() - t0;
   }
 
   const PairedSide& a_;
@@ -343,11 +348,12 @@ std::pair<PairedSide, PairedSide> in_block_order(const PairedSide& a, const Pair
 // A's and B's outputs that way; nullopt for an operator's price (without:<op>), no fix.
 // `fidelity_only`: the positions in the round the pass compares (the images a large-only
 // copy changed); empty: all of them.
-// Returns each image's costs as timed (model::PairedImageCost: the original's dataset index,
-// today's and the candidate's thread CPU ms per sample), for the images the rounds visited.
+// With per_image, returns each image's costs as timed (model::PairedImageCost: the
+// original's dataset index, today's and the candidate's thread CPU ms per sample) for the
+// images the rounds visited; else nothing (no clock read per image).
 std::vector<model::PairedImageCost> paired_case(benchmark::State& state, BenchContext& ctx, const PairedSide& today,
                                                 const PairedSide& cand, std::optional<FidelityMode> fidelity,
-                                                const std::vector<size_t>& fidelity_only = {}) {
+                                                const std::vector<size_t>& fidelity_only = {}, bool per_image = false) {
   const auto& c = ctx.config();
   // Blocks of up to kPairBlock images, smaller on a small round (about 8 blocks where the
   // round allows, at least 4 images each: more blocks narrow the interval), in whole
@@ -361,6 +367,7 @@ std::vector<model::PairedImageCost> paired_case(benchmark::State& state, BenchCo
   std::vector<std::vector<uint8_t>> buf_a(most), buf_b(most);
   std::vector<std::span<const uint8_t>> bytes_a(most), bytes_b(most);
   PairedTimes t;
+  t.per_image = per_image;
   bool failed = n == 0;
   if (failed) ctx.fail_case(state, "every file of the round is bad (see the skipped files)");
   const auto paired_ns = static_cast<int64_t>(kPairedBudgetShare * c.budget_s * 1e9);
@@ -492,7 +499,8 @@ void BM_SamplePresized(benchmark::State& state, BenchContext& ctx,
   // Each image's costs, for the copy's end-to-end case to be priced from before it runs
   // (model/copy_fix_price.h).
   copy->note_paired_costs(
-      paired_case(state, ctx, a, b, compare ? std::optional(FidelityMode::kSameRegion) : std::nullopt, changed));
+      paired_case(state, ctx, a, b, compare ? std::optional(FidelityMode::kSameRegion) : std::nullopt, changed,
+                  /*per_image=*/true));
   put(state, CounterId::kPresizeShorterSidePx, copy->shorter_side());
   put(state, CounterId::kPresizeJpegQuality, copy->quality());
   if (const auto& large = copy->large()) {
