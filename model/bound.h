@@ -74,7 +74,7 @@ model::StepPrediction predict_from_parts(double data_ms, double compute_ms, int 
 /// ms >= 0, loop_cost_factor not a finite number > 0, and model::predict_step's.
 struct CostPrediction {
   model::StepPrediction step;
-  double scale = 1;             ///< measured_data_ms over the costs' simulated loader alone
+  double scale = 1;             ///< the factor on every cost: cost_scale's, or predict_at_scale's own
   double loop_cost_factor = 1;  ///< as given
   double tail_stall_share_pct = 0;
   /// The tail fixes priced on the same scaled costs (issue 34 item 4): the mean step with
