@@ -811,7 +811,7 @@ esac""")
                       p.stderr)
         p = listing("turbo_decode:2:work")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("slowed by 2 % of its work (whole decodes again)", p.stderr)
+        self.assertIn("slowed by 2 % of its work (its first rows decoded again)", p.stderr)
         p = listing("normalize:1:work")  # the instruction-count mode: extra rows, not time
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("slowed by 1 % of its work (extra rows)", p.stderr)

@@ -155,7 +155,7 @@ void register_test_slowdown_ops(OpRegistry& r) {
   if (t.op.empty()) return;
   if (t.op == kTurboDecodeHook) {  // not an operator: TurboDecoder::decode reads the hook
     std::fprintf(stderr, "pipebench: TEST-ONLY %s: the full decode (TurboDecoder::decode) slowed by %g %% of its %s (never use in a real measurement)\n",
-                 kVar, t.pct, t.work ? "work (whole decodes again)" : "time");
+                 kVar, t.pct, t.work ? "work (its first rows decoded again)" : "time");
     return;
   }
   // The registry is being built (a non-const object): its schema may be changed here.
