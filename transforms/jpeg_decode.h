@@ -164,7 +164,12 @@ void decode_opencv(std::span<const uint8_t> jpeg, std::string_view file, Image& 
 /// "" when OpenCV imgcodecs (loaded at run time: opencv_codecs.h) is there for
 /// decode_opencv and non-JPEG images; otherwise why not (a build with
 /// -DPIPEBENCH_OPENCV_CODECS=OFF, or a scripts/bundle.sh bundle, leaves it out). Without
-/// it both throw DecodeError kUnsupported naming the file and this reason.
+/// it both throw DecodeError kUnsupported naming the file and this reason. Loads the
+/// plugin (once per process).
 std::string opencv_codecs_missing();
+
+/// The same question answered from the plugin's file where it can be (no load: see
+/// detail::opencv_codecs_not_found in opencv_codecs.h), for listing cases that need it.
+std::string opencv_codecs_not_found();
 
 }  // namespace pipebench

@@ -76,4 +76,6 @@ std::string opencv_codecs_missing() {
   return detail::opencv_codecs_available() ? "" : detail::opencv_codecs_unavailable_reason();
 }
 
+std::string opencv_codecs_not_found() { return detail::opencv_codecs_not_found(); }
+
 }  // namespace pipebench

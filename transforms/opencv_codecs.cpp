@@ -63,6 +63,18 @@ const Plugin& plugin() {
 
 bool opencv_codecs_available() { return plugin().imdecode != nullptr; }
 
+std::string opencv_codecs_not_found() {
+#ifdef PIPEBENCH_NO_OPENCV_CODECS
+  return opencv_codecs_unavailable_reason();
+#else
+  const char* env = std::getenv("PIPEBENCH_OPENCV_CODECS");
+  std::error_code ec;
+  const bool given = env != nullptr && *env != '\0';
+  if (given ? std::filesystem::exists(env, ec) : !plugin_beside_executable().empty()) return "";
+  return opencv_codecs_available() ? "" : opencv_codecs_unavailable_reason();
+#endif
+}
+
 const std::string& opencv_codecs_unavailable_reason() { return plugin().reason; }
 
 ImdecodeResult imdecode_bgr(std::span<const uint8_t> bytes, uint8_t* dst, int rows, int cols) {

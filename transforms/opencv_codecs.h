@@ -31,6 +31,15 @@ bool opencv_codecs_available();
 /// was configured with -DPIPEBENCH_OPENCV_CODECS=OFF.
 const std::string& opencv_codecs_unavailable_reason();
 
+/// Why the plugin cannot be expected to load ("" when it can), without loading it where
+/// that can be told from files: "" when its file lies beside the executable (or
+/// PIPEBENCH_OPENCV_CODECS names an existing file), the reason when the build has no
+/// plugin; otherwise (a search by name) it loads the plugin to find out. For listing the
+/// cases that need it without paying for the load (about 700 MB of libraries: 62 % of a
+/// one-case pipebench run's instructions under Valgrind's Callgrind): the plugin's own
+/// libraries can still fail at the first real use, which then says why.
+std::string opencv_codecs_not_found();
+
 /// What imdecode_bgr found.
 struct ImdecodeResult {
   enum class Status { kOk, kUnavailable, kException, kEmpty, kOtherShape };

@@ -91,6 +91,34 @@ class Faults(unittest.TestCase):
         self.assertEqual(doc["context"]["errored_cases"], len(errored))
         self.assertIn(b"exit code 3", r.stderr)
 
+    def test_opencv_plugin_that_cannot_load_errors_its_case_only(self):
+        # The plugin is found by its file (no load) when the cases are listed, so
+        # BM_Decode/opencv is listed; a file that is not the plugin fails when that case
+        # loads it: the case errors naming why (exit 3), and the others are not touched.
+        fake = self.out("not-a-plugin.so")
+        with open(fake, "wb") as f:
+            f.write(b"not an ELF file")
+        env = dict(os.environ, PIPEBENCH_OPENCV_CODECS=fake)
+        out = self.out("plugin.json")
+        r = subprocess.run([ARGS.pipebench, "--data=" + self.good, *FAST,
+                            "--benchmark_filter=BM_Decode/(opencv|turbo_full)$",
+                            "--benchmark_out=" + out], capture_output=True, timeout=300, env=env)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        by_name = {x["run_name"]: x for x in rows(strict_json(out))}
+        self.assertEqual(set(by_name), {"BM_Decode/opencv", "BM_Decode/turbo_full"})
+        self.assertTrue(by_name["BM_Decode/opencv"].get("error_occurred"))
+        self.assertIn("OpenCV imgcodecs could not be loaded", by_name["BM_Decode/opencv"]["error_message"])
+        self.assertIn(fake, by_name["BM_Decode/opencv"]["error_message"])
+        self.assertFalse(by_name["BM_Decode/turbo_full"].get("error_occurred"))
+        # A plugin path that names no file: the case is not listed, and pipebench says why.
+        env["PIPEBENCH_OPENCV_CODECS"] = self.out("no-such-plugin.so")
+        r = subprocess.run([ARGS.pipebench, "--data=" + self.good,
+                            "--benchmark_filter=BM_Decode/", "--benchmark_list_tests=true"],
+                           capture_output=True, text=True, timeout=300, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("BM_Decode/opencv", r.stdout)
+        self.assertIn("BM_Decode/opencv not run", r.stderr)
+
     def test_bad_files_skip_runs_every_case_and_lists_them(self):
         out = self.out("skip.json")
         r = run(ARGS.pipebench, "--data=" + self.bad, *FAST, FILTER, "--on-error=skip",
