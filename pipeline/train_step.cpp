@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "device/cublas.h"
 #include "device/cuda.h"
 #include "model/catalogue.h"
 #include "pipeline/cuda_step_base.h"
@@ -16,7 +17,6 @@
 #include "transforms/batch_ops_device.h"
 
 #ifdef PIPEBENCH_HAVE_CUDA
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -135,7 +135,7 @@ namespace {
     if (pipebench_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                             \
       throw CudaError(std::string(#call) + " failed at " + __FILE__ + ":" +              \
                       std::to_string(__LINE__) + ": " +                                  \
-                      cublasGetStatusString(pipebench_cublas_status_));                  \
+                      cublas().status_string(pipebench_cublas_status_));                  \
     }                                                                                    \
   } while (0)
 
@@ -160,16 +160,16 @@ double mlp_gflop(int n, int c, int h, int w) {
 class MlpImpl final : public detail::CudaStepBase {
  public:
   explicit MlpImpl(float lr) : CudaStepBase("cuda"), lr_(lr) {
-    PIPEBENCH_CUBLAS_CHECK(cublasCreate(&handle_));
-    cublasStatus_t s = cublasSetStream(handle_, static_cast<cudaStream_t>(compute_handle()));
+    PIPEBENCH_CUBLAS_CHECK(api_.create(&handle_));
+    cublasStatus_t s = api_.set_stream(handle_, static_cast<cudaStream_t>(compute_handle()));
     if (s != CUBLAS_STATUS_SUCCESS) {
-      cublasDestroy(handle_);
+      api_.destroy(handle_);
       PIPEBENCH_CUBLAS_CHECK(s);
     }
   }
   ~MlpImpl() override {
     synchronize_quietly();
-    if (handle_ != nullptr) cublasDestroy(handle_);
+    if (handle_ != nullptr) api_.destroy(handle_);
   }
 
   double compute_gflop(int n, int c, int h, int w) const override {
@@ -242,7 +242,7 @@ class MlpImpl final : public detail::CudaStepBase {
   void gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* a,
             int lda, const float* b, int ldb, float* c, int ldc) {
     const float one = 1.0f, zero = 0.0f;
-    PIPEBENCH_CUBLAS_CHECK(cublasSgemm(handle_, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc));
+    PIPEBENCH_CUBLAS_CHECK(api_.sgemm(handle_, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc));
   }
 
   void run_step(const float* x) override {
@@ -267,12 +267,13 @@ class MlpImpl final : public detail::CudaStepBase {
     gemm(N, T, kHidden1, in, n, da1, kHidden1, x, in, f(dw1_), kHidden1);
     // SGD update.
     const float minus_lr = -lr_;
-    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, in * kHidden1, &minus_lr, f(dw1_), 1, f(w1_), 1));
-    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden1 * kHidden2, &minus_lr, f(dw2_), 1, f(w2_), 1));
-    PIPEBENCH_CUBLAS_CHECK(cublasSaxpy(handle_, kHidden2 * kClasses, &minus_lr, f(dw3_), 1, f(w3_), 1));
+    PIPEBENCH_CUBLAS_CHECK(api_.saxpy(handle_, in * kHidden1, &minus_lr, f(dw1_), 1, f(w1_), 1));
+    PIPEBENCH_CUBLAS_CHECK(api_.saxpy(handle_, kHidden1 * kHidden2, &minus_lr, f(dw2_), 1, f(w2_), 1));
+    PIPEBENCH_CUBLAS_CHECK(api_.saxpy(handle_, kHidden2 * kClasses, &minus_lr, f(dw3_), 1, f(w3_), 1));
   }
 
   float lr_;
+  const CublasApi& api_ = cublas();  // loaded on first use (device/cublas.h); throws CudaError
   cublasHandle_t handle_ = nullptr;
   DeviceBuffer w1_, w2_, w3_, dw1_, dw2_, dw3_, a1_, a2_, y_, da1_, da2_;
   size_t batch_capacity_ = 0;  // the batch the activations hold room for

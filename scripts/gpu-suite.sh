@@ -14,7 +14,9 @@
 #              /usr/local/cuda*/lib64; exported in LD_LIBRARY_PATH, each named with where it
 #              was found; then `ldd` over every ELF file of the bundle: a library "not found"
 #              fails the suite naming it and who needs it; then tests/cnn_dump --versions:
-#              the cuDNN built with and the one loaded (a warning when that one is older)
+#              cuBLAS loaded (pipebench loads it at run time, so ldd cannot see it; not
+#              loadable fails the suite with the loader's reason), the cuDNN built with and
+#              the one loaded (a warning when that one is older)
 #   data       a synthetic ImageNet-like dataset (pipebench-data synthetic: --count JPEGs of
 #              500 x 375, quality 90, 10 classes, one process per core) in a temporary folder,
 #              removed at the end; or --data=DIR, used as it is
@@ -508,11 +510,17 @@ else
     note_step libraries failed $((SECONDS - t0)) "$(tr '\n' ';' <<<"$what" | sed 's/;$//; s/;/; /g'); searched python3's nvidia/*/lib$([ "$system_libs" -eq 1 ] && echo ", ldconfig -p, /usr/local/cuda*/lib64") (console.log lists the folders)"
     skip_all "the bundled binaries do not load: a library is missing (libraries step)"
   fi
-  # The cuDNN loaded against the one built with.
-  bounded libraries "$bound_versions" "$bundle/tests/cnn_dump" --versions
-  versions="$(step_tail 3 | grep '^cnn_dump: ' || true)"
+  # cuBLAS loaded (device/cublas.h: not linked), and the cuDNN loaded against the one built with.
+  # Both are found by dlopen, which reads the loader's cache too: with --no-system-libs the
+  # check runs with it off, as the ldd pass above does.
+  versions_cmd=("$bundle/tests/cnn_dump" --versions)
+  if [ "$system_libs" -eq 0 ] && [ -n "$ldso" ]; then versions_cmd=("$ldso" --inhibit-cache "${versions_cmd[@]}"); fi
+  bounded libraries "$bound_versions" "${versions_cmd[@]}"
+  versions="$(step_tail 4 | grep '^cnn_dump: ' || true)"
   case "$step_rc" in
-    0) lib_notes+=("$(grep -m1 'cuDNN built with' <<<"$versions" | sed 's/^cnn_dump: //')")
+    0) cublas_line="$(grep -m1 'cuBLAS loaded' <<<"$versions" | sed 's/^cnn_dump: //' || true)"
+       [ -z "$cublas_line" ] || lib_notes+=("$cublas_line")
+       lib_notes+=("$(grep -m1 'cuDNN built with' <<<"$versions" | sed 's/^cnn_dump: //')")
        if grep -q 'warning' <<<"$versions"; then
          lib_notes+=("**warning:** $(grep -m1 warning <<<"$versions" | sed 's/^cnn_dump: warning: //')")
          say "libraries: warning: $(grep -m1 warning <<<"$versions" | sed 's/^cnn_dump: warning: //')"
@@ -520,7 +528,7 @@ else
        note_step libraries passed $((SECONDS - t0)) "ldd: every library of every bundled binary found; $(grep -m1 'cuDNN built with' <<<"$versions" | sed 's/^cnn_dump: //; s/ (.*//')" ;;
     77) note_step libraries passed $((SECONDS - t0)) "ldd: every library found; $(sed 's/^cnn_dump: //' <<<"$versions")" ;;
     *) failed=1
-       note_step libraries "$(result_of "$step_rc")" $((SECONDS - t0)) "$(note_of "$step_rc" "cnn_dump --versions (cuDNN does not load)")"
+       note_step libraries "$(result_of "$step_rc")" $((SECONDS - t0)) "$(note_of "$step_rc" "cnn_dump --versions (cuBLAS or cuDNN does not load)")"
        show_failure
        skip_all "the bundled binaries do not load (libraries step)" ;;
   esac

@@ -19,8 +19,9 @@
 // pool) and NVIDIA_TF32_OVERRIDE as set (0 keeps cuDNN off TF32: the check runs with it).
 // Defaults: N 8, S 32 (5 blocks), K 20, seed 1.
 //   cnn_dump --versions
-// prints the cuDNN it was built with and the one the loader found (cudnnGetVersion(), with
-// its path), and a warning line when the loaded one is older (gpu-suite.sh logs both).
+// prints the cuBLAS it loaded (exit 1 naming why when it cannot: device/cublas.h), the cuDNN
+// it was built with and the one the loader found (cudnnGetVersion(), with its path), and a
+// warning line when the loaded one is older (gpu-suite.sh logs them).
 // Exit status: 0 written; 77 no CUDA device, or a build without cuDNN (one line saying why);
 // 2 bad arguments; 1 a failure (its message), a device whose cuDNN step cannot start
 // (cuDNN's libraries not loading, say) included.
@@ -35,6 +36,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "device/cublas.h"
 #include "device/cuda.h"
 #include "pipeline/train_step_cnn.h"
 #include "transforms/rng.h"
@@ -59,6 +61,15 @@ int usage(const char* why) {
 }
 
 int versions() {
+  // cuBLAS first: the MLP step needs it, and it is loaded at run time (device/cublas.h), so
+  // the suite's ldd pass cannot see it missing.
+  if (const std::string why = pipebench::cublas_missing(); !why.empty()) {
+    std::printf("cnn_dump: %s\n", why.c_str());
+    return pipebench::cuda_info().compiled ? 1 : 77;
+  }
+#ifdef PIPEBENCH_HAVE_CUDA
+  std::printf("cnn_dump: cuBLAS loaded (%s)\n", pipebench::cublas().library.c_str());
+#endif
   if (!pipebench::cnn_step_built()) {
     std::printf("cnn_dump: skipped: built without cuDNN\n");
     return 77;

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <numeric>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "datasets/image_folder.h"
+#include "device/cublas.h"
 #include "device/launch.h"
 #include "pipeline/loader.h"
 #include "tests/test_data.h"
@@ -63,6 +66,27 @@ class ScopedEnv {
 };
 
 // The node-local rank's sources in their order; a malformed value is skipped.
+// cuBLAS is loaded on first use (device/cublas.h), not linked: a process that runs no CUDA
+// step never maps libcublas and libcublasLt (540 MB). Loading needs no GPU.
+TEST(Cuda, CublasIsLoadedOnFirstUseNotAtStart) {
+#ifdef PIPEBENCH_HAVE_CUDA
+  const auto mapped = [] {
+    std::ifstream maps("/proc/self/maps");
+    const std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+    return text.find("libcublas") != std::string::npos;
+  };
+  EXPECT_FALSE(mapped()) << "libcublas is mapped before any cuBLAS call: linked again?";
+  ASSERT_EQ(cublas_missing(), "");
+  EXPECT_TRUE(mapped());
+  const CublasApi& api = cublas();
+  EXPECT_NE(api.library.find("libcublas.so."), std::string::npos) << api.library;
+  EXPECT_STREQ(api.status_string(CUBLAS_STATUS_SUCCESS), "success");  // cuBLAS 13's wording
+  EXPECT_EQ(&cublas(), &api);  // once per process
+#else
+  EXPECT_NE(cublas_missing().find("no CUDA"), std::string::npos);
+#endif
+}
+
 TEST(Cuda, NodeLocalRankFromTheLaunchersVariables) {
   ScopedEnv a("PIPEBENCH_LOCAL_RANK", nullptr), b("OMPI_COMM_WORLD_LOCAL_RANK", nullptr),
       c("MPI_LOCALRANKID", nullptr), d("SLURM_LOCALID", nullptr);

@@ -336,6 +336,7 @@ class GpuSuite(unittest.TestCase):
         self.assertNotIn("Not reached", s)
         self.assertNotIn("| running |", s)
         self.assertIn("cuDNN built with 9.19.0, loaded 9.19.0 (/stand-in/libcudnn.so.9)", s)
+        self.assertIn("- cuBLAS loaded (libcublas.so.13)", s)
         self.assertRegex(s, r"- bundle: \S+ \(0\.0 MiB in 7 files; ")
         for rc in RECIPES:
             for b in BASELINES:
@@ -560,6 +561,7 @@ esac
 """
 STAND_IN_DUMP = r"""#!/bin/sh
 echo "cnn_dump $*" >> "$STAND_IN_LOG"
+echo "cnn_dump: cuBLAS loaded (libcublas.so.13)"
 if [ -n "$STAND_IN_OLD_CUDNN" ]; then
   echo "cnn_dump: cuDNN built with 9.19.0, loaded 9.10.2 (/stand-in/libcudnn.so.9)"
   echo "cnn_dump: warning: the loaded cuDNN 9.10.2 is older than 9.19.0, the one built with"
