@@ -36,9 +36,10 @@ CublasApi load() {
       !bind(lib, "cublasSetStream_v2", api.set_stream) || !bind(lib, "cublasSgemm_v2", api.sgemm) ||
       !bind(lib, "cublasSaxpy_v2", api.saxpy) ||
       !bind(lib, "cublasGetStatusString", api.status_string)) {
-    const char* why = dlerror();
-    throw CudaError(api.library + " lacks a cuBLAS function pipebench uses (" +
-                    (why != nullptr ? why : "dlsym failed") + ")");
+    const char* err = dlerror();
+    const std::string why = err != nullptr ? err : "dlsym failed";
+    dlclose(lib);
+    throw CudaError(api.library + " lacks a cuBLAS function pipebench uses (" + why + ")");
   }
   return api;  // the library stays loaded for the process
 }

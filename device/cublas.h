@@ -1,4 +1,4 @@
-// cuBLAS loaded on first use: the five cuBLAS functions the CUDA training step (the MLP,
+// cuBLAS loaded on first use: the six cuBLAS functions the CUDA training step (the MLP,
 // pipeline/train_step.cpp) calls, resolved from libcublas.so.<major> with dlopen instead of
 // a link.
 //

@@ -36,7 +36,8 @@
 #         gate reports REGRESSION for the target case (--target NAME[,NAME...]; default
 #         BM_Transform/<op>; for --op turbo_decode, the full decode (not an operator: the
 #         hook in TurboDecoder::decode), BM_Decode/turbo_full and BM_Sample/imagenet_train,
-#         each counted; its work form decodes about pct % more of each image's rows). Also
+#         each counted; its work form decodes each image's first rows again, about pct % more
+#         decode instructions). Also
 #         reported: the median measured ratio of that case, and the comparisons in which
 #         another case was flagged. For time the hook spins for PCT % of the operator's
 #         time; for instructions it runs the operator again on PCT % of its rows (a

@@ -445,10 +445,14 @@ missing_libs() {  # "library<TAB>needed by" for every library the loader does no
 }
 
 t0=$SECONDS
+# cnn_dump --versions: cuBLAS and cuDNN are found by dlopen, which reads the loader's cache
+# too; with --no-system-libs it runs with the cache off, as the ldd pass does.
+versions_cmd=("$bundle/tests/cnn_dump" --versions)
+if [ "$system_libs" -eq 0 ] && [ -n "$ldso" ]; then versions_cmd=("$ldso" --inhibit-cache "${versions_cmd[@]}"); fi
 if [ "$dry" -eq 1 ]; then
   echo "+ (the libraries the bundle needs: python3's nvidia/*/lib$([ "$system_libs" -eq 1 ] && echo ", ldconfig -p, /usr/local/cuda*/lib64"); exported in LD_LIBRARY_PATH)"
   echo "+ ldd <every ELF file of the bundle>"
-  bounded libraries "$bound_versions" "$bundle/tests/cnn_dump" --versions
+  bounded libraries "$bound_versions" "${versions_cmd[@]}"
 else
   echo ">>> gpu-suite: step libraries: find, export, ldd" >>"$console"
   orig_ld="${LD_LIBRARY_PATH:-}"
@@ -511,22 +515,20 @@ else
     skip_all "the bundled binaries do not load: a library is missing (libraries step)"
   fi
   # cuBLAS loaded (device/cublas.h: not linked), and the cuDNN loaded against the one built with.
-  # Both are found by dlopen, which reads the loader's cache too: with --no-system-libs the
-  # check runs with it off, as the ldd pass above does.
-  versions_cmd=("$bundle/tests/cnn_dump" --versions)
-  if [ "$system_libs" -eq 0 ] && [ -n "$ldso" ]; then versions_cmd=("$ldso" --inhibit-cache "${versions_cmd[@]}"); fi
   bounded libraries "$bound_versions" "${versions_cmd[@]}"
   versions="$(step_tail 4 | grep '^cnn_dump: ' || true)"
+  cublas_line="$(grep -m1 'cuBLAS loaded' <<<"$versions" | sed 's/^cnn_dump: //' || true)"
   case "$step_rc" in
-    0) cublas_line="$(grep -m1 'cuBLAS loaded' <<<"$versions" | sed 's/^cnn_dump: //' || true)"
-       [ -z "$cublas_line" ] || lib_notes+=("$cublas_line")
-       lib_notes+=("$(grep -m1 'cuDNN built with' <<<"$versions" | sed 's/^cnn_dump: //')")
+    0|77) [ -z "$cublas_line" ] || lib_notes+=("$cublas_line") ;;
+  esac
+  case "$step_rc" in
+    0) lib_notes+=("$(grep -m1 'cuDNN built with' <<<"$versions" | sed 's/^cnn_dump: //')")
        if grep -q 'warning' <<<"$versions"; then
          lib_notes+=("**warning:** $(grep -m1 warning <<<"$versions" | sed 's/^cnn_dump: warning: //')")
          say "libraries: warning: $(grep -m1 warning <<<"$versions" | sed 's/^cnn_dump: warning: //')"
        fi
        note_step libraries passed $((SECONDS - t0)) "ldd: every library of every bundled binary found; $(grep -m1 'cuDNN built with' <<<"$versions" | sed 's/^cnn_dump: //; s/ (.*//')" ;;
-    77) note_step libraries passed $((SECONDS - t0)) "ldd: every library found; $(sed 's/^cnn_dump: //' <<<"$versions")" ;;
+    77) note_step libraries passed $((SECONDS - t0)) "ldd: every library found; $(grep -v 'cuBLAS loaded' <<<"$versions" | sed 's/^cnn_dump: //' | tail -n 1 || true)" ;;
     *) failed=1
        note_step libraries "$(result_of "$step_rc")" $((SECONDS - t0)) "$(note_of "$step_rc" "cnn_dump --versions (cuBLAS or cuDNN does not load)")"
        show_failure

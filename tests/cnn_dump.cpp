@@ -22,7 +22,8 @@
 // prints the cuBLAS it loaded (exit 1 naming why when it cannot: device/cublas.h), the cuDNN
 // it was built with and the one the loader found (cudnnGetVersion(), with its path), and a
 // warning line when the loaded one is older (gpu-suite.sh logs them).
-// Exit status: 0 written; 77 no CUDA device, or a build without cuDNN (one line saying why);
+// Exit status: 0 written; 77 no CUDA device, or a build without cuDNN (its last line says
+// why; --versions prints the cuBLAS line before it);
 // 2 bad arguments; 1 a failure (its message), a device whose cuDNN step cannot start
 // (cuDNN's libraries not loading, say) included.
 #include <cmath>

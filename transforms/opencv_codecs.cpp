@@ -39,9 +39,14 @@ const Plugin& plugin() {
     const bool given = env != nullptr && *env != '\0';
     const char* name = given ? env : kPluginName;
     void* handle = nullptr;
-    if (!given) {
-      const std::string beside = plugin_beside_executable();
-      if (!beside.empty()) handle = dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
+    const std::string beside = given ? std::string() : plugin_beside_executable();
+    if (!beside.empty()) {  // found by its file: its own failure is the reason, no search by name
+      handle = dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (handle == nullptr) {
+        const char* err = dlerror();
+        p.reason = beside + " could not be loaded (" + (err != nullptr ? err : "dlopen failed") + ")";
+        return p;
+      }
     }
     if (handle == nullptr) handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {

@@ -43,10 +43,11 @@ namespace pipebench {
 /// every pipeline whose decode is full (BM_Sample/<recipe> of the default recipes) and the
 /// loader. The work form decodes each JPEG's first rows again through RoiDecoder (which
 /// stops after the window's last row): a thread's row credit grows by pct % of each image's
-/// height and is spent in windows of 16 rows (one 4:2:0 iMCU row) plus 14 rows charged for
-/// the window's header parse and set-up (measured on 500 x 375 images), so a run of
-/// decodes carries about pct % more instructions, deterministic for a fixed image sequence
-/// (the remainder carries from image to image; non-JPEG images carry none).
+/// height and is spent in windows of 16 rows (one 4:2:0 iMCU row; the image's height when
+/// shorter) plus 14 rows charged for the window's header parse and set-up (measured on
+/// 500 x 375 baseline JPEGs), so a run of decodes carries about pct % more instructions,
+/// deterministic for a fixed image sequence (the remainder carries from image to image;
+/// non-JPEG images carry none; a progressive JPEG's window costs nearly a whole decode).
 inline constexpr const char* kTurboDecodeHook = "turbo_decode";
 
 struct TestSlowdown {
