@@ -312,9 +312,12 @@ class GateRunTest(unittest.TestCase):
                          ("instructions", "PASS", 0))
         self.assertIs(doc["paired"], True)
         for c in doc["cases"]:
-            # The same binary on the same data: the same instructions.
-            self.assertEqual(c["base_instructions"], c["new_instructions"], c)
-            self.assertEqual(c["ratio"], 1.0)
+            # The same binary on the same data: the same instructions, to within what a run
+            # reads of its surroundings. Measured: BM_Sample/imagenet_train/control:aa once
+            # differed by 417 of 615 M (6.8e-7) in a CI run with other tests beside it, and
+            # 20 quiet A/A comparisons of the 60 default cases moved by up to 0.0026 %
+            # (docs/ab-gate.md). 1e-5 is 500 times below the gate's 0.5 % threshold.
+            self.assertLess(abs(c["ratio"] - 1.0), 1e-5, c)
             self.assertGreater(c["base_instructions"], 10_000)
         # Valgrind hides AVX-512: the counts are never of the AVX-512 code.
         simd = doc["simd_path"]
@@ -331,7 +334,7 @@ class GateRunTest(unittest.TestCase):
 
     def test_a_paired_sample_case_does_the_same_work_in_both_builds(self):
         # control:aa repeats its round while a fifth of --budget lasts; the gate sets the
-        # least budget, so both builds run one round and read exactly the same count.
+        # least budget, so both builds run one round and read the same count (to 1e-5).
         name = "BM_Sample/imagenet_train/control:aa"
         p = run([self.bin, f"--data={self.data}", "--benchmark_list_tests=true",
                  f"--benchmark_filter={name}$"])
@@ -339,7 +342,7 @@ class GateRunTest(unittest.TestCase):
             self.skipTest("this pipebench has no BM_Sample/imagenet_train/control:aa")
         _, doc = self.aa_run()
         (c,) = [c for c in doc["cases"] if c["name"] == name]
-        self.assertEqual(c["ratio"], 1.0, c)
+        self.assertLess(abs(c["ratio"] - 1.0), 1e-5, c)  # one round each (see above)
         (r,) = [r for r in doc["benchmarks"] if r["name"] == name]
         if "--budget=" in run([self.bin, "--help"]).stdout:
             # One round of the gate's 8 images: two blocks of 4 images, A B B A over each.
