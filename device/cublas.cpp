@@ -7,6 +7,7 @@
 #include <string>
 
 #include "device/cuda.h"
+#include "device/dl_symbol.h"
 
 namespace pipebench {
 
@@ -16,11 +17,6 @@ namespace {
 // The soname of the cuBLAS the build compiled against: libcublas.so.<CUBLAS_VER_MAJOR>.
 std::string cublas_soname() { return "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR); }
 
-template <class F>
-bool bind(void* lib, const char* symbol, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, symbol));
-  return f != nullptr;
-}
 
 CublasApi load() {
   CublasApi api;
@@ -32,10 +28,11 @@ CublasApi load() {
                     "); put its folder in LD_LIBRARY_PATH (on a GPU node scripts/gpu-suite.sh "
                     "finds python3's nvidia/cublas/lib)");
   }
-  if (!bind(lib, "cublasCreate_v2", api.create) || !bind(lib, "cublasDestroy_v2", api.destroy) ||
-      !bind(lib, "cublasSetStream_v2", api.set_stream) || !bind(lib, "cublasSgemm_v2", api.sgemm) ||
-      !bind(lib, "cublasSaxpy_v2", api.saxpy) ||
-      !bind(lib, "cublasGetStatusString", api.status_string)) {
+  using detail::bind_symbol;
+  if (!bind_symbol(lib, "cublasCreate_v2", api.create) || !bind_symbol(lib, "cublasDestroy_v2", api.destroy) ||
+      !bind_symbol(lib, "cublasSetStream_v2", api.set_stream) || !bind_symbol(lib, "cublasSgemm_v2", api.sgemm) ||
+      !bind_symbol(lib, "cublasSaxpy_v2", api.saxpy) ||
+      !bind_symbol(lib, "cublasGetStatusString", api.status_string)) {
     const char* err = dlerror();
     const std::string why = err != nullptr ? err : "dlsym failed";
     dlclose(lib);

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 
 #include "device/cuda.h"
+#include "device/dl_symbol.h"
 
 namespace pipebench {
 namespace {
@@ -40,16 +41,6 @@ struct Nvml::Api {
   const char* (*error_string)(nvmlReturn_t);
 };
 
-namespace {
-
-template <class F>
-bool bind(void* lib, const char* symbol, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, symbol));
-  return f != nullptr;
-}
-
-}  // namespace
-
 Nvml::Nvml(const std::string& library, const std::string& pci_bus_id) {
   lib_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib_) {
@@ -59,15 +50,15 @@ Nvml::Nvml(const std::string& library, const std::string& pci_bus_id) {
   }
   auto* api = new Api{};
   api_ = api;
-  if (!bind(lib_, "nvmlInit_v2", api->init) || !bind(lib_, "nvmlShutdown", api->shutdown) ||
-      !bind(lib_, "nvmlDeviceGetHandleByIndex_v2", api->handle_by_index) ||
-      !bind(lib_, "nvmlDeviceGetHandleByPciBusId_v2", api->handle_by_pci_bus_id) ||
-      !bind(lib_, "nvmlDeviceGetUtilizationRates", api->utilization) ||
-      !bind(lib_, "nvmlDeviceGetMemoryInfo", api->memory) ||
-      !bind(lib_, "nvmlDeviceGetPcieThroughput", api->pcie) ||
-      !bind(lib_, "nvmlDeviceGetClockInfo", api->clock) ||
-      !bind(lib_, "nvmlDeviceGetName", api->name) ||
-      !bind(lib_, "nvmlErrorString", api->error_string)) {
+  if (!detail::bind_symbol(lib_, "nvmlInit_v2", api->init) || !detail::bind_symbol(lib_, "nvmlShutdown", api->shutdown) ||
+      !detail::bind_symbol(lib_, "nvmlDeviceGetHandleByIndex_v2", api->handle_by_index) ||
+      !detail::bind_symbol(lib_, "nvmlDeviceGetHandleByPciBusId_v2", api->handle_by_pci_bus_id) ||
+      !detail::bind_symbol(lib_, "nvmlDeviceGetUtilizationRates", api->utilization) ||
+      !detail::bind_symbol(lib_, "nvmlDeviceGetMemoryInfo", api->memory) ||
+      !detail::bind_symbol(lib_, "nvmlDeviceGetPcieThroughput", api->pcie) ||
+      !detail::bind_symbol(lib_, "nvmlDeviceGetClockInfo", api->clock) ||
+      !detail::bind_symbol(lib_, "nvmlDeviceGetName", api->name) ||
+      !detail::bind_symbol(lib_, "nvmlErrorString", api->error_string)) {
     note_ = "none: " + library + " lacks an NVML function pipebench uses";
     return;
   }
