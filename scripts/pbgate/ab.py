@@ -26,7 +26,8 @@ itself, interleaved on the same machine, so that both see the same conditions:
   2. the cases: each binary lists the cases its --filter selects (`--benchmark_list_tests`;
      default filter `BM_(Decode|Transform|Sample|Collate)/`, the single-threaded stage
      cases). The two lists must be equal (exit 2 naming the cases only in one);
-  3. the blocks (the screen): N rounds (--blocks, default 4; an odd N is rounded up) of
+  3. the blocks (the screen): N rounds (--blocks, default 4, fewer down to 2 when the first
+     round shows 4 would take over half of what is left of --time-budget; an odd N is rounded up) of
      four processes, in the order A B B A and B A A B by turns (A = BASE, B = NEW), so that
      neither build always holds a round's first and last block, each one process running every selected case once, short
      (--benchmark_min_time=0.05 s, --min-time; --budget=0.1, so that a paired BM_Sample
@@ -63,8 +64,10 @@ itself, interleaved on the same machine, so that both see the same conditions:
      the mean above 1 + half of it with the interval above 1; every case rules 6-7 would
      call a REGRESSION is one), at most --confirm-max (default 10), the highest median
      first, are measured again in at least K rounds of their own (--confirm, default 6),
-     whatever the budget; the cases short of the precision are measured again in the
-     rounds their spread needs (plan.rounds_for_precision), the cheapest first, while
+     whatever the budget (with both metrics under --fail-on=auto, only the suspects whose
+     time can decide: the others while the budget pays); the cases short of the precision
+     are measured again in the rounds their spread needs (plan.rounds_for_precision), those
+     whose time can decide first, then the cheapest first, while
      --time-budget (default 300 s for the whole comparison) pays for them; a case still
      short after its rounds gets more, planned from them (at most 3 passes and
      --max-rounds). Each is judged by rules 4-7 on its own rounds alone (fresh data, not
@@ -357,8 +360,10 @@ def parse_args(argv):
     add_builds(parser)
     parser.add_argument("--threshold", metavar="PCT", default="3",
                         help="smallest slowdown that fails, percent (default 3)")
-    parser.add_argument("--blocks", metavar="N", default=str(DEFAULT_BLOCKS),
-                        help=f"ABBA rounds, >= 2 (default {DEFAULT_BLOCKS}; 4 processes each)")
+    parser.add_argument("--blocks", metavar="N", default=None,
+                        help=f"screening rounds, >= 2, 4 processes each (default "
+                             f"{DEFAULT_BLOCKS}, fewer, down to 2, when they would take more "
+                             "than half of what is left of --time-budget; given: that many)")
     parser.add_argument("--confirm", metavar="K", default=str(DEFAULT_CONFIRM),
                         help="ABBA rounds measuring the suspects again, the cases whose "
                              "screen points to a slowdown; their verdict comes from these "
@@ -388,8 +393,9 @@ def parse_args(argv):
     parser.add_argument("--time-budget", metavar="S", default=str(DEFAULT_TIME_BUDGET),
                         help="seconds the whole comparison may spend buying precision: the "
                              "cases short of it are measured again, cheapest first, while "
-                             f"it lasts (default {DEFAULT_TIME_BUDGET}; the screen and the "
-                             "suspects' confirmation run whatever it says)")
+                             f"it lasts (default {DEFAULT_TIME_BUDGET}; the screen's two "
+                             "rounds and the confirmation of the suspects whose time can "
+                             "decide run whatever it says)")
     parser.add_argument("--confirm-min-time", metavar="S", default=DEFAULT_CONFIRM_MIN_TIME,
                         help="--benchmark_min_time of the blocks that measure cases again "
                              f"(default {DEFAULT_CONFIRM_MIN_TIME}: longer blocks average "
@@ -431,6 +437,9 @@ def parse_args(argv):
                        f"{args.time_budget!r}") from None
     args.max_rounds = int_option(args.max_rounds, lambda v: 2 <= v <= 1000,
                                  "--max-rounds must be an integer in [2, 1000]")
+    args.blocks_given = args.blocks is not None
+    if not args.blocks_given:
+        args.blocks = str(DEFAULT_BLOCKS)
     args.blocks = int_option(args.blocks, lambda v: 2 <= v <= 1000,
                              "--blocks must be an integer in [2, 1000] (a t interval needs 2 "
                              "rounds)")
@@ -465,15 +474,16 @@ def run(args, work):
     if args.data is None:
         args.data = make_dataset(args.base, args.new, os.path.join(work, "data"), 16)
     flags = {b: args.extra + fixed_work_flags(b) for b in (args.base, args.new)}
+    t_list = time.monotonic()
     base_cases = list_cases(args.base, args.data, args.filter, flags[args.base])
+    start = time.monotonic() - t_list  # what one process costs before its first case
     new_cases = list_cases(args.new, args.data, args.filter, flags[args.new])
     check_case_sets(base_cases, new_cases, args.filter)
     log(f"{len(base_cases)} case(s), {args.blocks} ABBA / BAAB round(s) = {4 * args.blocks} "
         f"blocks of --benchmark_min_time={args.min_time}; each case's interval must reach "
         f"±{args.max_noise:g} % within --time-budget {args.time_budget:g} s")
-    costs = gate_plan.BlockCosts(float(args.confirm_min_time))
-    docs, orders = run_rounds(args, work, flags, args.filter, args.blocks, "r", costs,
-                              check_first=True)
+    costs = gate_plan.BlockCosts(float(args.confirm_min_time), start=start)
+    docs, orders = screen(args, work, flags, costs, t_start)
     results, errored_new, skipped, lost = analyse(docs, args.threshold, args.time,
                                                   max_noise_pct=args.max_noise, orders=orders)
     args.screen_seconds = time.monotonic() - t_start
@@ -482,13 +492,47 @@ def run(args, work):
         args.suspects, args.unconfirmed = suspects_of(results, args.threshold, args.confirm_max)
     again, c_err, c_lost = measure_again(args, work, flags, results, costs, t_start)
     results = merge_confirmation(results, again, args.suspects)
+    settled = getattr(args, "time_settled", set())
+    args.unconfirmed_budget = []
     for name in args.suspects:
-        if name not in again and name not in c_err:  # skipped or lost there
+        if name in again or name in c_err:
+            continue
+        if name in settled and name in args.left_out:
+            results[name]["stage"] = "screen (not measured again: the budget did not pay)"
+            args.unconfirmed_budget.append(name)
+        else:  # skipped or lost there
             results[name]["stage"] = "screen (its confirmation failed)"
             args.unconfirmed.append(name)
     errored_new.update(c_err)  # errored in a NEW block measured again: fails, as ever
     lost += [n for n in c_lost if n not in lost]
     return docs, results, errored_new, skipped, lost, time.monotonic() - t_start
+
+
+def screen(args, work, flags, costs, t_start):
+    """The screen: --blocks rounds of every case; unless --blocks was given, fewer (down to
+    two) when its first round shows they would take more than half of what is left of
+    --time-budget (gate_plan.screen_rounds), said on stderr."""
+    t0 = time.monotonic()
+    docs, orders = run_rounds(args, work, flags, args.filter, 1, "r", costs,
+                              check_first=True, of=args.blocks)
+    per_round = time.monotonic() - t0
+    rounds = args.blocks
+    if not args.blocks_given:
+        left = t_start + args.time_budget - time.monotonic()
+        rounds = gate_plan.screen_rounds(args.blocks, 1, per_round, left)
+        if rounds < args.blocks:
+            log(f"screen: {rounds} rounds, not {args.blocks}: a round took {per_round:.0f} s "
+                f"and --time-budget has {max(0.0, left):.0f} s left (the screen takes at most "
+                "half of it)")
+            args.blocks = rounds
+    if per_round * (rounds - 1) > t_start + args.time_budget - time.monotonic():
+        log(f"warning: the screen alone runs over --time-budget {args.time_budget:.0f} s: a "
+            f"round of every case took {per_round:.0f} s and it needs {rounds}; a narrower "
+            "--filter (the paired BM_Sample what-if cases cost most on large images) "
+            "shortens it")
+    more, more_orders = run_rounds(args, work, flags, args.filter, rounds - 1, "r", costs,
+                                   first=1)
+    return docs + more, orders + more_orders
 
 
 def precision_needs(results, args):
@@ -509,9 +553,17 @@ def measure_again(args, work, flags, results, costs, t_start):
     the cases short of precision (the rounds their spread needs, cheapest first, while
     --time-budget lasts) measured in rounds of their own, judged on those alone; a case
     still short after its rounds gets more, planned from them, at most 3 passes.
+    With both metrics (args.time_settled: the cases whose time verdict cannot decide the
+    comparison, their instructions unchanged under --fail-on=auto), such a suspect is
+    measured again only while the budget pays, like a case short of precision, and the
+    cases whose time can decide come first.
     Returns ({case: judge_case on its own rounds}, errored in NEW, lost)."""
-    must = list(args.suspects)
+    settled = getattr(args, "time_settled", set())
+    must = [n for n in args.suspects if n not in settled]
     wanted = precision_needs(results, args) if args.max_noise != math.inf else {}
+    for name in args.suspects:
+        if name not in must:  # its confirmation's rounds, if the budget pays for them
+            wanted[name] = max(wanted.get(name, 0), args.confirm)
     passes, measured = [], {}
     args.confirm_docs, args.left_out = [], []
     again, c_err, c_lost = {}, {}, []
@@ -523,7 +575,7 @@ def measure_again(args, work, flags, results, costs, t_start):
             most = min(most, max(FIRST_PASS_ROUNDS, args.confirm))
         cases, k, left_out = gate_plan.plan_stage(
             must, {n: max(2, v - len(measured.get(n, []))) for n, v in wanted.items()},
-            costs, left, args.confirm, most)
+            costs, left, args.confirm, most, first=[n for n in wanted if n not in settled])
         if not passes:
             args.left_out = left_out
         if not cases or k < 2:
@@ -567,14 +619,17 @@ def judge_measured(args, measured):
 
 
 def run_rounds(args, work, flags, filt, rounds, prefix, costs=None, check_first=False,
-               min_time=None):
+               min_time=None, first=0, of=None):
     """`rounds` rounds of blocks of the cases `filt` selects, in the orders A B B A and
     B A A B by turns: ([(A1, B1, B2, A2)], [order]), each build's first and second block of
-    the round whatever the order. Each block's wall time goes into `costs`."""
+    the round whatever the order; `first` rounds of this stage already ran (the numbering
+    and the order go on from them), `of` the stage's rounds in all (for the log). Each
+    block's wall time goes into `costs`."""
     docs, orders = [], []
-    n = 0
+    n = 4 * first
+    of = of or first + rounds
     stage = "round" if prefix == "r" else "round measured again"
-    for q in range(rounds):
+    for q in range(first, first + rounds):
         order = ORDERS[q % 2]
         got = {"A": [], "B": []}
         for pos, side in enumerate(order):
@@ -587,8 +642,8 @@ def run_rounds(args, work, flags, filt, rounds, prefix, costs=None, check_first=
             wall = time.monotonic() - t0
             if costs is not None:
                 costs.add(doc, wall)
-            log(f"{stage} {q + 1}/{rounds} ({order}) block {side}{len(got[side]) + 1} "
-                f"({'BASE' if side == 'A' else 'NEW'}) {wall:.1f} s [{n}/{4 * rounds}]")
+            log(f"{stage} {q + 1}/{of} ({order}) block {side}{len(got[side]) + 1} "
+                f"({'BASE' if side == 'A' else 'NEW'}) {wall:.1f} s [{n}/{4 * of}]")
             got[side].append(doc)
             if check_first and q == 0 and got["A"] and got["B"] and pos == 1:
                 check_contexts(got["A"][0], got["B"][0], args.force)
@@ -627,7 +682,12 @@ def report_measured_again(args, results):
         print(f"ab: note: {len(unconfirmed)} suspect(s) not measured again (beyond "
               f"--confirm-max {args.confirm_max}, or skipped or lost in the confirmation) "
               f"keep the screen's verdict: {', '.join(unconfirmed)}")
-    left_out = getattr(args, "left_out", [])
+    by_budget = getattr(args, "unconfirmed_budget", [])
+    if by_budget:
+        print(f"ab: note: {len(by_budget)} suspect(s) whose time cannot decide (instructions "
+              f"unchanged) not measured again: --time-budget {args.time_budget:g} s did not "
+              f"pay for it; they keep the screen's verdict: {', '.join(by_budget)}")
+    left_out = [n for n in getattr(args, "left_out", []) if n not in by_budget]
     if left_out:
         print(f"ab: note: {len(left_out)} case(s) short of ±{args.max_noise:g} % not measured "
               f"again: --time-budget {args.time_budget:g} s could not pay for their rounds: "
@@ -788,6 +848,8 @@ def main_both(args, instr, fail_on):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     args.time_budget = max(0.0, args.time_budget - (time.monotonic() - t0))
+    if fail_on == "auto":  # a time regression of these is a warning: time cannot decide
+        args.time_settled = {c["name"] for c in idoc.get("cases", []) if c.get("verdict") == "ok"}
     print(f"\n== time (paired A B B A / B A A B; {args.time_budget:.0f} s of the budget left)",
           flush=True)
 

@@ -14,9 +14,14 @@ n with t(0.975, n - 1) * s / sqrt(n) <= asinh(h) (the reported half-width is
 gate measures the planned rounds, looks at the half-width they give and plans again from
 them while the budget lasts (a stopping rule on the spread alone, never on the ratio).
 
-Costs: a block is one process; its wall time is an overhead (start, dataset scan) plus the
-selected cases' own time (iterations x real_time of their rows). Both are read off the
-screen's blocks. Units: seconds for times, percent for precision targets.
+Costs: a block is one process; its wall time is an overhead plus the selected cases' own
+time (iterations x real_time of their rows). The overhead has a part per process (start,
+dataset scan, case registration: what a `--benchmark_list_tests` run costs) and a part per
+case (its set-up, Google Benchmark's probing iterations), so it is fitted as a + b x cases
+over the blocks that ran (least squares once blocks of two sizes ran; before that a is the
+process start the gate timed and b the rest shared among the screen's cases). A single
+constant would charge a block of one case the set-up of all 64 the screen ran, and the
+budget would pay for nothing. Units: seconds for times, percent for precision targets.
 """
 
 import math
@@ -79,20 +84,24 @@ def case_seconds(doc):
 
 class BlockCosts:
     """What a block of some cases costs, from blocks that ran: add(doc, wall_seconds) for
-    each, then seconds(cases)."""
+    each, then seconds(cases). `start`: seconds one process costs before its first case
+    (None: unknown; then a block's overhead is the median of those seen, whatever its
+    size)."""
 
-    def __init__(self, min_time=None):
+    def __init__(self, min_time=None, start=None):
         self.per_case = {}
         self.iteration = {}
-        self.overheads = []
+        self.overheads = []  # (cases in the block, seconds not inside a case's iterations)
         self.min_time = min_time  # the blocks to be planned: --benchmark_min_time
+        self.start = start
 
     def add(self, doc, wall):
         cases = case_seconds(doc)
         for name, (ran, one) in cases.items():
             self.per_case.setdefault(name, []).append(ran)
             self.iteration.setdefault(name, []).append(one)
-        self.overheads.append(max(0.0, wall - sum(ran for ran, _ in cases.values())))
+        self.overheads.append(
+            (len(cases), max(0.0, wall - sum(ran for ran, _ in cases.values()))))
 
     def case(self, name):
         """Seconds the case runs in one block: as measured, or, with a longer min_time
@@ -105,10 +114,30 @@ class BlockCosts:
         one = statistics.median(self.iteration[name])
         return max(ran, one * math.ceil(self.min_time / one) if one > 0 else self.min_time)
 
+    def overhead_model(self):
+        """(a, b): a block of n cases spends a + b x n seconds outside their iterations."""
+        if not self.overheads:
+            return (self.start or 0.0), 0.0
+        sizes = {n for n, _ in self.overheads}
+        if len(sizes) >= 2:  # least squares over blocks of different sizes
+            xs = [n for n, _ in self.overheads]
+            ys = [o for _, o in self.overheads]
+            mx, my = statistics.fmean(xs), statistics.fmean(ys)
+            sxx = sum((x - mx) ** 2 for x in xs)
+            b = max(0.0, sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx)
+            a = max(0.0, my - b * mx)
+            return a, b
+        n = next(iter(sizes))
+        seen = statistics.median(o for _, o in self.overheads)
+        if self.start is None or n <= 0:
+            return seen, 0.0
+        a = min(self.start, seen)
+        return a, (seen - a) / n
+
     def seconds(self, cases):
-        """One block of these cases: the median overhead plus each case's time."""
-        overhead = statistics.median(self.overheads) if self.overheads else 0.0
-        return overhead + sum(self.case(n) for n in cases)
+        """One block of these cases: its overhead (overhead_model) plus each case's time."""
+        a, b = self.overhead_model()
+        return a + b * len(cases) + sum(self.case(n) for n in cases)
 
 
 def even_up(n):
@@ -124,19 +153,34 @@ def afford(costs, cases, seconds_left):
     return n - (n % 2)
 
 
-def plan_stage(must, wanted, costs, seconds_left, least, most):
+def screen_rounds(asked, ran, round_seconds, seconds_left, share=0.5):
+    """How many screening rounds to run in all, `ran` of them done, each costing
+    round_seconds: `asked`, or fewer when they would take more than `share` of the
+    seconds_left (the rest is for the cases measured again); never under MIN_ROUNDS (a t
+    interval needs two), even (as many rounds of each order)."""
+    if round_seconds <= 0:
+        return asked
+    more = int(seconds_left * share // round_seconds)
+    total = min(asked, ran + max(0, more))
+    total -= total % 2
+    return max(MIN_ROUNDS, total)
+
+
+def plan_stage(must, wanted, costs, seconds_left, least, most, first=()):
     """Which cases a measuring stage runs and for how many rounds.
 
     must:   [case] measured whatever the budget (the suspects: their confirmation), for at
             least `least` rounds;
     wanted: {case: rounds it needs} (the cases without the precision yet), taken cheapest
-            first while 4 x rounds x block seconds fits in seconds_left;
+            first while 4 x rounds x block seconds fits in seconds_left, the cases in
+            `first` (those whose time verdict can decide the comparison) before the rest;
     Returns (cases, rounds, left_out): left_out the wanted cases the budget could not take.
     rounds is even, in [least, most] when there are cases, 0 when none."""
     chosen = list(must)
     rounds = even_up(least) if must else 0
     left_out = []
-    order = sorted(wanted, key=lambda n: (wanted[n] * costs.case(n), n))
+    first = set(first)
+    order = sorted(wanted, key=lambda n: (n not in first, wanted[n] * costs.case(n), n))
     for name in order:
         if name in chosen:  # a suspect short of precision: more rounds if they fit
             rounds = max(rounds, min(even_up(wanted[name]), afford(costs, chosen, seconds_left),

@@ -326,6 +326,49 @@ class PlanTest(unittest.TestCase):
         self.assertAlmostEqual(c.seconds(["cheap"]), 0.6)
         self.assertAlmostEqual(c.seconds(["cheap", "heavy"]), 2.6)
 
+    def test_block_overhead_grows_with_the_cases(self):
+        # A screen block of 64 cases spent 5 s outside their iterations, 0.5 s of it the
+        # process start the gate timed: 4.5 / 64 s per case. A block of one case is then
+        # planned at 0.5 + 0.0703 + its time, not at the screen's 5 s of overhead.
+        c = self.p.BlockCosts(start=0.5)
+        rows = [{"name": f"c{k}", "run_type": "iteration", "real_time": 10, "time_unit": "ms",
+                 "iterations": 5} for k in range(64)]
+        c.add({"benchmarks": rows}, 64 * 0.05 + 5.0)
+        a, b = c.overhead_model()
+        self.assertAlmostEqual(a, 0.5)
+        self.assertAlmostEqual(b, 4.5 / 64)
+        self.assertAlmostEqual(c.seconds(["c0"]), 0.5 + 4.5 / 64 + 0.05)
+        # A block of two cases that spent 0.9 s outside them: fitted over both sizes by
+        # least squares, through both points (b = (5 - 0.9) / 62, a = 0.9 - 2 b).
+        c.add({"benchmarks": rows[:2]}, 0.1 + 0.9)
+        a, b = c.overhead_model()
+        self.assertAlmostEqual(b, 4.1 / 62)
+        self.assertAlmostEqual(a, 0.9 - 2 * 4.1 / 62)
+        # Without a start, one block size: the median overhead, whatever the block's size
+        # (the old rule).
+        c = self.p.BlockCosts()
+        c.add({"benchmarks": rows}, 64 * 0.05 + 5.0)
+        self.assertAlmostEqual(c.seconds(["c0"]), 5.05)
+
+    def test_screen_rounds_keep_to_half_the_budget(self):
+        sr = self.p.screen_rounds
+        self.assertEqual(sr(4, 1, 37, 227), 4)      # 3 more rounds cost 111 s <= 113.5
+        self.assertEqual(sr(4, 1, 150, 80), 2)      # none affordable: the two a t needs
+        self.assertEqual(sr(8, 1, 10, 50), 2)       # 2 more fit: 3 in all, made even: 2
+        self.assertEqual(sr(8, 1, 10, 80), 4)
+        self.assertEqual(sr(4, 1, 0, 0), 4)         # nothing measured: as asked
+
+    def test_plan_puts_the_deciding_cases_first(self):
+        c = self.costs()
+        # 60 s: cheap at its 10 rounds costs 4 x 10 x 0.6 = 24 s, heavy at its 4 rounds
+        # 4 x 4 x 2.5 = 40 s, both together at 10 rounds 104 s: only one fits. Cheapest
+        # first takes cheap; `first` (heavy's time can decide) takes heavy.
+        cases, rounds, out = self.p.plan_stage([], {"heavy": 4, "cheap": 10}, c, 60, 6, 40)
+        self.assertEqual((cases, rounds, out), (["cheap"], 10, ["heavy"]))
+        cases, rounds, out = self.p.plan_stage([], {"heavy": 4, "cheap": 10}, c, 60, 6, 40,
+                                               first=["heavy"])
+        self.assertEqual((cases, rounds, out), (["heavy"], 4, ["cheap"]))
+
     def test_plan_takes_the_cheapest_that_fit(self):
         c = self.costs()
         # 60 s: cheap at 10 rounds costs 4 x 10 x 0.6 = 24 s; with heavy (8 rounds at most
@@ -423,6 +466,18 @@ class BothMetricsTest(unittest.TestCase):
             self.b.split_options(["b", "n", "--fail-on", "never"])
         with self.assertRaises(self.b.BadInput):
             self.b.split_options(["b", "n", "--images"])
+
+    def test_instruction_gate_keeps_its_own_data(self):
+        # --data is the time gate's: the instruction gate counts its synthetic set unless
+        # --instr-data names one.
+        class T:
+            base, new, filter, data, force, extra = "b", "n", "F", "/photos", False, []
+        argv = self.b.instr_argv(T, {})
+        self.assertNotIn("--data", argv)
+        argv = self.b.instr_argv(T, {"--instr-data": "/small"})
+        self.assertEqual(argv[argv.index("--data") + 1], "/small")
+        t, i, _ = self.b.split_options(["b", "n", "--data", "/p", "--instr-data=/s"])
+        self.assertEqual((t, i), (["b", "n", "--data", "/p"], {"--instr-data": "/s"}))
 
     def test_merge_keeps_both(self):
         merged = self.b.merge({"c": self.t("regression")},
