@@ -415,9 +415,11 @@ void check_text(std::string& out, const PredictionCheck& c) {
 // A fix that ran end to end: its own prediction against that run.
 void fix_check_text(std::string& out, const FixCheck& f) {
   const PredictionCheck& c = f.check;
-  appendf(out, "Check (the %s fix ran for real, end to end at %d workers): step predicted %.2f ms, "
+  appendf(out, "Check (the %s fix ran for real, end to end at %d workers%s): step predicted %.2f ms, "
           "measured %s (prediction error %+.1f %%%s); AU predicted %.1f %%, measured %.1f %%.",
-          f.label.c_str(), c.workers, c.predicted_step_ms, measured_text(c).c_str(), c.error_pct,
+          f.label.c_str(), c.workers,
+          f.priced_per_image ? "; priced before it ran from each image's cost, as in the tails above" : "",
+          c.predicted_step_ms, measured_text(c).c_str(), c.error_pct,
           c.within_noise() ? ", within the measured step's interval: noise" : "",
           c.predicted_au_pct, c.measured_au_pct);
   if (c.over_tolerance() && !c.within_noise())

@@ -206,6 +206,7 @@ void add_checks_json(json& j, const WhatIf& w) {
   for (const auto& f : w.fix_checks) {
     json o = prediction_check_json(f.check);
     o["candidate"] = f.label;
+    o["priced_per_image"] = f.priced_per_image;
     j["fix_checks"].push_back(std::move(o));
   }
 }

@@ -435,6 +435,14 @@ FixCheck fix_check(const WhatIfInputs& in, const WhatIf& w, const SampleCost& f,
   fc.label = f.label;
   PredictionCheck& c = fc.check;
   c.workers = p.workers;
+  // One prediction per fix: the per-image price the tails section prints where bench made
+  // one (a presized copy's costs differ image by image; its mean hides that), else the row's.
+  const auto priced = in.fix_priced_ms.find(f.label);
+  if (priced != in.fix_priced_ms.end() && priced->second.count(p.workers)) {
+    fc.priced_per_image = true;
+    set_against(c, priced->second.at(p.workers), p);
+    return fc;
+  }
   set_against(c, predict_from_parts(in.loader_overhead * predicted_data_ms(f.cpu_ms, in.batch, p.workers, in.cores),
                                     p.bound.compute_ms + f.device_ms_per_batch, 2).step_ms,
               p);

@@ -204,6 +204,11 @@ struct WhatIfInputs {
   /// label, then by workers: the points' counters (workers, data_ms, compute_ms, step_ms,
   /// au_pct).
   std::map<std::string, std::map<int, SweepPoint>> fix_points;
+  /// The same points' fix_pred_step_ms where bench wrote one: the step model's price of the
+  /// fix made before it ran, image by image (a presized copy: model/copy_fix_price.h), ms
+  /// per step. The fix's check uses it, so that the check and the tails section give one
+  /// prediction; without it the check prices the fix's mean CPU per sample.
+  std::map<std::string, std::map<int, double>> fix_priced_ms;
   std::string note;               ///< why `today` or compute_ms is missing, if it is
   /// The sweep read cold or through the read throttle (context cache_mode, read_throttle_mib_s):
   /// its data time holds the fetch stall, so no k from it.
@@ -321,6 +326,9 @@ struct PeerSummary {
 struct FixCheck {
   std::string label;
   PredictionCheck check;   ///< at_workers_candidate false; workers = the point's
+  /// The prediction is the fix's own price made image by image before it ran
+  /// (WhatIfInputs::fix_priced_ms); false: from its mean CPU per sample, as its table row.
+  bool priced_per_image = false;
 };
 
 struct WhatIf {

@@ -138,6 +138,8 @@ void read_fix_points(const BenchRun& run, const std::string& pipeline, WhatIfInp
       p.bound.au_pct = *au;
       p.step_ms_ci = get(CounterId::kStepMsCi);
       in.fix_points[f.label][p.workers] = p;
+      if (const auto priced = get(CounterId::kFixPredStepMs); priced && *priced > 0)
+        in.fix_priced_ms[f.label][p.workers] = *priced;
     }
   }
 }

@@ -490,6 +490,27 @@ TEST(FixCheck, TheDecodeFixRunEndToEndIsSetAgainstItsPrediction) {
   EXPECT_TRUE(report_of(run_doc(sweep_rows(20))).what_if.fix_checks.empty());
 }
 
+TEST(FixCheck, APriceMadeImageByImageIsTheCheckedPrediction) {
+  // A presized copy's end-to-end case carries the step model's per-image price made before
+  // it ran (fix_pred_step_ms 20.4 ms): the check uses it, not the row's mean price, so the
+  // check and the tails section give one number (the mix: the mean price read 42.82 ms for
+  // a large-only copy measured at 25.11, the per-image price 25.12).
+  std::vector<json> rows = sweep_rows(20);
+  rows.push_back(row("BM_EndToEnd/imagenet_train/decode:auto/emulated/workers:2/iterations:30/real_time",
+                     {{"workers", 2}, {"data_ms", 25.9}, {"compute_ms", 20.0}, {"step_ms", 20.5},
+                      {"au_pct", 100.0 * 20 / 20.5}, {"batch_size", 64}, {"fix_pred_step_ms", 20.4}}));
+  const Report r = report_of(run_doc(rows));
+  ASSERT_EQ(r.what_if.fix_checks.size(), 1u);
+  const FixCheck& f = r.what_if.fix_checks[0];
+  EXPECT_TRUE(f.priced_per_image);
+  EXPECT_NEAR(f.check.predicted_step_ms, 20.4, 1e-12);  // not the mean price, 25.6
+  EXPECT_NEAR(f.check.error_pct, 100.0 * (20.4 - 20.5) / 20.5, 1e-9);
+  EXPECT_NEAR(f.check.predicted_au_pct, 100.0 * 20 / 20.4, 1e-9);
+  EXPECT_NE(format_text(r).find("at 2 workers; priced before it ran from each image's cost, as in the "
+                                "tails above): step predicted 20.40 ms"), std::string::npos);
+  EXPECT_EQ(to_json(r)["fix_checks"][0]["priced_per_image"], true);
+}
+
 TEST(FixCheck, TheLoadersOwnOverheadMeasuredAtOneWorkerScalesThePrediction) {
   // Today 1 ms per sample, but its loader alone took 69.12 ms per batch at 1 worker, not
   // 1 x 64 = 64: k = 69.12 / 64 = 1.08. decode:auto at 0.4 ms per sample, run end to end at

@@ -403,8 +403,10 @@ class Pipelines(unittest.TestCase):
         self.assertEqual(e2e[0]["key"]["presize_px"], 64)
         rep = run(ARGS.report, out)
         self.assertEqual(rep.returncode, 0, rep.stderr)
-        self.assertIn("Check (the presized:64 fix ran for real, end to end at 1 workers)",
-                      rep.stdout)
+        # Checked against the copy's own price made image by image before it ran (the same
+        # number the tails section prints).
+        self.assertIn("Check (the presized:64 fix ran for real, end to end at 1 workers; priced before it "
+                      "ran from each image's cost, as in the tails above)", rep.stdout)
 
     def test_a_bad_spec_is_one_line_with_file_line_and_column(self):
         spec = os.path.join(self.tmp.name, "bad.yaml")

@@ -49,7 +49,7 @@ class TailMix(unittest.TestCase):
         r = run(ARGS.pipebench, "--data=" + cls.data, "--batch=8", "--workers=1", "--steps=24",
                 "--compute-ms=0.2", "--tail-fixes=on", "--presize-large=auto",
                 "--benchmark_filter=BM_EndToEnd/imagenet_train/(prefetch:4/|delivery:out_of_order/|"
-                "presized_large:[0-9]+/)?emulated/workers:1/iter|BM_Sample/imagenet_train/presized_large:[0-9]+$",
+                "presized_large:[0-9]+/)?emulated/workers:1/iter|BM_Sample/imagenet_train(/presized_large:[0-9]+)?$",
                 "--benchmark_out=" + cls.out, "--benchmark_out_format=json")
         assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
         with open(cls.out) as f:
@@ -152,6 +152,12 @@ class TailMix(unittest.TestCase):
         self.assertEqual(effect["predicted_step_ms"], row["fix_pred_step_ms"])
         self.assertEqual(effect["prediction_error_pct"], row["fix_prediction_error_pct"])
         self.assertIn("the step model priced it at", self.text)
+        # The report's check of the fix uses that same price, not the table's mean one.
+        (check,) = [f for f in self.report["fix_checks"] if f["candidate"].startswith("presized_large:")]
+        self.assertTrue(check["priced_per_image"])
+        self.assertAlmostEqual(check["predicted_step_ms"], row["fix_pred_step_ms"], places=9)
+        self.assertRegex(self.text, r"Check \(the presized_large:\d+ fix ran for real, end to end at 1 "
+                                    r"workers; priced before it ran from each image's cost")
 
     def test_auto_runs_the_fixes_on_the_mix_and_not_on_uniform_images(self):
         # --tail-fixes=auto (the default) decides before the run, from the files' sizes.
