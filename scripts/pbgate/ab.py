@@ -222,11 +222,12 @@ def analyse(rounds_docs, threshold_pct, mode="auto", confidence=CONFIDENCE,
     return results, errored_new, skipped, lost
 
 
-def suspects_of(results, threshold_pct, limit):
-    """(the suspects to measure again, at most `limit`, highest median round ratio first;
-    the suspects left out by the limit)."""
+def suspects_of(results, threshold_pct, limit, settled=frozenset()):
+    """(the suspects to measure again, at most `limit`, those whose time can decide (not in
+    `settled`) first, then the highest median round ratio first; the suspects left out by
+    the limit)."""
     found = [n for n, r in results.items() if is_suspect(r, threshold_pct)]
-    found.sort(key=lambda n: -statistics.median(results[n]["round_ratios"]))
+    found.sort(key=lambda n: (n in settled, -statistics.median(results[n]["round_ratios"])))
     return found[:limit], found[limit:]
 
 
@@ -333,6 +334,7 @@ def summary_doc(args, results, errored_new, skipped, lost, docs, elapsed, failed
         "precision_pct": args.max_noise, "time_budget_s": args.time_budget,
         "max_rounds": args.max_rounds, "inconclusive_policy": args.inconclusive,
         "left_out_by_budget": list(getattr(args, "left_out", [])),
+        "suspects_left_to_budget": list(getattr(args, "unconfirmed_budget", [])),
         "cases": list(results.values()),
         "regressions": regressions,
         "improvements": [n for n, r in results.items() if r["verdict"] == "improvement"],
@@ -393,9 +395,9 @@ def parse_args(argv):
     parser.add_argument("--time-budget", metavar="S", default=str(DEFAULT_TIME_BUDGET),
                         help="seconds the whole comparison may spend buying precision: the "
                              "cases short of it are measured again, cheapest first, while "
-                             f"it lasts (default {DEFAULT_TIME_BUDGET}; the screen's two "
-                             "rounds and the confirmation of the suspects whose time can "
-                             "decide run whatever it says)")
+                             f"it lasts (default {DEFAULT_TIME_BUDGET}; the screen's rounds, "
+                             "two at least, all of --blocks when given, and the confirmation "
+                             "of the suspects whose time can decide run whatever it says)")
     parser.add_argument("--confirm-min-time", metavar="S", default=DEFAULT_CONFIRM_MIN_TIME,
                         help="--benchmark_min_time of the blocks that measure cases again "
                              f"(default {DEFAULT_CONFIRM_MIN_TIME}: longer blocks average "
@@ -489,7 +491,8 @@ def run(args, work):
     args.screen_seconds = time.monotonic() - t_start
     args.suspects, args.unconfirmed = [], []
     if args.confirm:
-        args.suspects, args.unconfirmed = suspects_of(results, args.threshold, args.confirm_max)
+        args.suspects, args.unconfirmed = suspects_of(results, args.threshold, args.confirm_max,
+                                                      getattr(args, "time_settled", frozenset()))
     again, c_err, c_lost = measure_again(args, work, flags, results, costs, t_start)
     results = merge_confirmation(results, again, args.suspects)
     settled = getattr(args, "time_settled", set())
@@ -573,6 +576,7 @@ def measure_again(args, work, flags, results, costs, t_start):
         most = args.max_rounds - done
         if not passes:
             most = min(most, max(FIRST_PASS_ROUNDS, args.confirm))
+        most -= most % 2  # as many rounds of each order
         cases, k, left_out = gate_plan.plan_stage(
             must, {n: max(2, v - len(measured.get(n, []))) for n, v in wanted.items()},
             costs, left, args.confirm, most, first=[n for n in wanted if n not in settled])
@@ -585,7 +589,11 @@ def measure_again(args, work, flags, results, costs, t_start):
         if sorted(listed) != sorted(cases):  # the filter must select exactly them
             raise BadInput(f"the filter {filt!r} selects {listed}, not the cases {cases}")
         why = [f"{len(must)} suspect(s)"] if must else []
-        why += [f"{len([c for c in cases if c not in must])} short of ±{args.max_noise:g} %"]
+        late = [c for c in cases if c in args.suspects and c not in must]
+        if late:
+            why += [f"{len(late)} suspect(s) whose time cannot decide"]
+        why += [f"{len([c for c in cases if c not in must and c not in late])} short of "
+                f"±{args.max_noise:g} %"]
         log(f"measured again in {k} round(s) of their own ({', '.join(why)}): "
             f"{', '.join(cases)}")
         docs, orders = run_rounds(args, work, flags, filt, k, f"c{len(passes) + 1}-", costs,
@@ -684,9 +692,10 @@ def report_measured_again(args, results):
               f"keep the screen's verdict: {', '.join(unconfirmed)}")
     by_budget = getattr(args, "unconfirmed_budget", [])
     if by_budget:
-        print(f"ab: note: {len(by_budget)} suspect(s) whose time cannot decide (instructions "
-              f"unchanged) not measured again: --time-budget {args.time_budget:g} s did not "
-              f"pay for it; they keep the screen's verdict: {', '.join(by_budget)}")
+        print(f"ab: note: {len(by_budget)} suspect(s) whose time cannot decide (their "
+              f"instruction count decides them) not measured again: --time-budget "
+              f"{args.time_budget:g} s did not pay for it; they keep the screen's verdict: "
+              f"{', '.join(by_budget)}")
     left_out = [n for n in getattr(args, "left_out", []) if n not in by_budget]
     if left_out:
         print(f"ab: note: {len(left_out)} case(s) short of ±{args.max_noise:g} % not measured "
@@ -848,8 +857,10 @@ def main_both(args, instr, fail_on):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     args.time_budget = max(0.0, args.time_budget - (time.monotonic() - t0))
-    if fail_on == "auto":  # a time regression of these is a warning: time cannot decide
-        args.time_settled = {c["name"] for c in idoc.get("cases", []) if c.get("verdict") == "ok"}
+    if fail_on == "auto":  # time cannot decide these: an unchanged count makes a time
+        # regression a warning, a regressed count fails whatever the time says
+        args.time_settled = {c["name"] for c in idoc.get("cases", [])
+                             if c.get("verdict") in ("ok", "regression")}
     print(f"\n== time (paired A B B A / B A A B; {args.time_budget:.0f} s of the budget left)",
           flush=True)
 

@@ -44,6 +44,7 @@ import sys
 import traceback
 
 from . import instr
+from .blocks import data_tool, log
 from .record import BadInput
 
 FAIL_ON = ("auto", "time", "instructions", "both")
@@ -87,6 +88,15 @@ def instr_argv(targs, instr):
     argv = [targs.base, targs.new, "--filter", targs.filter,
             "--threshold", instr.pop("--instr-threshold", "0.5")]
     data = instr.pop("--instr-data", None)
+    if not data and targs.data and not (data_tool(targs.base) or data_tool(targs.new)):
+        data = targs.data  # no pipebench-data beside the builds to make the synthetic set
+        log(f"instructions: no datasets/pipebench-data beside the builds: counted on --data "
+            f"{targs.data} (Valgrind decodes its images: minutes on large ones)")
+    elif not data and targs.data:
+        log(f"instructions: counted on the gate's synthetic set, time on --data {targs.data}: a "
+            "change that costs instructions only on that data's images (progressive, large, a "
+            "presized copy) shows in time alone, where an unchanged count makes it a warning; "
+            "--instr-data DIR counts it there")
     if data:
         argv += ["--data", data]
     if targs.force:

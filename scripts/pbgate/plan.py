@@ -85,8 +85,8 @@ def case_seconds(doc):
 class BlockCosts:
     """What a block of some cases costs, from blocks that ran: add(doc, wall_seconds) for
     each, then seconds(cases). `start`: seconds one process costs before its first case
-    (None: unknown; then a block's overhead is the median of those seen, whatever its
-    size)."""
+    (None: unknown; then, until blocks of clearly different sizes ran, a block's overhead is
+    the median of those seen, whatever its size)."""
 
     def __init__(self, min_time=None, start=None):
         self.per_case = {}
@@ -119,7 +119,10 @@ class BlockCosts:
         if not self.overheads:
             return (self.start or 0.0), 0.0
         sizes = {n for n, _ in self.overheads}
-        if len(sizes) >= 2:  # least squares over blocks of different sizes
+        # Least squares over blocks of clearly different sizes (a screen of N cases and a
+        # stage of a few); N and N - 1 (a case that errored in one block) would make the
+        # slope the two processes' start-up difference.
+        if len(sizes) >= 2 and max(sizes) >= 2 * max(1, min(sizes)):
             xs = [n for n, _ in self.overheads]
             ys = [o for _, o in self.overheads]
             mx, my = statistics.fmean(xs), statistics.fmean(ys)
@@ -127,7 +130,7 @@ class BlockCosts:
             b = max(0.0, sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx)
             a = max(0.0, my - b * mx)
             return a, b
-        n = next(iter(sizes))
+        n = max(sizes)
         seen = statistics.median(o for _, o in self.overheads)
         if self.start is None or n <= 0:
             return seen, 0.0

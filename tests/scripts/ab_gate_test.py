@@ -344,6 +344,14 @@ class PlanTest(unittest.TestCase):
         a, b = c.overhead_model()
         self.assertAlmostEqual(b, 4.1 / 62)
         self.assertAlmostEqual(a, 0.9 - 2 * 4.1 / 62)
+        # Sizes 64 and 63 (a case errored in one block): no fit, whose slope would be the
+        # two processes' start-up difference; the start and the split as with one size.
+        c = self.p.BlockCosts(start=0.5)
+        c.add({"benchmarks": rows}, 64 * 0.05 + 5.0)
+        c.add({"benchmarks": rows[:63]}, 63 * 0.05 + 5.4)
+        a, b = c.overhead_model()
+        self.assertAlmostEqual(a, 0.5)
+        self.assertAlmostEqual(b, (5.2 - 0.5) / 64)
         # Without a start, one block size: the median overhead, whatever the block's size
         # (the old rule).
         c = self.p.BlockCosts()
@@ -468,14 +476,27 @@ class BothMetricsTest(unittest.TestCase):
             self.b.split_options(["b", "n", "--images"])
 
     def test_instruction_gate_keeps_its_own_data(self):
-        # --data is the time gate's: the instruction gate counts its synthetic set unless
-        # --instr-data names one.
-        class T:
-            base, new, filter, data, force, extra = "b", "n", "F", "/photos", False, []
-        argv = self.b.instr_argv(T, {})
-        self.assertNotIn("--data", argv)
-        argv = self.b.instr_argv(T, {"--instr-data": "/small"})
-        self.assertEqual(argv[argv.index("--data") + 1], "/small")
+        # --data is the time gate's: the instruction gate counts its synthetic set (made by
+        # the pipebench-data beside a build) unless --instr-data names one.
+        with tempfile.TemporaryDirectory() as tree:
+            for sub in ("bench/pipebench", "datasets/pipebench-data"):
+                os.makedirs(os.path.join(tree, os.path.dirname(sub)), exist_ok=True)
+                with open(os.path.join(tree, sub), "w") as f:
+                    f.write("#!/bin/sh\n")
+                os.chmod(os.path.join(tree, sub), 0o755)
+            built = os.path.join(tree, "bench", "pipebench")
+
+            class T:
+                base, new, filter, data, force, extra = built, built, "F", "/photos", False, []
+            argv = self.b.instr_argv(T, {})
+            self.assertNotIn("--data", argv)
+            argv = self.b.instr_argv(T, {"--instr-data": "/small"})
+            self.assertEqual(argv[argv.index("--data") + 1], "/small")
+
+        class Bare:  # no pipebench-data beside the builds: --data is all there is
+            base, new, filter, data, force, extra = "/x/b", "/x/n", "F", "/photos", False, []
+        argv = self.b.instr_argv(Bare, {})
+        self.assertEqual(argv[argv.index("--data") + 1], "/photos")
         t, i, _ = self.b.split_options(["b", "n", "--data", "/p", "--instr-data=/s"])
         self.assertEqual((t, i), (["b", "n", "--data", "/p"], {"--instr-data": "/s"}))
 
@@ -542,6 +563,9 @@ class ConfirmationTest(unittest.TestCase):
             ("d", [1.03, 1.03, 1.03]))}
         self.assertEqual(self.g.suspects_of(results, 2, 2), (["b", "d"], ["a"]))
         self.assertEqual(self.g.suspects_of(results, 2, 10), (["b", "d", "a"], []))
+        # With both metrics, the suspects whose time can decide come first: "b" and "d"'s
+        # counts decide them, so "a" takes the first slot.
+        self.assertEqual(self.g.suspects_of(results, 2, 2, {"b", "d"}), (["a", "b"], ["d"]))
 
     def test_the_confirmations_verdict_replaces_the_screens(self):
         screen = {"x": self.screened([1.04, 1.05, 1.06, 1.05]),   # screen: REGRESSION
