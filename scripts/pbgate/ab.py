@@ -68,7 +68,8 @@ itself, interleaved on the same machine, so that both see the same conditions:
      time can decide: the others while the budget pays); the cases short of the precision
      are measured again in the rounds their spread needs (plan.rounds_for_precision), those
      whose time can decide first, then the cheapest first, while
-     --time-budget (default 300 s for the whole comparison) pays for them; a case still
+     --time-budget (default 300 s for the whole comparison) pays for them, and a stage
+     stops before a pair of rounds that its rounds so far say would end past it; a case still
      short after its rounds gets more, planned from them (at most 3 passes and
      --max-rounds). Each is judged by rules 4-7 on its own rounds alone (fresh data, not
      selected for being high). Why: the screen tests some 60 cases at 95 % each on rounds
@@ -491,12 +492,19 @@ def run(args, work):
     args.screen_seconds = time.monotonic() - t_start
     args.suspects, args.unconfirmed = [], []
     if args.confirm:
+        settled = getattr(args, "time_settled", frozenset())
         args.suspects, args.unconfirmed = suspects_of(results, args.threshold, args.confirm_max,
-                                                      getattr(args, "time_settled", frozenset()))
+                                                      settled)
+        # Beyond the cap but decided by their counts: the budget's note names them, not
+        # the cap's.
+        args.capped_settled = [n for n in args.unconfirmed if n in settled]
+        args.unconfirmed = [n for n in args.unconfirmed if n not in settled]
     again, c_err, c_lost = measure_again(args, work, flags, results, costs, t_start)
     results = merge_confirmation(results, again, args.suspects)
     settled = getattr(args, "time_settled", set())
-    args.unconfirmed_budget = []
+    args.unconfirmed_budget = list(getattr(args, "capped_settled", []))
+    for name in args.unconfirmed_budget:
+        results[name]["stage"] = "screen (not measured again: its count decides it)"
     for name in args.suspects:
         if name in again or name in c_err:
             continue
@@ -596,8 +604,14 @@ def measure_again(args, work, flags, results, costs, t_start):
                 f"±{args.max_noise:g} %"]
         log(f"measured again in {k} round(s) of their own ({', '.join(why)}): "
             f"{', '.join(cases)}")
+        # The plan rests on a cost model (a block of few cases was measured up to 30 % dearer
+        # than planned: Google Benchmark's probing iterations at the longer min_time), so the
+        # stage also stops at the budget's end, after a whole pair of rounds, once the
+        # suspects it must confirm have their --confirm rounds.
         docs, orders = run_rounds(args, work, flags, filt, k, f"c{len(passes) + 1}-", costs,
-                                  min_time=args.confirm_min_time)
+                                  min_time=args.confirm_min_time,
+                                  deadline=t_start + args.time_budget,
+                                  least=args.confirm if must else gate_plan.MIN_ROUNDS)
         args.confirm_docs += docs
         passes.append(cases)
         for name in cases:
@@ -627,15 +641,18 @@ def judge_measured(args, measured):
 
 
 def run_rounds(args, work, flags, filt, rounds, prefix, costs=None, check_first=False,
-               min_time=None, first=0, of=None):
+               min_time=None, first=0, of=None, deadline=None, least=0):
     """`rounds` rounds of blocks of the cases `filt` selects, in the orders A B B A and
     B A A B by turns: ([(A1, B1, B2, A2)], [order]), each build's first and second block of
     the round whatever the order; `first` rounds of this stage already ran (the numbering
-    and the order go on from them), `of` the stage's rounds in all (for the log). Each
-    block's wall time goes into `costs`."""
+    and the order go on from them), `of` the stage's rounds in all (for the log). With a
+    `deadline` (time.monotonic()), once `least` rounds ran, no new pair of rounds starts
+    that the rounds so far say would end after it (said on stderr). Each block's wall time
+    goes into `costs`."""
     docs, orders = [], []
     n = 4 * first
     of = of or first + rounds
+    t_begin = time.monotonic()
     stage = "round" if prefix == "r" else "round measured again"
     for q in range(first, first + rounds):
         order = ORDERS[q % 2]
@@ -657,6 +674,12 @@ def run_rounds(args, work, flags, filt, rounds, prefix, costs=None, check_first=
                 check_contexts(got["A"][0], got["B"][0], args.force)
         docs.append((got["A"][0], got["B"][0], got["B"][1], got["A"][1]))
         orders.append(order)
+        ran = q + 1 - first
+        now = time.monotonic()
+        if (deadline is not None and ran < rounds and ran % 2 == 0 and ran >= least
+                and now + 2 * (now - t_begin) / ran > deadline):
+            log(f"{stage}: stopped after {ran} of {rounds} rounds: --time-budget is spent")
+            break
     return docs, orders
 
 
@@ -693,9 +716,9 @@ def report_measured_again(args, results):
     by_budget = getattr(args, "unconfirmed_budget", [])
     if by_budget:
         print(f"ab: note: {len(by_budget)} suspect(s) whose time cannot decide (their "
-              f"instruction count decides them) not measured again: --time-budget "
-              f"{args.time_budget:g} s did not pay for it; they keep the screen's verdict: "
-              f"{', '.join(by_budget)}")
+              f"instruction count decides them) not measured again (--time-budget "
+              f"{args.time_budget:g} s or --confirm-max {args.confirm_max} left no room): "
+              f"they keep the screen's verdict: {', '.join(by_budget)}")
     left_out = [n for n in getattr(args, "left_out", []) if n not in by_budget]
     if left_out:
         print(f"ab: note: {len(left_out)} case(s) short of ±{args.max_noise:g} % not measured "

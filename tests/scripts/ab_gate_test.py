@@ -581,19 +581,17 @@ class ConfirmationTest(unittest.TestCase):
         self.assertEqual(merged["y"]["stage"], "screen")
         self.assertNotIn("screen", merged["y"])
 
-    def test_run_confirms_caps_and_keeps_what_it_could_not_confirm(self):
-        # run() on a simulated machine: run_block returns a block's JSON from a table of
-        # per-case times, so the screen, the suspects and their confirmation are known.
-        # NEW is slower by 8 % in "slower", 5 % in "slow" and "flaky", 4 % in "capped"
-        # (four suspects at a 2 % threshold: medians above 1.015), 1 % in "b_drift" (not
-        # one: median and mean 1.01, not above 1 + 2 % / 2). "flaky" errors in the
-        # confirmation's BASE blocks (skipped there); "capped" is beyond --confirm-max 3.
-        # Both keep their screen verdict and are named as not measured again.
-        g = self.g
-        names = ["BM_T/slow", "BM_T/slower", "BM_T/b_drift", "BM_T/flaky", "BM_T/capped",
-                 "BM_T/same"]
-        factor = {"BM_T/slow": 1.05, "BM_T/slower": 1.08, "BM_T/b_drift": 1.01,
-                  "BM_T/flaky": 1.05, "BM_T/capped": 1.04, "BM_T/same": 1.0}
+    NAMES = ["BM_T/slow", "BM_T/slower", "BM_T/b_drift", "BM_T/flaky", "BM_T/capped",
+             "BM_T/same"]
+    FACTOR = {"BM_T/slow": 1.05, "BM_T/slower": 1.08, "BM_T/b_drift": 1.01,
+              "BM_T/flaky": 1.05, "BM_T/capped": 1.04, "BM_T/same": 1.0}
+
+    def simulate(self, argv, settled=None):
+        """run() on a simulated machine: run_block returns a block's JSON from a table of
+        per-case times (FACTOR: NEW's time over BASE's), so the screen, the suspects and
+        their confirmation are known. "flaky" errors in the confirmation's BASE blocks.
+        Returns (args, run()'s result, the blocks' (side, filter) in order)."""
+        g, names = self.g, self.NAMES
         calls = []
 
         def fake_block(binary, side, data, filt, min_time, extra, out_json, log_path, timeout):
@@ -606,33 +604,42 @@ class ConfirmationTest(unittest.TestCase):
                 if confirm and n == "BM_T/flaky" and side == "A":
                     rows.append({"name": n, "error_occurred": True, "error_message": "gone"})
                     continue
-                t = 100.0 * (factor[n] if side == "B" else 1.0)
+                t = 100.0 * (self.FACTOR[n] if side == "B" else 1.0)
                 rows.append({"name": n, "run_type": "iteration", "real_time": t,
                              "cpu_time": t, "time_unit": "us",
                              "key": {"name": n, "timed_by": "cpu_time"}})
             return {"context": {}, "benchmarks": rows}
 
-        saved = {k: getattr(g, k) for k in ("run_block", "list_cases", "check_binary",
-                                             "fixed_work_flags", "check_contexts")}
-        g.run_block = fake_block
         def fake_list(binary, data, filt, extra):
             if filt.startswith("^("):  # the confirmation's case_filter
                 return [n for n in names if re.fullmatch(filt[1:-1], n)]
             return [n for n in names if re.search(filt, n)]
 
-        g.list_cases = fake_list
+        saved = {k: getattr(g, k) for k in ("run_block", "list_cases", "check_binary",
+                                             "fixed_work_flags", "check_contexts")}
+        g.run_block, g.list_cases = fake_block, fake_list
         g.check_binary = lambda *a: None
         g.fixed_work_flags = lambda b: []
         g.check_contexts = lambda *a: None
         try:
-            # --blocks 3 runs 4 rounds: as many A B B A as B A A B.
-            args = g.parse_args(["base", "new", "--filter", "BM_T/", "--threshold", "2",
-                                 "--blocks", "3", "--confirm", "4", "--confirm-max", "3",
-                                 "--data", os.path.dirname(os.path.abspath(__file__))])
-            docs, results, errored, skipped, lost, _ = g.run(args, "/nonexistent")
+            args = g.parse_args(["base", "new", "--filter", "BM_T/", "--data",
+                                 os.path.dirname(os.path.abspath(__file__)), *argv])
+            if settled is not None:
+                args.time_settled = set(settled)
+            return args, g.run(args, "/nonexistent"), calls
         finally:
             for k, v in saved.items():
                 setattr(g, k, v)
+
+    def test_run_confirms_caps_and_keeps_what_it_could_not_confirm(self):
+        # NEW is slower by 8 % in "slower", 5 % in "slow" and "flaky", 4 % in "capped"
+        # (four suspects at a 2 % threshold: medians above 1.015), 1 % in "b_drift" (not
+        # one: median and mean 1.01, not above 1 + 2 % / 2). "flaky" errors in the
+        # confirmation's BASE blocks (skipped there); "capped" is beyond --confirm-max 3.
+        # Both keep their screen verdict and are named as not measured again.
+        # --blocks 3 runs 4 rounds: as many A B B A as B A A B.
+        args, (docs, results, errored, skipped, lost, _), calls = self.simulate(
+            ["--threshold", "2", "--blocks", "3", "--confirm", "4", "--confirm-max", "3"])
         # The cap: 4 suspects, 3 measured again, the highest median first (ties keep the
         # cases' order); "flaky" was skipped in its confirmation.
         self.assertEqual(args.suspects, ["BM_T/slower", "BM_T/slow", "BM_T/flaky"])
@@ -653,6 +660,48 @@ class ConfirmationTest(unittest.TestCase):
         self.assertEqual(results["BM_T/b_drift"]["verdict"], "ok")  # significant, +1 % < 2 %
         self.assertEqual(results["BM_T/same"]["stage"], "screen")
         self.assertEqual((errored, skipped, lost), ({}, {}, []))
+
+    def test_with_both_metrics_the_budget_goes_where_time_can_decide(self):
+        # "slow" and "slower" have unchanged counts (settled): the cap's 3 slots go to
+        # "flaky" and "capped", whose time can decide, and then to "slower"; "slow" is
+        # beyond the cap. With no budget, "slower" is not confirmed either: both keep their
+        # screen verdicts and are named as left to the budget, not as failed
+        # confirmations. The confirmation of "flaky" and "capped" runs its --confirm 4
+        # rounds whatever the budget, and no more.
+        args, (docs, results, errored, skipped, lost, _), calls = self.simulate(
+            ["--threshold", "2", "--blocks", "4", "--confirm", "4", "--confirm-max", "3",
+             "--time-budget", "0"], settled={"BM_T/slow", "BM_T/slower"})
+        self.assertEqual(args.suspects, ["BM_T/flaky", "BM_T/capped", "BM_T/slower"])
+        self.assertEqual(sorted(args.unconfirmed_budget), ["BM_T/slow", "BM_T/slower"])
+        self.assertEqual(args.unconfirmed, ["BM_T/flaky"])  # skipped in its confirmation
+        self.assertEqual(results["BM_T/capped"]["stage"], "confirmation")
+        self.assertEqual(results["BM_T/capped"]["blocks"], 4)
+        for name in ("BM_T/slow", "BM_T/slower"):
+            self.assertTrue(results[name]["stage"].startswith("screen (not measured again"),
+                            results[name]["stage"])
+        confirm = [f for _, f in calls if f.startswith("^(")]
+        self.assertEqual(len(confirm), 16)  # 4 rounds x 4 blocks, then the budget's end
+        self.assertTrue(all("slow" not in f for f in confirm), confirm)
+
+    def test_a_stage_stops_at_the_deadline_after_a_pair_of_rounds(self):
+        # A deadline already past: once `least` rounds ran, no new pair starts (nor one that
+        # would end after it).
+        g = self.g
+        seen = []
+        saved = g.run_block
+        g.run_block = lambda binary, side, *a: seen.append(side) or {
+            "context": {}, "benchmarks": [{"name": "BM_T/x", "run_type": "iteration",
+                                           "real_time": 1, "cpu_time": 1, "time_unit": "us"}]}
+
+        class A:
+            base, new, data, min_time, block_timeout, force = "b", "n", "d", "0.05", 9, False
+        try:
+            docs, orders = g.run_rounds(A, "/nonexistent", {"b": [], "n": []}, "x", 8, "c1-",
+                                        deadline=0.0, least=4)
+        finally:
+            g.run_block = saved
+        self.assertEqual(orders, ["ABBA", "BAAB", "ABBA", "BAAB"])
+        self.assertEqual(len(seen), 16)
 
     def test_case_filter_escapes_what_the_names_hold(self):
         f = self.g.case_filter(["BM_T/affine/translate:[0.1/0.1]/scale:[0.9/1.1]", "BM_T/n"])
