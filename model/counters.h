@@ -96,7 +96,7 @@ enum class CounterId : std::uint16_t {
   kBoundMs, kAuPct, kStallPct, kPredictionErrorPct, kDataDriftPct, kDataWorkDriftPct, kAloneSampleCpuMs,
   kLoopCpuDriftPct, kSyncMs, kSyncCpuMs, kSyncModelMs, kRegionMs, kRegionP99Ms,
   kPredStepP50Ms, kPredStepP95Ms, kPredStepP99Ms, kPredAuPct, kPredStallPct, kTailStallSharePct,
-  kPredStepDeepPrefetchMs, kPredStepOutOfOrderMs, kFixPredStepMs, kFixPredictionErrorPct, kFixHostMib, kFixCostRatio, kFixCostMatched,
+  kPredStepDeepPrefetchMs, kPredStepOutOfOrderMs, kFixPredStepMs, kFixPredictionErrorPct, kFixHostMib, kFixCostRatio, kFixCostMatched, kFixCostMeasuredPct, kFixProbedFiles,
   // kCallbacks
   kCallbackMs, kCallbackEvery, kCallbacksMs, kCallbacksPct, kCallbacksAsync,
   // kPaired

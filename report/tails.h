@@ -82,8 +82,9 @@ struct TailEffect {
   std::optional<double> step_p99_ms;     ///< measured p99 step, ms
   double today_step_ms = 0;              ///< today's case at the same workers
   std::optional<double> today_p99_ms;
-  /// A presized copy's price made before it ran (fix_pred_step_ms, fix_prediction_error_pct:
-  /// model/copy_fix_price.h); absent for decode:auto and where its inputs did not run.
+  /// The fix's price made before it ran (fix_pred_step_ms, fix_prediction_error_pct: a
+  /// presized copy's, model/copy_fix_price.h; decode:auto's, model/ratio_fix_price.h);
+  /// absent where its inputs did not run.
   std::optional<double> predicted_ms, error_pct;
 };
 

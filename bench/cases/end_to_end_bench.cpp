@@ -48,11 +48,13 @@
 #include "bench/run/counter_put.h"
 #include "device/cuda.h"
 #include "model/copy_fix_price.h"
+#include "model/ratio_fix_price.h"
 #include "model/catalogue.h"
 #include "bench/run/loader_util.h"
 #include "bench/run/machine.h"
 #include "bench/run/ranks.h"
 #include "bench/cases/dataset_costs.h"
+#include "bench/cases/fix_probe.h"
 #include "bench/cases/sample_costs.h"
 #include "bench/cases/tail_fixes.h"
 #include "pipeline/dist/dist.h"
@@ -98,6 +100,7 @@ class EndToEndCase {
         if (!copy) throw std::runtime_error(presized_->error());
         source = copy->dataset.get();
       }
+      probe_fix();  // one thread, before the loader's workers start
       loader_ = make_loader(ctx_, pipeline_, workers_, /*stage_timers=*/true, source,
                             fix_ ? fix_->change : LoaderChange{});
       source_ = source ? source : &ctx_.loader_source();  // names the costliest files
@@ -263,6 +266,7 @@ class EndToEndCase {
     if (extras_) report_callbacks();
     if (fix_) report_fix();
     if (presized_) report_copy_price();
+    if (!ratio_fix_label().empty()) report_ratio_price();
   }
 
   // Every rank's figures to rank 0 (collective), which writes the global and per-rank ones.
@@ -445,30 +449,85 @@ class EndToEndCase {
     put(state_, CounterId::kFixPredictionErrorPct, model::prediction_error_pct(predicted, bound_.step_ms));
   }
 
+  // Today's case at this case's workers: what a fix's case is priced from
+  // (BenchContext::fix_prices); nullptr when it did not run first or timed too few.
+  const BenchContext::FixPrices* today_prices() const {
+    const model::CaseKey* key = ctx_.key_of(case_name_);
+    if (!key) return nullptr;
+    model::CaseKey today = *key;
+    today.variant.clear();
+    today.variant_param.clear();
+    return ctx_.fix_prices(today.name());
+  }
+
+  // The loop as the step model takes it, for a fix's price.
+  model::LoopShape loop_shape() const {
+    model::LoopShape loop;
+    loop.compute_ms = compute_ms_;
+    loop.callbacks = model_callbacks();
+    return loop;
+  }
+
+  // A fix's price against the measured step.
+  void put_fix_price(double predicted_ms) {
+    put(state_, CounterId::kFixPredStepMs, predicted_ms);
+    put(state_, CounterId::kFixPredictionErrorPct, model::prediction_error_pct(predicted_ms, bound_.step_ms));
+  }
+
   // A presized copy's case: the step model's price of its step from today's case at the
   // same workers and the copy's paired case (model/copy_fix_price.h), both run before it,
   // against the measured step; nothing when either did not run or too few images match.
   void report_copy_price() {
-    const model::CaseKey* key = ctx_.key_of(case_name_);
-    if (!key) return;
-    model::CaseKey today = *key;
-    today.variant.clear();
-    today.variant_param.clear();
-    const auto prices = ctx_.fix_prices(today.name());
+    const auto prices = today_prices();
     if (!prices) return;
-    model::LoopShape loop;
-    loop.compute_ms = compute_ms_;
-    loop.callbacks = model_callbacks();
     // At the copy's loader-alone level (loop factor 1): today's factor on a heavy-tailed
     // set follows which large originals its loop window met (+12 % and +20 % in two short
     // default runs on the mix), not what the copy's loop will do (model/copy_fix_price.h).
     const auto price = model::price_copy_fix(prices->file_ms, presized_->paired_costs(), prices->scale, 1.0,
-                                             shape_of(), loop);
+                                             shape_of(), loop_shape());
     if (!price) return;
-    put(state_, CounterId::kFixPredStepMs, price->step.step_ms);
-    put(state_, CounterId::kFixPredictionErrorPct, model::prediction_error_pct(price->step.step_ms, bound_.step_ms));
+    put_fix_price(price->step.step_ms);
     put(state_, CounterId::kFixCostRatio, price->cost_ratio);
     put(state_, CounterId::kFixCostMatched, price->matched);
+  }
+
+  // A fix on the same dataset (decode:auto: a what-if candidate's pipeline, not a copy,
+  // not a loader change): its label, "decode:auto"; else "".
+  std::string ratio_fix_label() const {
+    if (presized_ || fix_) return "";
+    const model::CaseKey* key = ctx_.key_of(case_name_);
+    if (!key || key->variant.empty() || !key->callbacks.empty()) return "";
+    return key->variant + ":" + key->variant_param;
+  }
+
+  // Such a fix's case, before its loader starts: today's costliest timed files not yet
+  // measured, today's pipeline against the fix's (bench/cases/fix_probe.h), within
+  // kProbeBudgetShare of --budget; kept for this and the fix's cases at other workers.
+  void probe_fix() {
+    const std::string label = ratio_fix_label();
+    const auto prices = label.empty() ? nullptr : today_prices();
+    if (!prices) return;
+    const auto probed = probe_costliest(ctx_, *c_.pipeline, *pipeline_, prices->file_ms, ctx_.fix_image_costs(label),
+                                        kProbeBudgetShare * c_.budget_s);
+    ctx_.note_fix_image_costs(label, probed);
+    probed_ = static_cast<int>(probed.size());
+  }
+
+  // Its price (model/ratio_fix_price.h): today's cost of each timed file at the same
+  // workers times the fix's ratio on it, measured (the paired round, the probe) or
+  // predicted from its header, at the fix's loader-alone level (loop factor 1, as a copy's).
+  void report_ratio_price() {
+    const auto prices = today_prices();
+    if (!prices) return;
+    const auto price = model::price_ratio_fix(prices->file_ms, ctx_.fix_image_costs(ratio_fix_label()),
+                                              [&](size_t i) { return ctx_.file_header(i); }, prices->scale, 1.0,
+                                              shape_of(), loop_shape());
+    if (!price) return;
+    put_fix_price(price->step.step_ms);
+    put(state_, CounterId::kFixCostRatio, price->cost_ratio);
+    put(state_, CounterId::kFixCostMatched, price->measured);
+    put(state_, CounterId::kFixCostMeasuredPct, price->measured_cost_pct);
+    put(state_, CounterId::kFixProbedFiles, probed_);
   }
 
   // ms per step on the loop's thread: the work of a sync callback, the enqueue (and any
@@ -518,6 +577,7 @@ class EndToEndCase {
   benchmark::IterationCount done_ = 0;
   std::vector<int64_t> step_starts_;  // now_ns() at each step's start, then the loop's end
   int64_t items_ = 0;
+  int probed_ = 0;  // files this case's probe timed (probe_fix)
   Bound bound_;
 };
 

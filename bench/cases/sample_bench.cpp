@@ -31,7 +31,9 @@
 #include "bench/cases/what_if_candidates.h"
 #include "bench/run/image_round.h"
 #include "bench/cases/paired_fidelity.h"
+#include "bench/cases/paired_runner.h"
 #include "bench/run/presized_copy.h"
+#include "model/catalogue.h"
 #include "model/paired.h"
 #include "measure/stage_timers.h"
 #include "transforms/aligned_vector.h"
@@ -139,14 +141,6 @@ constexpr size_t kPairBlock = 16;
 // gave intervals of +-4 % of the sample for decode:auto, three rounds about +-2 %.
 constexpr double kPairedBudgetShare = 0.2;
 
-// One side of a paired case: a pipeline over a source, the source's index of each image of
-// the round (the same images on both sides, in the same order).
-struct PairedSide {
-  const Pipeline* pipeline = nullptr;
-  const SampleSource* source = nullptr;
-  std::vector<size_t> index;
-};
-
 // An image's class folder and file name ("n01440764/img_0001.png").
 std::string folder_file(const std::filesystem::path& p) { return (p.parent_path().filename() / p.filename()).string(); }
 
@@ -173,108 +167,6 @@ void match_copy(PairedSide& original_side, PairedSide& copy_side, const std::str
   original_side.index = std::move(kept);
 }
 
-// What a paired case measured: per block, A's and B's ms per sample and the block's place
-// in the round; in all, each side's thread CPU and B's images (two runs of each block).
-struct PairedTimes {
-  std::vector<double> a_ms, b_ms;
-  std::vector<int> position;
-  int64_t a_cpu_ns = 0, b_cpu_ns = 0, b_images = 0;
-  int rounds = 0;
-  // Per image (only when per_image: the presized copies' cases), by its place in the
-  // sides' block order: each side's thread CPU summed over its runs, ns, and the runs of
-  // each side (two per block visited: A1 A2, B1 B2); for the copies' step price
-  // (model/copy_fix_price.h). Sized by the runner.
-  bool per_image = false;
-  std::vector<int64_t> a_image_ns, b_image_ns;
-  std::vector<int> image_runs;
-};
-
-// The two sides of a paired case at work: each side's workspace and 64-byte aligned output,
-// the sides' scratch exchanged on request (PipelineWorkspace::swap_scratch).
-class PairedRunner {
- public:
-  PairedRunner(const PairedSide& a, const PairedSide& b, uint64_t seed)
-      : a_(a), b_(b), seed_(seed), wa_(*a.pipeline), wb_(*b.pipeline),
-        store_a_(a.pipeline->output_floats()), store_b_(b.pipeline->output_floats()),
-        out_a_(store_a_.data()), out_b_(store_b_.data()) {}
-
-  // One block of n images from `first`, A B B A (or B A A B when !a_first), the sides'
-  // memory exchanged or not as `swapped` asks; adds both sides' times to `t`.
-  void block(const std::vector<std::span<const uint8_t>>& bytes_a,
-             const std::vector<std::span<const uint8_t>>& bytes_b, size_t first, size_t n, int pos,
-             bool a_first, bool swapped, PairedTimes& t) {
-    if (swapped != swapped_) {
-      wa_.swap_scratch(wb_);
-      if (store_a_.size() == store_b_.size()) std::swap(out_a_, out_b_);  // the outputs too
-      swapped_ = swapped;
-    }
-    if (t.per_image && t.image_runs.size() < first + n) {
-      t.a_image_ns.resize(first + n);
-      t.b_image_ns.resize(first + n);
-      t.image_runs.resize(first + n);
-    }
-    const auto run_a = [&] { return run(a_, wa_, out_a_, bytes_a, first, n, t.per_image ? &t.a_image_ns : nullptr); };
-    const auto run_b = [&] { return run(b_, wb_, out_b_, bytes_b, first, n, t.per_image ? &t.b_image_ns : nullptr); };
-    int64_t a1 = 0, a2 = 0, b1 = 0, b2 = 0;
-    if (a_first) {
-      a1 = run_a();
-      b1 = run_b();
-      b2 = run_b();
-      a2 = run_a();
-    } else {
-      b1 = run_b();
-      a1 = run_a();
-      a2 = run_a();
-      b2 = run_b();
-    }
-    const double per = 2e6 * static_cast<double>(n);  // two runs of n samples, ns -> ms
-    t.a_ms.push_back(static_cast<double>(a1 + a2) / per);
-    t.b_ms.push_back(static_cast<double>(b1 + b2) / per);
-    t.position.push_back(pos);
-    t.a_cpu_ns += a1 + a2;
-    t.b_cpu_ns += b1 + b2;
-    t.b_images += 2 * static_cast<int64_t>(n);
-    if (t.per_image)
-      for (size_t k = 0; k < n; ++k) t.image_runs[first + k] += 2;
-  }
-
- private:
-  // The block's thread CPU, ns; with image_ns, each image's added to it (one clock read
-  // per image: a few hundred ns against a sample's 0.1-10 ms, the same on both sides).
-  int64_t run(const PairedSide& side, PipelineWorkspace& ws, float* out,
-              const std::vector<std::span<const uint8_t>>& bytes, size_t first, size_t n,
-              std::vector<int64_t>* image_ns) const {
-    const int64_t t0 = thread_cpu_ns();
-    int64_t before = t0;
-    for (size_t k = 0; k < n; ++k) {
-      Rng rng = Rng::for_sample(seed_, 0, a_.index[first + k]);  // the originals' indices key the draws
-      side.pipeline->run(bytes[k], side.source->name(side.index[first + k]), rng, ws, out);
-      benchmark::DoNotOptimize(out);
-      if (image_ns) {
-        const int64_t after = thread_cpu_ns();
-        (*image_ns)[first + k] += after - before;
-        before = after;
-      }
-    }
-    return image_ns ? before - t0 : thread_cpu_ns() - t0;
-  }
-
-  const PairedSide& a_;
-  const PairedSide& b_;
-  uint64_t seed_;
-  PipelineWorkspace wa_, wb_;
-  // Each side's output on a 64-byte boundary: the resampler writes whole aligned 64-byte
-  // runs with streaming stores (transforms/resize.h), so two buffers at different offsets
-  // from a cache line do different work. malloc gives 16 bytes; in a fresh process both
-  // large buffers come from mmap at the same offset, but after the run's earlier cases
-  // glibc serves them from the heap at any 16-byte offset (its mmap threshold grows as
-  // large blocks are freed): the A/A control read 0.3-0.8 % outside its interval in 4 of
-  // 5 default runs on photos-in, and held 0 in 19 of 20 runs of the case alone.
-  AlignedVector<float> store_a_, store_b_;
-  float* out_a_;
-  float* out_b_;
-  bool swapped_ = false;
-};
 
 // The paired case's counters (model/counters.h, family kPaired), and the candidate's own
 // figures, from B's thread CPU over its two runs of every block: its time per image and its
@@ -307,19 +199,6 @@ void put_paired_counters(benchmark::State& state, const PairedTimes& t, size_t r
     put(state, CounterId::kPairedRatioHi, e.ratio_hi);
   }
   put(state, CounterId::kPairedRatio, e.ratio);
-}
-
-// Each image the rounds visited, by the original's dataset index (side a in block order):
-// today's and the candidate's thread CPU per run, ms.
-std::vector<model::PairedImageCost> image_costs(const PairedTimes& t, const PairedSide& a) {
-  std::vector<model::PairedImageCost> images;
-  for (size_t j = 0; j < t.image_runs.size(); ++j) {
-    if (t.image_runs[j] == 0) continue;
-    const double runs = 1e6 * t.image_runs[j];  // each side's runs of it (two per block); ns -> ms
-    images.push_back({a.index[j], static_cast<double>(t.a_image_ns[j]) / runs,
-                      static_cast<double>(t.b_image_ns[j]) / runs});
-  }
-  return images;
 }
 
 // Whether the first round stops after `done` of its `blocks` blocks (a whole group): its
@@ -453,11 +332,16 @@ std::vector<size_t> good_round(BenchContext& ctx) {
   return round;
 }
 
+// `fix_label`: a fix that also runs end to end on the dataset (decode:auto): each round
+// image's costs are kept under it for that case's price (BenchContext::note_fix_image_costs);
+// empty for the others.
 void BM_SamplePaired(benchmark::State& state, BenchContext& ctx, const std::shared_ptr<const Pipeline>& today,
-                     const std::shared_ptr<const Pipeline>& candidate, bool fidelity) {
+                     const std::shared_ptr<const Pipeline>& candidate, bool fidelity, const std::string& fix_label) {
   const PairedSide a{today.get(), &ctx.disk(), good_round(ctx)};
   const PairedSide b{candidate.get(), &ctx.disk(), a.index};
-  paired_case(state, ctx, a, b, fidelity ? std::optional(FidelityMode::kSameDraws) : std::nullopt);
+  const auto costs = paired_case(state, ctx, a, b, fidelity ? std::optional(FidelityMode::kSameDraws) : std::nullopt,
+                                 {}, /*per_image=*/!fix_label.empty());
+  if (!fix_label.empty()) ctx.note_fix_image_costs(fix_label, costs);
 }
 
 void BM_Sample(benchmark::State& state, BenchContext& ctx,
@@ -530,11 +414,16 @@ void register_sample_benchmarks(BenchContext& ctx) {
   register_case(ctx, key(mine->name()), BM_Sample, mine)->Unit(benchmark::kMicrosecond);
   // The candidates, each paired with today's pipeline; and the A/A control: today against a
   // second instance of itself, measured exactly as a candidate is.
-  for (const auto& c : what_if_candidates(*mine))
-    register_case(ctx, key(mine->name(), c.kind, c.param), BM_SamplePaired, mine, c.pipeline, c.kind != "without")
+  for (const auto& c : what_if_candidates(*mine)) {
+    const model::CandidateKind* kind = model::find_candidate(c.kind);
+    const std::string fix_label = kind && kind->end_to_end ? c.kind + ":" + c.param : "";
+    register_case(ctx, key(mine->name(), c.kind, c.param), BM_SamplePaired, mine, c.pipeline, c.kind != "without",
+                  fix_label)
         ->Unit(benchmark::kMicrosecond);
+  }
   register_case(ctx, key(mine->name(), "control", "aa"), BM_SamplePaired, mine,
-                std::shared_ptr<const Pipeline>(Pipeline::build(mine->spec(), mine->decode_options())), true)
+                std::shared_ptr<const Pipeline>(Pipeline::build(mine->spec(), mine->decode_options())), true,
+                std::string())
       ->Unit(benchmark::kMicrosecond);
   // The spec's declared faster variants (variants: [{recipe: R, fixes: stage}]), each paired
   // with today's pipeline: BM_Sample/<pipeline>/variant:<R> (the report's "faster variant").
@@ -542,7 +431,7 @@ void register_sample_benchmarks(BenchContext& ctx) {
     const auto all = recipe_names();
     if (std::find(all.begin(), all.end(), v.recipe) == all.end()) continue;
     register_case(ctx, key(mine->name(), "variant", v.recipe), BM_SamplePaired, mine,
-                  build_recipe(v.recipe, ctx.config().size), true)
+                  build_recipe(v.recipe, ctx.config().size), true, std::string())
         ->Unit(benchmark::kMicrosecond);
   }
   // The case study (report: "Case study"), paired as a candidate is: the casestudy recipe
@@ -552,7 +441,8 @@ void register_sample_benchmarks(BenchContext& ctx) {
   if (std::find(names.begin(), names.end(), "casestudy") != names.end() &&
       std::find(names.begin(), names.end(), "casestudy_shifts") != names.end())
     register_case(ctx, key("casestudy", "pair", "casestudy_shifts"), BM_SamplePaired,
-                  build_recipe("casestudy", ctx.config().size), build_recipe("casestudy_shifts", ctx.config().size), true)
+                  build_recipe("casestudy", ctx.config().size), build_recipe("casestudy_shifts", ctx.config().size), true,
+                  std::string())
         ->Unit(benchmark::kMicrosecond);
   // Presizing rewrites an ImageFolder tree; shards (--data of tar files) have none.
   for (const auto& copy : ctx.presized_copies())

@@ -24,6 +24,7 @@
 #include "bench/run/system_series.h"
 #include "datasets/image_folder.h"
 #include "datasets/storage.h"
+#include "model/copy_fix_price.h"
 #include "model/cost_fit.h"
 #include "model/case_key.h"
 #include "measure/trace.h"
@@ -154,6 +155,18 @@ class BenchContext {
     return it == fix_prices_.end() ? nullptr : &it->second;
   }
 
+  /// The files a fix on the same dataset (decode:auto) was timed on, today's pipeline
+  /// against the fix's, one thread, by the fix's label ("decode:auto"): its paired case's
+  /// round, then the probe of today's costliest files (bench/cases/fix_probe.h); what its
+  /// end-to-end case is priced from (model/ratio_fix_price.h). Appended; empty for none.
+  void note_fix_image_costs(const std::string& label, const std::vector<model::PairedImageCost>& costs) {
+    auto& all = fix_image_costs_[label];
+    all.insert(all.end(), costs.begin(), costs.end());
+  }
+  const std::vector<model::PairedImageCost>& fix_image_costs(const std::string& label) {
+    return fix_image_costs_[label];
+  }
+
  private:
   CaseBudget budget_;
   BenchConfig config_;
@@ -177,6 +190,7 @@ class BenchContext {
   SystemSeries series_;
   std::unique_ptr<PerImageCosts> per_image_;
   std::map<std::string, FixPrices> fix_prices_;
+  std::map<std::string, std::vector<model::PairedImageCost>> fix_image_costs_;
   std::mutex headers_mu_;
   std::map<size_t, std::optional<model::FileHeader>> headers_;
 };

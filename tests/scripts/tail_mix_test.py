@@ -12,7 +12,8 @@ far shorter than a batch's loading, then pipebench-report --json on the run:
     it (fix_pred_step_ms: today's pred_step_deep_prefetch_ms / pred_step_out_of_order_ms)
     with its error, and the report prints them side by side in its Tails section;
   - the large-only copy (--presize-large) runs end to end too, priced before it runs from
-    each image's cost in its paired case (fix_pred_step_ms, fix_cost_ratio, fix_cost_matched).
+    each image's cost in its paired case (fix_pred_step_ms, fix_cost_ratio, fix_cost_matched);
+  - decode:auto end to end, priced file by file with today's costliest files probed.
 Timing figures are not asserted (a loaded machine moves them), only what holds on any."""
 import argparse
 import json
@@ -158,6 +159,35 @@ class TailMix(unittest.TestCase):
         self.assertAlmostEqual(check["predicted_step_ms"], row["fix_pred_step_ms"], places=9)
         self.assertRegex(self.text, r"Check \(the presized_large:\d+ fix ran for real, end to end at 1 "
                                     r"workers; priced before it ran from each image's cost")
+
+    def test_decode_auto_is_priced_file_by_file_with_the_costliest_probed(self):
+        # A round of 9 images spread over the 50 (bench/run/image_round.h), which holds
+        # class_000's original (the first file) and not class_001's: decode:auto's
+        # end-to-end case times today's costliest files beside it before its loader starts
+        # (bench/cases/fix_probe.h) and prices each timed file at its own ratio
+        # (model/ratio_fix_price.h): the originals, nearly all of the cost, are measured.
+        out = os.path.join(self.tmp, "decode_auto.json")
+        r = run(ARGS.pipebench, "--data=" + self.data, "--batch=8", "--workers=1", "--steps=24",
+                "--compute-ms=0.2", "--round=9", "--tail-fixes=off", "--presize=off", "--presize-large=off",
+                "--benchmark_filter=BM_EndToEnd/imagenet_train/(decode:auto/)?emulated/workers:1/iter|"
+                "BM_Sample/imagenet_train(/decode:auto)?$",
+                "--benchmark_out=" + out, "--benchmark_out_format=json")
+        self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
+        with open(out) as f:
+            rows = json.load(f)["benchmarks"]
+        row = next(b for b in rows if b["name"].startswith("BM_EndToEnd/imagenet_train/decode:auto/"))
+        self.assertGreater(row["fix_pred_step_ms"], 0)
+        self.assertAlmostEqual(row["fix_prediction_error_pct"],
+                               100 * (row["fix_pred_step_ms"] - row["step_ms"]) / row["step_ms"], places=6)
+        self.assertGreaterEqual(row["fix_probed_files"], 1)
+        self.assertEqual(row["fix_cost_matched"], 9 + row["fix_probed_files"])  # the round's and the probe's
+        self.assertGreater(row["fix_cost_measured_pct"], 50)
+        self.assertGreater(row["fix_cost_ratio"], 0)
+        r = run(ARGS.report, out, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        (check,) = [f for f in json.loads(r.stdout)["fix_checks"] if f["candidate"] == "decode:auto"]
+        self.assertTrue(check["priced_per_image"])
+        self.assertAlmostEqual(check["predicted_step_ms"], row["fix_pred_step_ms"], places=9)
 
     def test_auto_runs_the_fixes_on_the_mix_and_not_on_uniform_images(self):
         # --tail-fixes=auto (the default) decides before the run, from the files' sizes.
