@@ -85,6 +85,7 @@ constexpr std::array<CounterSpec, static_cast<std::size_t>(C::kCount_)> kCounter
     {C::kDataWorkDriftPct, "data_work_drift_pct", U::kPercent, F::kLoop, "the workers' CPU per sample in the loader-alone window after the loop against before: how much of data_drift_pct the samples' own work explains (other images, not a slower machine)", U::kPercent},
     {C::kAloneSampleCpuMs, "alone_sample_cpu_ms", U::kMs, F::kLoop, "the workers' CPU per sample in the loader-alone windows (data_ms's)", U::kUs},
     {C::kLoopCpuDriftPct, "loop_cpu_drift_pct", U::kPercent, F::kLoop, "the workers' CPU per sample in the loop against the loader-alone windows", U::kPercent},
+    {C::kLoopWorkDriftPct, "loop_work_drift_pct", U::kPercent, F::kLoop, "the files the loop met against the loader-alone windows' visits, each at its file's mean cost in those windows: how much of loop_cpu_drift_pct the samples' own work explains (a heavy-tailed dataset), not the machine; absent when under half of the loop's samples were timed alone", U::kPercent},
     {C::kSyncMs, "sync_ms", U::kMs, F::kLoop, "mpirun: the gradient synchronisation per step", U::kMs},
     {C::kSyncCpuMs, "sync_cpu_ms", U::kMs, F::kLoop, "mpirun: the synchronisation's CPU on the loop's thread, per step", U::kMs},
     {C::kSyncModelMs, "sync_model_ms", U::kMs, F::kLoop, "--sync=emulated: the modelled collective per step", U::kMs},

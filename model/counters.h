@@ -94,7 +94,7 @@ enum class CounterId : std::uint16_t {
   // kLoop
   kBatchSize, kImagesPerBatch, kComputeMs, kComputeGflop, kStepMs, kStepMsCi, kStepMsBlocks, kStepP99Ms,
   kBoundMs, kAuPct, kStallPct, kPredictionErrorPct, kDataDriftPct, kDataWorkDriftPct, kAloneSampleCpuMs,
-  kLoopCpuDriftPct, kSyncMs, kSyncCpuMs, kSyncModelMs, kRegionMs, kRegionP99Ms,
+  kLoopCpuDriftPct, kLoopWorkDriftPct, kSyncMs, kSyncCpuMs, kSyncModelMs, kRegionMs, kRegionP99Ms,
   kPredStepP50Ms, kPredStepP95Ms, kPredStepP99Ms, kPredAuPct, kPredStallPct, kTailStallSharePct,
   kPredStepDeepPrefetchMs, kPredStepOutOfOrderMs, kFixPredStepMs, kFixPredictionErrorPct, kFixHostMib, kFixCostRatio, kFixCostMatched, kFixCostMeasuredPct, kFixProbedFiles,
   // kCallbacks

@@ -96,7 +96,7 @@ std::vector<TailEffect> pixel_fix_effects(const BenchRun& run, const std::vector
     if (!step || !(*step > 0) || p == points.end() || !(p->step_ms > 0)) continue;
     out.push_back({c->key.variant_label(), c->key.workers, c->key.name(), *step, c->get(CounterId::kStepP99Ms),
                    p->step_ms, p->step_p99_ms, c->get(CounterId::kFixPredStepMs),
-                   c->get(CounterId::kFixPredictionErrorPct)});
+                   c->get(CounterId::kFixPredictionErrorPct), c->get(CounterId::kFixCostMeasuredPct)});
   }
   std::stable_sort(out.begin(), out.end(), [&](const TailEffect& a, const TailEffect& b) {
     return a.workers != b.workers ? a.workers < b.workers : rank(a.label.substr(0, a.label.find(':'))) < rank(b.label.substr(0, b.label.find(':')));
@@ -114,7 +114,11 @@ void append_pixel_fix_effects(std::string& out, const std::vector<TailEffect>& e
       appendf(out, ", p99 %.2f ms against %.2f ms (%+.1f %%)", *e.step_p99_ms, *e.today_p99_ms,
               100 * (*e.step_p99_ms / *e.today_p99_ms - 1));
     appendf(out, " (measured, one run each: a difference within the steps' own spread is noise)");
-    if (e.predicted_ms && e.error_pct)
+    if (e.predicted_ms && e.error_pct && e.measured_cost_pct)  // decode:auto (model/ratio_fix_price.h)
+      appendf(out, "; the step model priced it at %.2f ms before it ran, from each file's cost at the fix's ratio "
+                   "on it, measured on the files holding %.0f %% of the cost, the others' from their headers "
+                   "(%+.1f %% off the measured)", *e.predicted_ms, *e.measured_cost_pct, *e.error_pct);
+    else if (e.predicted_ms && e.error_pct)
       appendf(out, "; the step model priced it at %.2f ms before it ran, from each image's cost in its paired case "
                    "(%+.1f %% off the measured)", *e.predicted_ms, *e.error_pct);
     appendf(out, ".\n");
@@ -311,7 +315,8 @@ nlohmann::json tails_json(const Tails& t) {
     j["pixel_fixes"].push_back({{"label", e.label}, {"workers", e.workers}, {"case", e.case_name},
                                 {"step_ms", e.step_ms}, {"step_p99_ms", opt(e.step_p99_ms)},
                                 {"today_step_ms", e.today_step_ms}, {"today_step_p99_ms", opt(e.today_p99_ms)},
-                                {"predicted_step_ms", opt(e.predicted_ms)}, {"prediction_error_pct", opt(e.error_pct)}});
+                                {"predicted_step_ms", opt(e.predicted_ms)}, {"prediction_error_pct", opt(e.error_pct)},
+                                {"measured_cost_pct", opt(e.measured_cost_pct)}});
   return j;
 }
 

@@ -86,6 +86,8 @@ struct TailEffect {
   /// presized copy's, model/copy_fix_price.h; decode:auto's, model/ratio_fix_price.h);
   /// absent where its inputs did not run.
   std::optional<double> predicted_ms, error_pct;
+  /// decode:auto's: today's cost of the files whose ratio was measured, % (fix_cost_measured_pct).
+  std::optional<double> measured_cost_pct;
 };
 
 struct Tails {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <optional>
 #include <utility>
 
 namespace pipebench::report {
@@ -148,10 +149,12 @@ void loader_drift(const BenchRun& run, Trust& t) {
     // (the window after held costlier images: data_work_drift_pct, their CPU per sample) is
     // the dataset, which the step model sees through the cost distribution; only the rest
     // (the same work slower) is the machine.
-    const auto work = run.value(name, CounterId::kDataWorkDriftPct);
-    const auto unexplained = [&](double drift) {
+    // A drift, %, net of the part `work` (%, where measured) explains.
+    const auto net_of = [](double drift, std::optional<double> work) {
       return work && *work > -100 ? 100.0 * ((1 + drift / 100) / (1 + *work / 100) - 1) : drift;
     };
+    const auto work = run.value(name, CounterId::kDataWorkDriftPct);
+    const auto unexplained = [&](double drift) { return net_of(drift, work); };
     if (const auto drift = run.value(name, CounterId::kDataDriftPct); drift && matters(unexplained(*drift))) {
       const double d = unexplained(*drift);
       std::snprintf(buf, sizeof buf,
@@ -163,17 +166,22 @@ void loader_drift(const BenchRun& run, Trust& t) {
                     work ? " for the same work per sample (its samples' own CPU accounted for)" : "");
       t.warnings.push_back({TrustWarning::Kind::kDrift, c, buf, d});
     }
-    if (const auto drift = run.value(name, CounterId::kLoopCpuDriftPct); drift && matters(*drift)) {
+    // The same for the loop against the windows alone: the files the loop met, at their own
+    // cost alone (loop_work_drift_pct), explain that part of the change.
+    const auto loop_work = run.value(name, CounterId::kLoopWorkDriftPct);
+    if (const auto raw = run.value(name, CounterId::kLoopCpuDriftPct); raw && matters(net_of(*raw, loop_work))) {
+      const double drift = net_of(*raw, loop_work);
       std::snprintf(buf, sizeof buf,
                     "%s: its workers spent %.1f %% %s CPU per sample in the loop than with the "
-                    "loader alone, so its data_ms (the loader alone's) is not the loop's; the "
+                    "loader alone%s, so its data_ms (the loader alone's) is not the loop's; the "
                     "step model predicts from the loop's figure. %s",
-                    c.c_str(), std::abs(*drift), *drift > 0 ? "more" : "less",
-                    *drift > 0 ? "Workers that idle between batches (a full prefetch queue) "
-                                 "resume on colder caches; a busier machine during the loop "
-                                 "does the same (see the busy-machine check)."
-                               : "The machine was faster during the loop.");
-      t.warnings.push_back({TrustWarning::Kind::kLoopCpu, c, buf, *drift});
+                    c.c_str(), std::abs(drift), drift > 0 ? "more" : "less",
+                    loop_work ? " for the same files (the files it met at their own cost alone accounted for)" : "",
+                    drift > 0 ? "Workers that idle between batches (a full prefetch queue) "
+                                "resume on colder caches; a busier machine during the loop "
+                                "does the same (see the busy-machine check)."
+                              : "The machine was faster during the loop.");
+      t.warnings.push_back({TrustWarning::Kind::kLoopCpu, c, buf, drift});
     }
   }
 }

@@ -125,6 +125,24 @@ TEST(TrustSystemMetrics, LoopCpuDriftWhenTheWorkersGotSlowerInTheLoop) {
   EXPECT_STREQ(kind_name(TrustWarning::Kind::kLoopCpu), "loop_cpu_drift");
 }
 
+TEST(TrustSystemMetrics, TheFilesTheLoopMetExplainItsCpuDrift) {
+  // The mix at 1 worker (a default run): the loop's window met cheaper files than the windows
+  // alone (-11.9 % at their own cost alone) and spent 13.8 % less CPU per sample: -2.1 % for
+  // the same files, no warning. The same files 20 % slower in the loop: a warning, net.
+  const auto trust = [&](double drift, double work) {
+    const BenchRun r = run_with({{kE1, {{"data_ms", 113}, {"compute_ms", 25}, {"loop_cpu_drift_pct", drift},
+                                        {"loop_work_drift_pct", work}}}});
+    return check_trust(r, SweepCases{{}, {{1, kE1}}}, 64, 2.0, std::nullopt);
+  };
+  EXPECT_FALSE(has(trust(-13.8, -11.9), TrustWarning::Kind::kLoopCpu));
+  const Trust slower = trust(8.0, -10.0);  // (1.08 / 0.90 - 1) = 20.0 % more for the same files
+  ASSERT_TRUE(has(slower, TrustWarning::Kind::kLoopCpu));
+  EXPECT_NE(slower.warnings.back().text.find("20.0 % more CPU per sample in the loop than with the loader alone "
+                                             "for the same files"),
+            std::string::npos)
+      << slower.warnings.back().text;
+}
+
 // --- the Trust section: one line per cause ---------------------------------------------------
 
 const std::string kE4 = "BM_EndToEnd/p/emulated/workers:4";

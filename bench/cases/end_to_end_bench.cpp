@@ -130,6 +130,7 @@ class EndToEndCase {
     dist::barrier();
     delay_.restart();
     window_ = std::make_unique<LoaderWindow>(*loader_, system_sampling(ctx_));
+    loader_->record_sample_costs(true);  // which files the loop met (loop_work_drift)
     std::string error;
     step_starts_.reserve(static_cast<size_t>(state_.max_iterations) + 1);
     for (auto _ : state_) {
@@ -164,6 +165,8 @@ class EndToEndCase {
     step_->synchronize();
     step_starts_.push_back(now_ns());  // the end of the last step
     window_->finish(*loader_);
+    loader_->record_sample_costs(false);
+    loop_costs_ = loader_->take_sample_costs();
     // A failure without per-step agreement (one rank, or --sync=none) is agreed on here.
     if (!synced_) {
       const dist::Agreement a = dist::agree(error.empty(), error);
@@ -262,6 +265,7 @@ class EndToEndCase {
     if (const auto factor = loop_cost_factor()) {
       loop_cpu_drift_pct_ = 100.0 * (*factor - 1.0);
       put(state_, CounterId::kLoopCpuDriftPct, loop_cpu_drift_pct_);
+      if (const auto work = loop_work_drift_pct()) put(state_, CounterId::kLoopWorkDriftPct, *work);
     }
     if (extras_) report_callbacks();
     if (fix_) report_fix();
@@ -419,6 +423,32 @@ class EndToEndCase {
     return loop_cpu_ms / alone_cpu_ms_;
   }
 
+  // How much costlier the files the loop met were than the loader-alone windows' visits, %,
+  // each loop sample at its file's mean cost in those windows (heterogeneity, not the
+  // machine: on the mix a loop window that met fewer large originals read 9-15 % less CPU per
+  // sample); nullopt when under half of the loop's samples were timed alone (a large dataset).
+  std::optional<double> loop_work_drift_pct() const {
+    if (costs_.empty() || loop_costs_.empty()) return std::nullopt;
+    std::map<int64_t, std::pair<double, int>> by_file;  // index -> (ns summed, visits)
+    double alone_ns = 0;
+    for (const auto& s : costs_) {
+      by_file[s.index].first += static_cast<double>(s.ns);
+      ++by_file[s.index].second;
+      alone_ns += static_cast<double>(s.ns);
+    }
+    double loop_ns = 0;
+    size_t matched = 0;
+    for (const auto& s : loop_costs_) {
+      const auto it = by_file.find(s.index);
+      if (it == by_file.end()) continue;
+      loop_ns += it->second.first / it->second.second;
+      ++matched;
+    }
+    if (2 * matched < loop_costs_.size() || !(alone_ns > 0)) return std::nullopt;
+    const double alone_mean = alone_ns / static_cast<double>(costs_.size());
+    return 100.0 * (loop_ns / static_cast<double>(matched) / alone_mean - 1.0);
+  }
+
   // The callbacks as the step model takes them, from what this run recorded (callback:<label>_ms
   // per step x every = per run, callback:<label>_every): a sync one's work and an async
   // one's hand-off are time on the loop's thread; metric's time there is its wait for the
@@ -574,6 +604,7 @@ class EndToEndCase {
   const SampleSource* source_ = nullptr;
   std::filesystem::path source_root_;  // the costliest files are named under it
   std::vector<Loader::SampleCost> costs_;  // the loader-alone windows' per-sample costs
+  std::vector<Loader::SampleCost> loop_costs_;  // the loop window's (their files: loop_work_drift_pct)
   benchmark::IterationCount done_ = 0;
   std::vector<int64_t> step_starts_;  // now_ns() at each step's start, then the loop's end
   int64_t items_ = 0;

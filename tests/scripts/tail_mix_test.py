@@ -185,9 +185,18 @@ class TailMix(unittest.TestCase):
         self.assertGreater(row["fix_cost_ratio"], 0)
         r = run(ARGS.report, out, "--json")
         self.assertEqual(r.returncode, 0, r.stderr)
-        (check,) = [f for f in json.loads(r.stdout)["fix_checks"] if f["candidate"] == "decode:auto"]
+        report = json.loads(r.stdout)
+        (effect,) = [e for e in report["tails"]["pixel_fixes"] if e["label"] == "decode:auto"]
+        self.assertEqual(effect["predicted_step_ms"], row["fix_pred_step_ms"])
+        self.assertEqual(effect["measured_cost_pct"], row["fix_cost_measured_pct"])
+        (check,) = [f for f in report["fix_checks"] if f["candidate"] == "decode:auto"]
         self.assertTrue(check["priced_per_image"])
         self.assertAlmostEqual(check["predicted_step_ms"], row["fix_pred_step_ms"], places=9)
+        r = run(ARGS.report, out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"decode:auto at 1 worker, run end to end: .*the step model priced it at [0-9.]+ ms "
+                                   r"before it ran, from each file's cost at the fix's ratio on it, measured on the "
+                                   r"files holding \d+ % of the cost")
 
     def test_auto_runs_the_fixes_on_the_mix_and_not_on_uniform_images(self):
         # --tail-fixes=auto (the default) decides before the run, from the files' sizes.
