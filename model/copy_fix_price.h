@@ -42,6 +42,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "model/step_model.h"
@@ -64,6 +65,13 @@ struct CopyFixPrice {
   int matched = 0;        ///< images timed by both
   int images = 0;         ///< costs simulated (the paired images)
 };
+
+/// The median of `v` (the mean of the two middle values for an even count). Throws
+/// std::invalid_argument for an empty `v`.
+double median(std::vector<double> v);
+
+/// Throws std::invalid_argument "<what>, got <v>" unless `ok` (the fix prices' input checks).
+void require_arg(bool ok, const std::string& what, double v);
 
 /// nullopt with fewer than kMinMatchedImages images matched (an image with a_ms 0 does not count).
 std::optional<CopyFixPrice> price_copy_fix(const std::map<std::size_t, double>& today_visit_ms,

@@ -2,23 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
-#include <string>
 
 namespace pipebench::model {
 namespace {
-
-void require(bool ok, const std::string& what, double v) {
-  if (!ok) throw std::invalid_argument(what + ", got " + std::to_string(v));
-}
-
-double median(std::vector<double> v) {
-  const std::size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  const double upper = v[mid];
-  if (v.size() % 2 == 1) return upper;
-  return (upper + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid))) / 2;
-}
 
 // The median ratio of the kRatioNeighbours files among `pool` nearest to `mp` in log
 // megapixels (all of them when fewer).
@@ -56,16 +42,16 @@ std::optional<RatioFixPrice> price_ratio_fix(const std::map<std::size_t, double>
                                              const std::vector<PairedImageCost>& measured, const HeaderLookup& header,
                                              double scale, double loop_cost_factor, const LoaderShape& loader,
                                              const LoopShape& loop) {
-  require(std::isfinite(scale) && scale > 0, "scale must be a finite number > 0", scale);
-  require(std::isfinite(loop_cost_factor) && loop_cost_factor > 0, "loop_cost_factor must be a finite number > 0",
+  require_arg(std::isfinite(scale) && scale > 0, "scale must be a finite number > 0", scale);
+  require_arg(std::isfinite(loop_cost_factor) && loop_cost_factor > 0, "loop_cost_factor must be a finite number > 0",
           loop_cost_factor);
   for (const auto& [index, ms] : today_visit_ms)
-    require(std::isfinite(ms) && ms >= 0, "a visit cost must be a finite ms >= 0", ms);
+    require_arg(std::isfinite(ms) && ms >= 0, "a visit cost must be a finite ms >= 0", ms);
   // Each file's runs summed over the sources that timed it (the round and the probe).
   std::map<std::size_t, std::pair<double, double>> sums;
   for (const PairedImageCost& p : measured) {
-    require(std::isfinite(p.a_ms) && p.a_ms >= 0, "a measured a_ms must be a finite ms >= 0", p.a_ms);
-    require(std::isfinite(p.b_ms) && p.b_ms >= 0, "a measured b_ms must be a finite ms >= 0", p.b_ms);
+    require_arg(std::isfinite(p.a_ms) && p.a_ms >= 0, "a measured a_ms must be a finite ms >= 0", p.a_ms);
+    require_arg(std::isfinite(p.b_ms) && p.b_ms >= 0, "a measured b_ms must be a finite ms >= 0", p.b_ms);
     if (!(p.a_ms > 0)) continue;
     sums[p.index].first += p.a_ms;
     sums[p.index].second += p.b_ms;

@@ -57,11 +57,13 @@ struct RatioFixPrice {
 };
 
 /// The ratio of one file from the measured ones (above); nullopt when none is measured.
-/// `measured` maps dataset index -> (its header, b_ms / a_ms).
+/// `measured`: each measured file's header (nullopt where unread) and its b_ms / a_ms.
 std::optional<double> predicted_ratio(const std::optional<FileHeader>& header,
                                       const std::vector<std::pair<std::optional<FileHeader>, double>>& measured);
 
 /// nullopt with fewer than kMinMatchedImages measured files (a_ms > 0) or no timed file.
+/// The measured files need not be among today's timed ones: those that are not are the
+/// neighbours the others' ratios are read from (RatioFixPrice::measured counts the timed).
 std::optional<RatioFixPrice> price_ratio_fix(const std::map<std::size_t, double>& today_visit_ms,
                                              const std::vector<PairedImageCost>& measured, const HeaderLookup& header,
                                              double scale, double loop_cost_factor, const LoaderShape& loader,

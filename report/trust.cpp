@@ -144,7 +144,7 @@ void loader_drift(const BenchRun& run, Trust& t) {
              !(data && compute && *data * (1 + std::abs(drift) / 100) < *compute);
     };
     const std::string c = name;
-    char buf[600];
+    char buf[1024];
     // Heterogeneity is not drift: the part of the change that the samples' own work explains
     // (the window after held costlier images: data_work_drift_pct, their CPU per sample) is
     // the dataset, which the step model sees through the cost distribution; only the rest

@@ -19,20 +19,22 @@ namespace {
 FileHeader header(double mp, const std::string& klass) { return {mp, klass}; }
 
 TEST(RatioFixPrice, AnUnmeasuredFileTakesItsClassNeighboursRatio) {
-  // Measured: small baseline files save half; large progressive ones save 10 %; one large
-  // baseline file saves 80 %.
+  // Measured: small baseline files save half; large progressive ones save 10 %; large
+  // baseline ones save 80 %.
   std::vector<std::pair<std::optional<FileHeader>, double>> m;
   for (int i = 0; i < 6; ++i) m.emplace_back(header(0.2 + 0.01 * i, "jpeg/baseline/4:2:0"), 0.5);
   for (int i = 0; i < 3; ++i) m.emplace_back(header(15.0 + i, "jpeg/progressive/4:2:0"), 0.9);
-  m.emplace_back(header(12.0, "jpeg/baseline/4:2:0"), 0.2);
-  // A 16 MP progressive file: its own class's three, not the nearer-in-size baseline one.
+  for (int i = 0; i < 3; ++i) m.emplace_back(header(11.0 + i, "jpeg/baseline/4:2:0"), 0.2);
+  // A 16 MP progressive file: its own class's three, not the nearer-in-size baseline ones.
   EXPECT_DOUBLE_EQ(*predicted_ratio(header(16.0, "jpeg/progressive/4:2:0"), m), 0.9);
-  // A 10 MP baseline file: its five nearest baseline files (12 MP, then the small ones).
-  EXPECT_DOUBLE_EQ(*predicted_ratio(header(10.0, "jpeg/baseline/4:2:0"), m), 0.5);
-  // A class nobody measured (PNG): the nearest in size among all, here the progressive ones
-  // and the 12 MP baseline one: ratios 0.9, 0.9, 0.9, 0.2, 0.5 -> 0.9.
+  // A 12 MP baseline file: its five nearest baseline files, the three large ones (0.2) and
+  // two small ones (0.5) -> 0.2, where the class's median would read 0.5.
+  EXPECT_DOUBLE_EQ(*predicted_ratio(header(12.0, "jpeg/baseline/4:2:0"), m), 0.2);
+  EXPECT_DOUBLE_EQ(*predicted_ratio(header(0.3, "jpeg/baseline/4:2:0"), m), 0.5);
+  // A class nobody measured (PNG): the nearest in size among all: 15 (0.9), 13 (0.2), 16
+  // (0.9), 12 (0.2), 17 (0.9) MP -> 0.9.
   EXPECT_DOUBLE_EQ(*predicted_ratio(header(14.0, "png"), m), 0.9);
-  // No header: the median of every measured ratio (six 0.5, three 0.9, one 0.2).
+  // No header: the median of every measured ratio (three 0.2, six 0.5, three 0.9).
   EXPECT_DOUBLE_EQ(*predicted_ratio(std::nullopt, m), 0.5);
   EXPECT_FALSE(predicted_ratio(header(1.0, "png"), {}).has_value());
 }

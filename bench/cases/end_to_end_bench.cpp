@@ -164,8 +164,8 @@ class EndToEndCase {
     }
     step_->synchronize();
     step_starts_.push_back(now_ns());  // the end of the last step
-    window_->finish(*loader_);
     loader_->record_sample_costs(false);
+    window_->finish(*loader_);
     loop_costs_ = loader_->take_sample_costs();
     // A failure without per-step agreement (one rank, or --sync=none) is agreed on here.
     if (!synced_) {
@@ -269,8 +269,12 @@ class EndToEndCase {
     }
     if (extras_) report_callbacks();
     if (fix_) report_fix();
-    if (presized_) report_copy_price();
-    if (!ratio_fix_label().empty()) report_ratio_price();
+    try {
+      if (presized_) report_copy_price();
+      if (!ratio_fix_label().empty()) report_ratio_price();
+    } catch (const std::invalid_argument& e) {  // a price's input checks (a cost not finite)
+      ctx_.fail_case(state_, std::string("the fix's price: ") + e.what());
+    }
   }
 
   // Every rank's figures to rank 0 (collective), which writes the global and per-rank ones.
@@ -427,6 +431,8 @@ class EndToEndCase {
   // each loop sample at its file's mean cost in those windows (heterogeneity, not the
   // machine: on the mix a loop window that met fewer large originals read 9-15 % less CPU per
   // sample); nullopt when under half of the loop's samples were timed alone (a large dataset).
+  // The costs are the windows' wall time per sample (Loader::SampleCost), used here only to
+  // weigh the files against each other: a ratio, set against loop_cpu_drift_pct's CPU.
   std::optional<double> loop_work_drift_pct() const {
     if (costs_.empty() || loop_costs_.empty()) return std::nullopt;
     std::map<int64_t, std::pair<double, int>> by_file;  // index -> (ns summed, visits)
@@ -521,25 +527,28 @@ class EndToEndCase {
     put(state_, CounterId::kFixCostMatched, price->matched);
   }
 
-  // A fix on the same dataset (decode:auto: a what-if candidate's pipeline, not a copy,
-  // not a loader change): its label, "decode:auto"; else "".
+  // A fix on the same dataset (decode:auto: a what-if candidate that runs end to end with
+  // its own pipeline, not a copy, not a loader change): its label, "decode:auto"; else "".
   std::string ratio_fix_label() const {
     if (presized_ || fix_) return "";
     const model::CaseKey* key = ctx_.key_of(case_name_);
     if (!key || key->variant.empty() || !key->callbacks.empty()) return "";
-    return key->variant + ":" + key->variant_param;
+    const model::CandidateKind* kind = model::find_candidate(key->variant);
+    return kind && kind->end_to_end ? key->variant_label() : "";
   }
 
   // Such a fix's case, before its loader starts: today's costliest timed files not yet
   // measured, today's pipeline against the fix's (bench/cases/fix_probe.h), within
-  // kProbeBudgetShare of --budget; kept for this and the fix's cases at other workers.
+  // kProbeBudgetShare of --budget; kept for this and the fix's cases at other workers. Not
+  // under mpirun: every rank's probe at once would slow the others' (the price then rests
+  // on the paired round and the headers).
   void probe_fix() {
     const std::string label = ratio_fix_label();
-    const auto prices = label.empty() ? nullptr : today_prices();
+    const auto prices = label.empty() || dist::world_size() > 1 ? nullptr : today_prices();
     if (!prices) return;
     const auto probed = probe_costliest(ctx_, *c_.pipeline, *pipeline_, prices->file_ms, ctx_.fix_image_costs(label),
                                         kProbeBudgetShare * c_.budget_s);
-    ctx_.note_fix_image_costs(label, probed);
+    ctx_.note_fix_probe_costs(label, probed);
     probed_ = static_cast<int>(probed.size());
   }
 
@@ -547,6 +556,7 @@ class EndToEndCase {
   // workers times the fix's ratio on it, measured (the paired round, the probe) or
   // predicted from its header, at the fix's loader-alone level (loop factor 1, as a copy's).
   void report_ratio_price() {
+    put(state_, CounterId::kFixProbedFiles, probed_);
     const auto prices = today_prices();
     if (!prices) return;
     const auto price = model::price_ratio_fix(prices->file_ms, ctx_.fix_image_costs(ratio_fix_label()),
@@ -557,7 +567,6 @@ class EndToEndCase {
     put(state_, CounterId::kFixCostRatio, price->cost_ratio);
     put(state_, CounterId::kFixCostMatched, price->measured);
     put(state_, CounterId::kFixCostMeasuredPct, price->measured_cost_pct);
-    put(state_, CounterId::kFixProbedFiles, probed_);
   }
 
   // ms per step on the loop's thread: the work of a sync callback, the enqueue (and any

@@ -39,13 +39,15 @@ std::vector<model::PairedImageCost> probe_costliest(BenchContext& ctx, const Pip
   std::vector<std::span<const uint8_t>> bytes(1);
   const int64_t budget_ns = static_cast<int64_t>(budget_s * 1e9);
   const int64_t start = thread_cpu_ns();
+  int probed = 0;  // A B B A and B A A B alternate over the files probed
   for (size_t k = 0; k < order.size(); ++k) {
     const int64_t left = budget_ns - (thread_cpu_ns() - start);
     if (left <= 0) break;
     if (estimate_ms[k] * 1e6 > static_cast<double>(left)) continue;  // a cheaper one may fit
     try {
       bytes[0] = ctx.disk().bytes(order[k], buf);
-      runner.block(bytes, bytes, k, 1, static_cast<int>(k), /*a_first=*/k % 2 == 0, /*swapped=*/false, t);
+      runner.block(bytes, bytes, k, 1, static_cast<int>(k), /*a_first=*/probed % 2 == 0, /*swapped=*/false, t);
+      ++probed;
     } catch (const std::exception&) {  // a file that does not decode: left out
     }
   }

@@ -10,8 +10,11 @@
 // cost (below it the round's images stand for them), at most kProbeFiles files, within
 // `budget_s` of thread CPU (a file whose estimated four runs, 4 x its visit cost, do not
 // fit what is left is passed over for a cheaper one).
-// Units: ms (file_ms: dataset index -> today's mean cost per visit), s. Errors: none
-// thrown; a file that fails to decode is left out (the loader's cases report it).
+// The first run of each file meets the colder caches (its bytes just read), on A for one
+// file and on B for the next; for the large files the probe is for (tens to hundreds of ms
+// a run) that is far below the noise.
+// Units: ms (file_ms: dataset index -> today's mean cost per visit), s. Errors: a file that
+// fails to decode is left out (the loader's cases report it); std::bad_alloc.
 #pragma once
 
 #include <cstddef>

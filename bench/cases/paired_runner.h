@@ -38,10 +38,11 @@ struct PairedTimes {
   std::vector<int> position;
   int64_t a_cpu_ns = 0, b_cpu_ns = 0, b_images = 0;
   int rounds = 0;
-  // Per image (only when per_image: the presized copies' cases), by its place in the
-  // sides' block order: each side's thread CPU summed over its runs, ns, and the runs of
-  // each side (two per block visited: A1 A2, B1 B2); for the copies' step price
-  // (model/copy_fix_price.h). Sized by the runner.
+  // Per image (only when per_image: the presized copies' cases, decode:auto's paired case
+  // and its probe), by its place in the sides' block order: each side's thread CPU summed
+  // over its runs, ns, and the runs of each side (two per block visited: A1 A2, B1 B2);
+  // for the fixes' step prices (model/copy_fix_price.h, model/ratio_fix_price.h). Sized by
+  // the runner.
   bool per_image = false;
   std::vector<int64_t> a_image_ns, b_image_ns;
   std::vector<int> image_runs;

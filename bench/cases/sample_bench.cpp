@@ -341,7 +341,7 @@ void BM_SamplePaired(benchmark::State& state, BenchContext& ctx, const std::shar
   const PairedSide b{candidate.get(), &ctx.disk(), a.index};
   const auto costs = paired_case(state, ctx, a, b, fidelity ? std::optional(FidelityMode::kSameDraws) : std::nullopt,
                                  {}, /*per_image=*/!fix_label.empty());
-  if (!fix_label.empty()) ctx.note_fix_image_costs(fix_label, costs);
+  if (!fix_label.empty()) ctx.note_fix_round_costs(fix_label, costs);
 }
 
 void BM_Sample(benchmark::State& state, BenchContext& ctx,
@@ -415,10 +415,10 @@ void register_sample_benchmarks(BenchContext& ctx) {
   // The candidates, each paired with today's pipeline; and the A/A control: today against a
   // second instance of itself, measured exactly as a candidate is.
   for (const auto& c : what_if_candidates(*mine)) {
+    const model::CaseKey k = key(mine->name(), c.kind, c.param);
     const model::CandidateKind* kind = model::find_candidate(c.kind);
-    const std::string fix_label = kind && kind->end_to_end ? c.kind + ":" + c.param : "";
-    register_case(ctx, key(mine->name(), c.kind, c.param), BM_SamplePaired, mine, c.pipeline, c.kind != "without",
-                  fix_label)
+    register_case(ctx, k, BM_SamplePaired, mine, c.pipeline, c.kind != "without",
+                  kind && kind->end_to_end ? k.variant_label() : std::string())
         ->Unit(benchmark::kMicrosecond);
   }
   register_case(ctx, key(mine->name(), "control", "aa"), BM_SamplePaired, mine,

@@ -157,14 +157,22 @@ class BenchContext {
 
   /// The files a fix on the same dataset (decode:auto) was timed on, today's pipeline
   /// against the fix's, one thread, by the fix's label ("decode:auto"): its paired case's
-  /// round, then the probe of today's costliest files (bench/cases/fix_probe.h); what its
-  /// end-to-end case is priced from (model/ratio_fix_price.h). Appended; empty for none.
-  void note_fix_image_costs(const std::string& label, const std::vector<model::PairedImageCost>& costs) {
-    auto& all = fix_image_costs_[label];
-    all.insert(all.end(), costs.begin(), costs.end());
+  /// round (the last run of that case: a rerun replaces it), and the probes of today's
+  /// costliest files (bench/cases/fix_probe.h: each adds files not yet measured); what its
+  /// end-to-end case is priced from (model/ratio_fix_price.h). Empty for none.
+  void note_fix_round_costs(const std::string& label, std::vector<model::PairedImageCost> costs) {
+    fix_costs_[label].round = std::move(costs);
   }
-  const std::vector<model::PairedImageCost>& fix_image_costs(const std::string& label) {
-    return fix_image_costs_[label];
+  void note_fix_probe_costs(const std::string& label, const std::vector<model::PairedImageCost>& costs) {
+    auto& probed = fix_costs_[label].probed;
+    probed.insert(probed.end(), costs.begin(), costs.end());
+  }
+  std::vector<model::PairedImageCost> fix_image_costs(const std::string& label) const {
+    const auto it = fix_costs_.find(label);
+    if (it == fix_costs_.end()) return {};
+    std::vector<model::PairedImageCost> all = it->second.round;
+    all.insert(all.end(), it->second.probed.begin(), it->second.probed.end());
+    return all;
   }
 
  private:
@@ -190,7 +198,10 @@ class BenchContext {
   SystemSeries series_;
   std::unique_ptr<PerImageCosts> per_image_;
   std::map<std::string, FixPrices> fix_prices_;
-  std::map<std::string, std::vector<model::PairedImageCost>> fix_image_costs_;
+  struct FixImageCosts {
+    std::vector<model::PairedImageCost> round, probed;
+  };
+  std::map<std::string, FixImageCosts> fix_costs_;
   std::mutex headers_mu_;
   std::map<size_t, std::optional<model::FileHeader>> headers_;
 };

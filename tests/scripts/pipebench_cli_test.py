@@ -310,7 +310,10 @@ class PipebenchFlags(unittest.TestCase):
         v = json.loads(rep.stdout)
         self.assertAlmostEqual(v["images_per_batch_delivered"], 4.0, places=6)
         ips = v["sweep"][0]["images_per_second"]
-        self.assertLess(abs(ips / e2e["items_per_second"] - 1), 0.01, (ips, e2e["items_per_second"]))
+        # The two rest on the same images over slightly different spans of an 8 ms loop (the
+        # window's and Google Benchmark's timer: 1.7 % apart once on a busy host); the
+        # configured batch would read 4 times too high.
+        self.assertLess(abs(ips / e2e["items_per_second"] - 1), 0.05, (ips, e2e["items_per_second"]))
         text = run(ARGS.report, out).stdout
         self.assertIn("Short batches: the loader delivered 4.0 images per batch", text)
         # The physical floor is per delivered batch (x 4), never the configured 16 (on 4 tiny
@@ -386,7 +389,10 @@ class Pipelines(unittest.TestCase):
             f.write("transforms:\n  - random_resized_crop: {size: 56}\n  - normalize\n")
         out = os.path.join(self.tmp.name, "pre.json")
         r = run(ARGS.pipebench, "--data=" + self.data, "--pipeline=" + spec, "--batch=4",
-                "--steps=3", "--workers=1", "--presize=64", "--benchmark_min_time=0.01",
+                # 6 steps: each loader-alone window visits every one of the 8 images three
+                # times; the copy's price needs 8 of them timed (model::kMinMatchedImages),
+                # and at 3 steps a busy machine's window once missed one (no price).
+                "--steps=6", "--workers=1", "--presize=64", "--benchmark_min_time=0.01",
                 "--benchmark_filter=BM_Sample/pre(/presized:64)?$|"
                 "BM_EndToEnd/pre/(presized:64/)?emulated/workers:1/iterations",
                 "--benchmark_out=" + out)
