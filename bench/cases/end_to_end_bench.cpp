@@ -47,14 +47,12 @@
 #include "bench/run/benchmarks.h"
 #include "bench/run/counter_put.h"
 #include "device/cuda.h"
-#include "model/copy_fix_price.h"
-#include "model/ratio_fix_price.h"
 #include "model/catalogue.h"
 #include "bench/run/loader_util.h"
 #include "bench/run/machine.h"
 #include "bench/run/ranks.h"
 #include "bench/cases/dataset_costs.h"
-#include "bench/cases/fix_probe.h"
+#include "bench/cases/fix_prices.h"
 #include "bench/cases/sample_costs.h"
 #include "bench/cases/tail_fixes.h"
 #include "pipeline/dist/dist.h"
@@ -85,6 +83,7 @@ class EndToEndCase {
       : state_(state), ctx_(ctx), c_(ctx.config()), pipeline_(std::move(pipeline)),
         baseline_(std::move(baseline)), workers_(workers), callbacks_(callbacks),
         presized_(std::move(presized)), case_name_(std::move(case_name)), fix_(fix),
+        pricing_(ctx, {case_name_, fix, presized_, pipeline_.get()}),
         prefetch_(fix && fix->change.prefetch > 0 ? fix->change.prefetch : c_.prefetch),
         trace_(ctx.trace()), synced_(dist::world_size() > 1 && c_.sync != dist::SyncMode::kNone),
         delay_(TestDelay::from_env(prefetch_)) {}
@@ -100,7 +99,7 @@ class EndToEndCase {
         if (!copy) throw std::runtime_error(presized_->error());
         source = copy->dataset.get();
       }
-      probe_fix();  // one thread, before the loader's workers start
+      pricing_.probe();  // one thread, before the loader's workers start
       loader_ = make_loader(ctx_, pipeline_, workers_, /*stage_timers=*/true, source,
                             fix_ ? fix_->change : LoaderChange{});
       source_ = source ? source : &ctx_.loader_source();  // names the costliest files
@@ -268,13 +267,7 @@ class EndToEndCase {
       if (const auto work = loop_work_drift_pct()) put(state_, CounterId::kLoopWorkDriftPct, *work);
     }
     if (extras_) report_callbacks();
-    if (fix_) report_fix();
-    try {
-      if (presized_) report_copy_price();
-      if (!ratio_fix_label().empty()) report_ratio_price();
-    } catch (const std::invalid_argument& e) {  // a price's input checks (a cost not finite)
-      ctx_.fail_case(state_, std::string("the fix's price: ") + e.what());
-    }
+    pricing_.report(state_, bound_.step_ms, prefetch_, shape_of(), loop_shape());
   }
 
   // Every rank's figures to rank 0 (collective), which writes the global and per-rank ones.
@@ -470,103 +463,12 @@ class EndToEndCase {
     return out;
   }
 
-  // A tail fix's own figures: its loader's depth (and the memory a deeper one adds), and
-  // today's case's prediction of its step, made before the fix ran, against the measured.
-  void report_fix() {
-    put(state_, CounterId::kPrefetchDepthBatches, prefetch_);
-    if (prefetch_ > c_.prefetch)
-      put(state_, CounterId::kFixHostMib,
-          (prefetch_ - c_.prefetch) * put_value(state_, CounterId::kBatchBytes) / (1024.0 * 1024.0));
-    const auto prices = ctx_.fix_prices(fix_->today_case);
-    if (!prices) return;  // today's case did not run first (filtered out, failed, too few costs)
-    const double predicted = fix_->change.in_order ? prices->deep_prefetch_ms : prices->out_of_order_ms;
-    if (!(predicted > 0)) return;
-    put(state_, CounterId::kFixPredStepMs, predicted);
-    put(state_, CounterId::kFixPredictionErrorPct, model::prediction_error_pct(predicted, bound_.step_ms));
-  }
-
-  // Today's case at this case's workers: what a fix's case is priced from
-  // (BenchContext::fix_prices); nullptr when it did not run first or timed too few.
-  const BenchContext::FixPrices* today_prices() const {
-    const model::CaseKey* key = ctx_.key_of(case_name_);
-    if (!key) return nullptr;
-    model::CaseKey today = *key;
-    today.variant.clear();
-    today.variant_param.clear();
-    return ctx_.fix_prices(today.name());
-  }
-
   // The loop as the step model takes it, for a fix's price.
   model::LoopShape loop_shape() const {
     model::LoopShape loop;
     loop.compute_ms = compute_ms_;
     loop.callbacks = model_callbacks();
     return loop;
-  }
-
-  // A fix's price against the measured step.
-  void put_fix_price(double predicted_ms) {
-    put(state_, CounterId::kFixPredStepMs, predicted_ms);
-    put(state_, CounterId::kFixPredictionErrorPct, model::prediction_error_pct(predicted_ms, bound_.step_ms));
-  }
-
-  // A presized copy's case: the step model's price of its step from today's case at the
-  // same workers and the copy's paired case (model/copy_fix_price.h), both run before it,
-  // against the measured step; nothing when either did not run or too few images match.
-  void report_copy_price() {
-    const auto prices = today_prices();
-    if (!prices) return;
-    // At the copy's loader-alone level (loop factor 1): today's factor on a heavy-tailed
-    // set follows which large originals its loop window met (+12 % and +20 % in two short
-    // default runs on the mix), not what the copy's loop will do (model/copy_fix_price.h).
-    const auto price = model::price_copy_fix(prices->file_ms, presized_->paired_costs(), prices->scale, 1.0,
-                                             shape_of(), loop_shape());
-    if (!price) return;
-    put_fix_price(price->step.step_ms);
-    put(state_, CounterId::kFixCostRatio, price->cost_ratio);
-    put(state_, CounterId::kFixCostMatched, price->matched);
-  }
-
-  // A fix on the same dataset (decode:auto: a what-if candidate that runs end to end with
-  // its own pipeline, not a copy, not a loader change): its label, "decode:auto"; else "".
-  std::string ratio_fix_label() const {
-    if (presized_ || fix_) return "";
-    const model::CaseKey* key = ctx_.key_of(case_name_);
-    if (!key || key->variant.empty() || !key->callbacks.empty()) return "";
-    const model::CandidateKind* kind = model::find_candidate(key->variant);
-    return kind && kind->end_to_end ? key->variant_label() : "";
-  }
-
-  // Such a fix's case, before its loader starts: today's costliest timed files not yet
-  // measured, today's pipeline against the fix's (bench/cases/fix_probe.h), within
-  // kProbeBudgetShare of --budget; kept for this and the fix's cases at other workers. Not
-  // under mpirun: every rank's probe at once would slow the others' (the price then rests
-  // on the paired round and the headers).
-  void probe_fix() {
-    const std::string label = ratio_fix_label();
-    const auto prices = label.empty() || dist::world_size() > 1 ? nullptr : today_prices();
-    if (!prices) return;
-    const auto probed = probe_costliest(ctx_, *c_.pipeline, *pipeline_, prices->file_ms, ctx_.fix_image_costs(label),
-                                        kProbeBudgetShare * c_.budget_s);
-    ctx_.note_fix_probe_costs(label, probed);
-    probed_ = static_cast<int>(probed.size());
-  }
-
-  // Its price (model/ratio_fix_price.h): today's cost of each timed file at the same
-  // workers times the fix's ratio on it, measured (the paired round, the probe) or
-  // predicted from its header, at the fix's loader-alone level (loop factor 1, as a copy's).
-  void report_ratio_price() {
-    put(state_, CounterId::kFixProbedFiles, probed_);
-    const auto prices = today_prices();
-    if (!prices) return;
-    const auto price = model::price_ratio_fix(prices->file_ms, ctx_.fix_image_costs(ratio_fix_label()),
-                                              [&](size_t i) { return ctx_.file_header(i); }, prices->scale, 1.0,
-                                              shape_of(), loop_shape());
-    if (!price) return;
-    put_fix_price(price->step.step_ms);
-    put(state_, CounterId::kFixCostRatio, price->cost_ratio);
-    put(state_, CounterId::kFixCostMatched, price->measured);
-    put(state_, CounterId::kFixCostMeasuredPct, price->measured_cost_pct);
   }
 
   // ms per step on the loop's thread: the work of a sync callback, the enqueue (and any
@@ -596,6 +498,7 @@ class EndToEndCase {
   const std::shared_ptr<PresizedCopy> presized_;
   const std::string case_name_;
   const TailFixCase* fix_;  // a tail fix's case (bench/cases/tail_fixes.h), else null: today's loader
+  FixPricing pricing_;      // a fix's price against its measured step (bench/cases/fix_prices.h)
   const int prefetch_;      // the loader's prefetch depth: --prefetch, or the fix's
   TraceRecorder* trace_;
   const bool synced_;
@@ -617,7 +520,6 @@ class EndToEndCase {
   benchmark::IterationCount done_ = 0;
   std::vector<int64_t> step_starts_;  // now_ns() at each step's start, then the loop's end
   int64_t items_ = 0;
-  int probed_ = 0;  // files this case's probe timed (probe_fix)
   Bound bound_;
 };
 

@@ -17,10 +17,9 @@
 //                             when today's case did not run first;
 //   fix_prediction_error_pct  model::prediction_error_pct(fix_pred_step_ms, step_ms);
 //   prefetch_depth_batches    its loader's depth; fix_host_mib (prefetch only).
-// The presized copies' end-to-end cases (presized:<N>, presized_large:<N>; registered by
-// end_to_end_bench.cpp) write fix_pred_step_ms and fix_prediction_error_pct too, priced
-// image by image from today's case and the copy's paired case (model/copy_fix_price.h),
-// with fix_cost_ratio and fix_cost_matched.
+// The presized copies' and decode:auto's end-to-end cases (registered by
+// end_to_end_bench.cpp) write fix_pred_step_ms and fix_prediction_error_pct too, each
+// priced as bench/cases/fix_prices.h says.
 // When they run (the default run must stay within its time: each is one more end-to-end
 // case of --budget seconds): --tail-fixes=on always, off never, auto (the default) when
 // the step model forecasts from the files' sizes and the probe that either fix saves at
