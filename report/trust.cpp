@@ -154,9 +154,8 @@ void loader_drift(const BenchRun& run, Trust& t) {
       return work && *work > -100 ? 100.0 * ((1 + drift / 100) / (1 + *work / 100) - 1) : drift;
     };
     const auto work = run.value(name, CounterId::kDataWorkDriftPct);
-    const auto unexplained = [&](double drift) { return net_of(drift, work); };
-    if (const auto drift = run.value(name, CounterId::kDataDriftPct); drift && matters(unexplained(*drift))) {
-      const double d = unexplained(*drift);
+    if (const auto drift = run.value(name, CounterId::kDataDriftPct); drift && matters(net_of(*drift, work))) {
+      const double d = net_of(*drift, work);
       std::snprintf(buf, sizeof buf,
                     "%s: its loader, measured alone before and after the loop, was %.1f %% %s "
                     "after%s: the machine's speed changed during the case, so its data_ms (the "

@@ -43,6 +43,7 @@
 #include <cmath>
 
 #include <functional>
+#include <numeric>
 
 #include "bench/run/benchmarks.h"
 #include "bench/run/counter_put.h"
@@ -264,7 +265,7 @@ class EndToEndCase {
     if (const auto factor = loop_cost_factor()) {
       loop_cpu_drift_pct_ = 100.0 * (*factor - 1.0);
       put(state_, CounterId::kLoopCpuDriftPct, loop_cpu_drift_pct_);
-      if (const auto work = loop_work_drift_pct()) put(state_, CounterId::kLoopWorkDriftPct, *work);
+      if (const auto work = loop_work_drift_pct(costs)) put(state_, CounterId::kLoopWorkDriftPct, *work);
     }
     if (extras_) report_callbacks();
     pricing_.report(state_, bound_.step_ms, prefetch_, shape_of(), loop_shape());
@@ -424,28 +425,23 @@ class EndToEndCase {
   // each loop sample at its file's mean cost in those windows (heterogeneity, not the
   // machine: on the mix a loop window that met fewer large originals read 9-15 % less CPU per
   // sample); nullopt when under half of the loop's samples were timed alone (a large dataset).
-  // The costs are the windows' wall time per sample (Loader::SampleCost), used here only to
-  // weigh the files against each other: a ratio, set against loop_cpu_drift_pct's CPU.
-  std::optional<double> loop_work_drift_pct() const {
-    if (costs_.empty() || loop_costs_.empty()) return std::nullopt;
-    std::map<int64_t, std::pair<double, int>> by_file;  // index -> (ns summed, visits)
-    double alone_ns = 0;
-    for (const auto& s : costs_) {
-      by_file[s.index].first += static_cast<double>(s.ns);
-      ++by_file[s.index].second;
-      alone_ns += static_cast<double>(s.ns);
-    }
-    double loop_ns = 0;
+  // The costs are the windows' wall time per sample (`alone`: timed_costs of them), used
+  // here only to weigh the files against each other: a ratio, set against
+  // loop_cpu_drift_pct's CPU.
+  std::optional<double> loop_work_drift_pct(const TimedCosts& alone) const {
+    if (alone.visit_ms.empty() || loop_costs_.empty()) return std::nullopt;
+    double loop_ms = 0;
     size_t matched = 0;
     for (const auto& s : loop_costs_) {
-      const auto it = by_file.find(s.index);
-      if (it == by_file.end()) continue;
-      loop_ns += it->second.first / it->second.second;
+      const auto it = s.index < 0 ? alone.file_ms.end() : alone.file_ms.find(static_cast<size_t>(s.index));
+      if (it == alone.file_ms.end()) continue;
+      loop_ms += it->second;
       ++matched;
     }
-    if (2 * matched < loop_costs_.size() || !(alone_ns > 0)) return std::nullopt;
-    const double alone_mean = alone_ns / static_cast<double>(costs_.size());
-    return 100.0 * (loop_ns / static_cast<double>(matched) / alone_mean - 1.0);
+    const double alone_mean = std::accumulate(alone.visit_ms.begin(), alone.visit_ms.end(), 0.0) /
+                              static_cast<double>(alone.visit_ms.size());
+    if (2 * matched < loop_costs_.size() || !(alone_mean > 0)) return std::nullopt;
+    return 100.0 * (loop_ms / static_cast<double>(matched) / alone_mean - 1.0);
   }
 
   // The callbacks as the step model takes them, from what this run recorded (callback:<label>_ms

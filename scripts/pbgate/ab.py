@@ -490,19 +490,17 @@ def run(args, work):
     results, errored_new, skipped, lost = analyse(docs, args.threshold, args.time,
                                                   max_noise_pct=args.max_noise, orders=orders)
     args.screen_seconds = time.monotonic() - t_start
-    args.suspects, args.unconfirmed = [], []
+    settled = getattr(args, "time_settled", frozenset())
+    args.suspects, args.unconfirmed, capped_settled = [], [], []
     if args.confirm:
-        settled = getattr(args, "time_settled", frozenset())
-        args.suspects, args.unconfirmed = suspects_of(results, args.threshold, args.confirm_max,
-                                                      settled)
+        args.suspects, capped = suspects_of(results, args.threshold, args.confirm_max, settled)
         # Beyond the cap but decided by their counts: the budget's note names them, not
         # the cap's.
-        args.capped_settled = [n for n in args.unconfirmed if n in settled]
-        args.unconfirmed = [n for n in args.unconfirmed if n not in settled]
+        capped_settled = [n for n in capped if n in settled]
+        args.unconfirmed = [n for n in capped if n not in settled]
     again, c_err, c_lost = measure_again(args, work, flags, results, costs, t_start)
     results = merge_confirmation(results, again, args.suspects)
-    settled = getattr(args, "time_settled", set())
-    args.unconfirmed_budget = list(getattr(args, "capped_settled", []))
+    args.unconfirmed_budget = capped_settled
     for name in args.unconfirmed_budget:
         results[name]["stage"] = "screen (not measured again: its count decides it)"
     for name in args.suspects:
